@@ -1,0 +1,86 @@
+import type { ChatMessage, ToolCall, ToolDefinition } from "../protocol/chat.js";
+
+/** One generation: the whole conversation so far, rendered by the engine with its own template. */
+export interface GenerateRequest {
+  messages: ChatMessage[];
+  tools?: ToolDefinition[];
+  /** Stop after this many output tokens. Default: the rest of the context window. */
+  maxOutputTokens?: number;
+  /** 0 is greedy. Default: 0. */
+  temperature?: number;
+  /** Nucleus sampling. Default: 1 (off). */
+  topP?: number;
+  seed?: number;
+  /** Texts that end the output (not included in it). Default: none beyond the template's own. */
+  stop?: string[];
+  /**
+   * Evaluate the conversation into the engine's state and stop without generating (`generate: false`
+   * pre-warm). Default: false.
+   */
+  prefillOnly?: boolean;
+  /**
+   * The conversation this belongs to. An engine with a KV cache keeps each conversation's state
+   * where it can, so its next turn evaluates only new tokens. Default: none (best prefix match).
+   */
+  conversation?: string;
+}
+
+export interface GenerateOptions {
+  /** Aborting stops prefill within one chunk and decoding within one token; the stream then ends normally with `stopReason: "cancelled"`. */
+  signal?: AbortSignal;
+}
+
+export type StopReason = "stop" | "length" | "tool_calls" | "cancelled";
+
+export interface TokenUsage {
+  inputTokens: number;
+  /** Input tokens whose KV state was reused rather than evaluated. */
+  cachedInputTokens: number;
+  outputTokens: number;
+}
+
+export interface GenerateTiming {
+  /** Evaluating the new input tokens (prefill). */
+  promptMs: number;
+  /** From the call to the first output token; equals the whole call when nothing was generated. */
+  firstTokenMs: number;
+  /** From the first to the last output token. */
+  decodeMs: number;
+}
+
+export interface GenerateResult {
+  stopReason: StopReason;
+  usage: TokenUsage;
+  timing: GenerateTiming;
+}
+
+export type EngineEvent =
+  | { type: "text"; text: string }
+  | { type: "tool_call"; call: ToolCall }
+  | { type: "done"; result: GenerateResult };
+
+export interface EngineInfo {
+  /** The model id clients name in `model`. */
+  id: string;
+  engine: "llama" | "scripted" | "upstream";
+  /** Tokens one conversation can hold. */
+  contextSize: number;
+}
+
+/**
+ * Runs a model. Every engine (llama, scripted, upstream) implements this and passes the same
+ * conformance suite. A stream always ends with exactly one `done` event unless it throws; breaking
+ * out of the loop cancels the generation.
+ */
+export interface Engine extends AsyncDisposable {
+  readonly info: EngineInfo;
+  generate(request: GenerateRequest, options?: GenerateOptions): AsyncGenerator<EngineEvent, void, undefined>;
+  dispose(): Promise<void>;
+}
+
+/** Tokens per second over a decode span; the first token's time is not counted (it is TTFT). */
+export function tokensPerSecond(result: GenerateResult): number {
+  const decoded = result.usage.outputTokens - 1;
+  if (decoded <= 0 || result.timing.decodeMs <= 0) return 0;
+  return (decoded * 1000) / result.timing.decodeMs;
+}

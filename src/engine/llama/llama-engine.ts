@@ -1,0 +1,273 @@
+import path from "node:path";
+import {
+  type ChatWrapper,
+  getLlama,
+  type Llama,
+  type LlamaContext,
+  LlamaLogLevel,
+  type LlamaModel,
+  resolveChatWrapper,
+  type Token,
+} from "node-llama-cpp";
+import { SparkError } from "../../protocol/errors.js";
+import type {
+  Engine,
+  EngineEvent,
+  EngineInfo,
+  GenerateOptions,
+  GenerateRequest,
+  GenerateResult,
+  StopReason,
+} from "../engine.js";
+import { callSyntaxOf, renderPrompt } from "./internal/chat-rendering.js";
+import { OutputParser } from "./internal/output-parser.js";
+import { physicalCoreCount } from "./internal/physical-cores.js";
+import { restoreGeneratedTokens, SequencePool, type Slot } from "./internal/sequence-pool.js";
+
+export interface LlamaEngineOptions {
+  modelPath: string;
+  /** The id clients use in `model`. Default: the file name without `.gguf`. */
+  id?: string;
+  /** Tokens per conversation. Default: the model's training context, at most 32768. */
+  contextSize?: number;
+  /** Conversations decoded concurrently (context sequences). Default: 2. */
+  sequences?: number;
+  /** CPU threads. Default: the number of physical cores (never the library's default). */
+  threads?: number;
+  /** `"auto"` uses a GPU when a prebuilt backend for it is installed. Default: `"auto"`. */
+  gpu?: "auto" | false;
+  /**
+   * Prompt tokens evaluated between cancellation checks. llama.cpp cannot stop inside one
+   * evaluation, so this bounds how late a cancel or steer can be. Default: 128.
+   */
+  prefillChunk?: number;
+  /** Called with load progress from 0 to 1. */
+  onLoadProgress?: (fraction: number) => void;
+}
+
+/** Embedded llama.cpp through node-llama-cpp: the default engine. */
+export class LlamaEngine implements Engine {
+  readonly info: EngineInfo;
+  readonly threads: number;
+  private readonly pool: SequencePool;
+  private readonly parserSetup: { callSyntax: ReturnType<typeof callSyntaxOf> };
+  private disposed = false;
+
+  private constructor(
+    private readonly llama: Llama,
+    readonly model: LlamaModel,
+    private readonly context: LlamaContext,
+    readonly chatWrapper: ChatWrapper,
+    private readonly prefillChunk: number,
+    id: string,
+  ) {
+    this.info = { id, engine: "llama", contextSize: context.contextSize };
+    this.threads = context.currentThreads;
+    const sequences = Array.from({ length: context.totalSequences }, () => context.getSequence());
+    this.pool = new SequencePool(sequences);
+    this.parserSetup = { callSyntax: callSyntaxOf(model, chatWrapper) };
+  }
+
+  static async create(options: LlamaEngineOptions): Promise<LlamaEngine> {
+    const threads = options.threads ?? physicalCoreCount();
+    const llama = await getLlama({
+      gpu: options.gpu ?? "auto",
+      build: "never",
+      logLevel: LlamaLogLevel.error,
+      maxThreads: threads,
+    });
+    let model: LlamaModel | undefined;
+    try {
+      model = await llama.loadModel({
+        modelPath: options.modelPath,
+        onLoadProgress: options.onLoadProgress,
+      });
+      const trained = model.trainContextSize;
+      const contextSize = options.contextSize ?? Math.min(trained > 0 ? trained : 4096, 32768);
+      const context = await model.createContext({
+        contextSize,
+        sequences: options.sequences ?? 2,
+        threads,
+        batchSize: Math.min(512, contextSize),
+      });
+      const wrapper = resolveChatWrapper(model);
+      const id = options.id ?? path.basename(options.modelPath).replace(/\.gguf$/i, "");
+      return new LlamaEngine(llama, model, context, wrapper, options.prefillChunk ?? 128, id);
+    } catch (error) {
+      await model?.dispose();
+      await llama.dispose();
+      throw new SparkError("model_unavailable", `Could not load ${options.modelPath}: ${(error as Error).message}`, {
+        cause: error,
+      });
+    }
+  }
+
+  async *generate(request: GenerateRequest, options: GenerateOptions = {}): AsyncGenerator<EngineEvent> {
+    if (this.disposed) throw new SparkError("model_not_loaded", "The model has been unloaded.");
+    const started = performance.now();
+    const signal = options.signal;
+    const rendered = renderPrompt(this.model, this.chatWrapper, request.messages, request.tools);
+    const contextSize = this.info.contextSize;
+    if (rendered.tokens.length >= contextSize) {
+      throw new SparkError(
+        "context_length_exceeded",
+        `The input is ${rendered.tokens.length} tokens; this model's context holds ${contextSize}.`,
+        { param: "input" },
+      );
+    }
+
+    let slot: Slot;
+    try {
+      slot = await this.pool.acquire(rendered.tokens, request.conversation, signal);
+    } catch (error) {
+      if (error instanceof SparkError && error.code === "cancelled") {
+        yield done("cancelled", rendered.tokens.length, 0, 0, started, started, started, 0);
+        return;
+      }
+      throw error;
+    }
+    try {
+      yield* this.run(slot, request, rendered.tokens, rendered.stopTriggers, signal, started);
+    } finally {
+      this.pool.release(slot);
+    }
+  }
+
+  private async *run(
+    slot: Slot,
+    request: GenerateRequest,
+    renderedTokens: Token[],
+    stopTriggers: string[],
+    signal: AbortSignal | undefined,
+    started: number,
+  ): AsyncGenerator<EngineEvent> {
+    const sequence = slot.sequence;
+    const tokens = restoreGeneratedTokens(renderedTokens, slot.spans);
+    // Reuse the longest cached prefix; the last prompt token is always evaluated to get logits.
+    const prefillOnly = request.prefillOnly === true;
+    let reused = sequence.compareContextTokens(tokens).firstDifferentIndex;
+    if (!prefillOnly && reused >= tokens.length) reused = tokens.length - 1;
+    if (reused < sequence.nextTokenIndex) {
+      await sequence.eraseContextTokenRanges([{ start: reused, end: sequence.nextTokenIndex }]);
+    }
+    slot.spans = slot.spans.filter((span) => span.start + span.generated.length <= reused);
+
+    const prefillEnd = prefillOnly ? tokens.length : tokens.length - 1;
+    for (let at = reused; at < prefillEnd; at += this.prefillChunk) {
+      if (signal?.aborted) {
+        const now = performance.now();
+        yield done("cancelled", tokens.length, reused, 0, started, now, now, now);
+        return;
+      }
+      await sequence.evaluateWithoutGeneratingNewTokens(tokens.slice(at, Math.min(prefillEnd, at + this.prefillChunk)));
+    }
+    const prefilled = performance.now();
+    if (prefillOnly || signal?.aborted) {
+      yield done(prefillOnly ? "stop" : "cancelled", tokens.length, reused, 0, started, prefilled, prefilled, prefilled);
+      return;
+    }
+
+    const parser = new OutputParser([...stopTriggers, ...(request.stop ?? [])], this.parserSetup.callSyntax);
+    const maxOutput = Math.min(request.maxOutputTokens ?? Number.POSITIVE_INFINITY, this.info.contextSize - tokens.length);
+    const generated: Token[] = [];
+    let pending: Token[] = [];
+    let emittedText = "";
+    let toolCalls = 0;
+    let stopReason: StopReason = "stop";
+    let firstTokenAt = 0;
+    let lastTokenAt = 0;
+
+    const evaluation = sequence.evaluate([tokens[tokens.length - 1]!], {
+      temperature: request.temperature ?? 0,
+      topP: request.topP,
+      seed: request.seed,
+    });
+    for await (const token of evaluation) {
+      lastTokenAt = performance.now();
+      if (firstTokenAt === 0) firstTokenAt = lastTokenAt;
+      if (this.model.isEogToken(token)) break;
+      generated.push(token);
+      pending.push(token);
+      const text = this.model.detokenize(pending, true, generated.slice(-pending.length - 4, -pending.length));
+      // A multi-byte character split across tokens decodes to U+FFFD until its last byte arrives.
+      if (!(text.endsWith("\uFFFD") && pending.length < 4)) {
+        pending = [];
+        for (const piece of parser.push(text)) {
+          if (piece.type === "text") {
+            emittedText += piece.text;
+            yield { type: "text", text: piece.text };
+          } else if (piece.type === "call") {
+            toolCalls++;
+            yield { type: "tool_call", call: { callId: newCallId(), name: piece.name, arguments: piece.arguments } };
+          }
+        }
+      }
+      if (parser.stopped) break;
+      if (signal?.aborted) {
+        stopReason = "cancelled";
+        break;
+      }
+      if (generated.length >= maxOutput) {
+        stopReason = "length";
+        break;
+      }
+    }
+    for (const piece of parser.finish()) {
+      if (piece.type === "text") {
+        emittedText += piece.text;
+        yield { type: "text", text: piece.text };
+      }
+    }
+    if (toolCalls > 0 && stopReason === "stop") stopReason = "tool_calls";
+
+    // Remember what was generated, so the next prompt that contains this text reuses its KV state.
+    if (toolCalls === 0 && emittedText) {
+      const inContext = sequence.contextTokens.slice(tokens.length);
+      slot.spans.push({
+        start: tokens.length,
+        generated: inContext,
+        rendered: this.model.tokenize(emittedText, false),
+      });
+    }
+    yield done(stopReason, tokens.length, reused, generated.length, started, prefilled, firstTokenAt, lastTokenAt);
+  }
+
+  async dispose(): Promise<void> {
+    if (this.disposed) return;
+    this.disposed = true;
+    await this.context.dispose();
+    await this.model.dispose();
+    await this.llama.dispose();
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.dispose();
+  }
+}
+
+let callCounter = 0;
+function newCallId(): string {
+  return `call_${Date.now().toString(36)}${(callCounter++).toString(36)}`;
+}
+
+function done(
+  stopReason: StopReason,
+  inputTokens: number,
+  cachedInputTokens: number,
+  outputTokens: number,
+  started: number,
+  prefilled: number,
+  firstTokenAt: number,
+  lastTokenAt: number,
+): EngineEvent {
+  const result: GenerateResult = {
+    stopReason,
+    usage: { inputTokens, cachedInputTokens, outputTokens },
+    timing: {
+      promptMs: prefilled - started,
+      firstTokenMs: (firstTokenAt || prefilled) - started,
+      decodeMs: firstTokenAt ? lastTokenAt - firstTokenAt : 0,
+    },
+  };
+  return { type: "done", result };
+}

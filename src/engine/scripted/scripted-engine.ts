@@ -1,0 +1,181 @@
+import type { ChatMessage, ToolCall } from "../../protocol/chat.js";
+import type {
+  Engine,
+  EngineEvent,
+  EngineInfo,
+  GenerateOptions,
+  GenerateRequest,
+  StopReason,
+} from "../engine.js";
+
+/** What the scripted model answers to one request. */
+export interface ScriptedReply {
+  text?: string;
+  toolCalls?: Omit<ToolCall, "callId">[];
+}
+
+export type Script = (request: GenerateRequest, turn: number) => ScriptedReply;
+
+export interface ScriptedEngineOptions {
+  /** Model id. Default: `scripted`. */
+  id?: string;
+  /** The replies. Default: {@link echoScript}. */
+  script?: Script | ScriptedReply[];
+  /** Emission rate. Default: 0, meaning as fast as possible. */
+  tokensPerSecond?: number;
+  /** Reported context window. Default: 32768. */
+  contextSize?: number;
+}
+
+/** Echoes the last user message, so a person trying `spark serve --engine scripted` sees it work. */
+export const echoScript: Script = (request) => {
+  const lastUser = [...request.messages].reverse().find((m) => m.role === "user");
+  return { text: `You said: ${lastUser?.content ?? ""}` };
+};
+
+/** Splits text into "tokens": a word with its leading white space. Deterministic and cheap. */
+export function scriptedTokens(text: string): string[] {
+  return text.match(/\s*\S+|\s+$/g) ?? [];
+}
+
+function cutAtStop(text: string, stop: string[] | undefined): string {
+  let end = text.length;
+  for (const trigger of stop ?? []) {
+    const at = text.indexOf(trigger);
+    if (at !== -1 && at < end) end = at;
+  }
+  return text.slice(0, end);
+}
+
+/** How many scripted tokens the conversation renders to, and that rendering. */
+function renderTokens(messages: ChatMessage[]): string[] {
+  const tokens: string[] = [];
+  for (const message of messages) {
+    tokens.push(`<${message.role}>`, ...scriptedTokens(message.content));
+    if (message.role === "assistant") {
+      for (const call of message.toolCalls ?? []) tokens.push(`<call:${call.name}>`, ...scriptedTokens(call.arguments));
+    }
+  }
+  return tokens;
+}
+
+/**
+ * A deterministic engine for exact protocol tests and for measuring the server itself: it emits a
+ * scripted reply word by word at a fixed rate. It keeps a per-conversation "KV state" of rendered
+ * tokens, so cached-token accounting behaves like a real engine's.
+ */
+export class ScriptedEngine implements Engine {
+  readonly info: EngineInfo;
+  private readonly script: Script;
+  private readonly intervalMs: number;
+  private readonly states = new Map<string, string[]>();
+  private turn = 0;
+  private disposed = false;
+
+  constructor(options: ScriptedEngineOptions = {}) {
+    this.info = { id: options.id ?? "scripted", engine: "scripted", contextSize: options.contextSize ?? 32768 };
+    const script = options.script ?? echoScript;
+    this.script = Array.isArray(script)
+      ? (_request, turn) => script[turn % script.length] ?? { text: "" }
+      : script;
+    const rate = options.tokensPerSecond ?? 0;
+    this.intervalMs = rate > 0 ? 1000 / rate : 0;
+  }
+
+  async *generate(request: GenerateRequest, options: GenerateOptions = {}): AsyncGenerator<EngineEvent> {
+    if (this.disposed) throw new Error("The scripted engine has been disposed.");
+    const started = performance.now();
+    const signal = options.signal;
+    const prompt = renderTokens(request.messages);
+    const previous = request.conversation ? (this.states.get(request.conversation) ?? []) : [];
+    let cached = 0;
+    while (cached < previous.length && cached < prompt.length && previous[cached] === prompt[cached]) cached++;
+    const state = [...prompt];
+    if (request.conversation) this.states.set(request.conversation, state);
+    const usage = { inputTokens: prompt.length, cachedInputTokens: cached, outputTokens: 0 };
+
+    if (request.prefillOnly) {
+      const elapsed = performance.now() - started;
+      yield { type: "done", result: { stopReason: "stop", usage, timing: { promptMs: elapsed, firstTokenMs: elapsed, decodeMs: 0 } } };
+      return;
+    }
+
+    const reply = this.script(request, this.turn++);
+    state.push("<assistant>");
+    const limit = request.maxOutputTokens ?? Number.POSITIVE_INFINITY;
+    let stopReason: StopReason = "stop";
+    let firstTokenAt = 0;
+    let lastTokenAt = 0;
+    const deadline = { next: performance.now() };
+
+    for (const token of scriptedTokens(cutAtStop(reply.text ?? "", request.stop))) {
+      if (signal?.aborted) {
+        stopReason = "cancelled";
+        break;
+      }
+      if (usage.outputTokens >= limit) {
+        stopReason = "length";
+        break;
+      }
+      await this.pace(deadline, usage.outputTokens);
+      if (signal?.aborted) {
+        stopReason = "cancelled";
+        break;
+      }
+      usage.outputTokens++;
+      state.push(token);
+      lastTokenAt = performance.now();
+      if (firstTokenAt === 0) firstTokenAt = lastTokenAt;
+      yield { type: "text", text: token };
+    }
+
+    if (stopReason === "stop" && reply.toolCalls?.length) {
+      for (const [index, call] of reply.toolCalls.entries()) {
+        const callId = `call_${this.turn}_${index}`;
+        usage.outputTokens += 1 + scriptedTokens(call.arguments).length;
+        state.push(`<call:${call.name}>`, ...scriptedTokens(call.arguments));
+        lastTokenAt = performance.now();
+        if (firstTokenAt === 0) firstTokenAt = lastTokenAt;
+        yield { type: "tool_call", call: { callId, name: call.name, arguments: call.arguments } };
+      }
+      stopReason = "tool_calls";
+    }
+
+    const end = performance.now();
+    yield {
+      type: "done",
+      result: {
+        stopReason,
+        usage,
+        timing: {
+          promptMs: 0,
+          firstTokenMs: (firstTokenAt || end) - started,
+          decodeMs: firstTokenAt ? lastTokenAt - firstTokenAt : 0,
+        },
+      },
+    };
+  }
+
+  /**
+   * Waits for the next token's slot. Flat out, it still yields to the event loop every 64 tokens
+   * so a cancel arriving on the socket is seen.
+   */
+  private async pace(deadline: { next: number }, emitted: number): Promise<void> {
+    if (this.intervalMs === 0) {
+      if (emitted % 64 === 63) await new Promise<void>((resolve) => setImmediate(resolve));
+      return;
+    }
+    deadline.next += this.intervalMs;
+    const wait = deadline.next - performance.now();
+    if (wait > 0) await new Promise<void>((resolve) => setTimeout(resolve, wait));
+  }
+
+  async dispose(): Promise<void> {
+    this.disposed = true;
+    this.states.clear();
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.dispose();
+  }
+}

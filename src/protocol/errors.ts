@@ -1,0 +1,117 @@
+/**
+ * Every error Spark puts on the wire. The `code` is a closed union so callers branch on it, never on
+ * message text; `status` is the HTTP status the error maps to; `param` names the offending field.
+ * Errors become wire objects in exactly one place: {@link SparkError.toWire}.
+ */
+export type SparkErrorCode =
+  | "invalid_json"
+  | "invalid_request"
+  | "invalid_event"
+  | "unknown_event_type"
+  | "unsupported_parameter"
+  | "payload_too_large"
+  | "request_timeout"
+  | "unauthorized"
+  | "forbidden_origin"
+  | "not_found"
+  | "method_not_allowed"
+  | "previous_response_not_found"
+  | "response_in_progress"
+  | "response_not_active"
+  | "response_already_completed"
+  | "model_not_found"
+  | "model_not_loaded"
+  | "model_unavailable"
+  | "download_failed"
+  | "checksum_mismatch"
+  | "context_length_exceeded"
+  | "cancelled"
+  | "server_error";
+
+export type SparkErrorType =
+  | "invalid_request_error"
+  | "authentication_error"
+  | "permission_error"
+  | "not_found_error"
+  | "rate_limit_error"
+  | "server_error";
+
+export interface SparkErrorOptions {
+  /** The request field at fault, as a dotted path (`input[2].content`). Default: null. */
+  param?: string | null;
+  /** HTTP status. Default: derived from the code. */
+  status?: number;
+  cause?: unknown;
+}
+
+/** The OpenAI-style error object: `{type, code, message, param}`. */
+export interface WireError {
+  type: SparkErrorType;
+  code: SparkErrorCode;
+  message: string;
+  param: string | null;
+}
+
+const STATUS: Record<SparkErrorCode, number> = {
+  invalid_json: 400,
+  invalid_request: 400,
+  invalid_event: 400,
+  unknown_event_type: 400,
+  unsupported_parameter: 400,
+  payload_too_large: 413,
+  request_timeout: 408,
+  unauthorized: 401,
+  forbidden_origin: 403,
+  not_found: 404,
+  method_not_allowed: 405,
+  previous_response_not_found: 400,
+  response_in_progress: 409,
+  response_not_active: 400,
+  response_already_completed: 400,
+  model_not_found: 404,
+  model_not_loaded: 503,
+  model_unavailable: 503,
+  download_failed: 502,
+  checksum_mismatch: 502,
+  context_length_exceeded: 400,
+  cancelled: 499,
+  server_error: 500,
+};
+
+function typeForStatus(status: number): SparkErrorType {
+  if (status === 401) return "authentication_error";
+  if (status === 403) return "permission_error";
+  if (status === 404) return "not_found_error";
+  if (status === 429) return "rate_limit_error";
+  if (status >= 500) return "server_error";
+  return "invalid_request_error";
+}
+
+export class SparkError extends Error {
+  readonly code: SparkErrorCode;
+  readonly status: number;
+  readonly param: string | null;
+
+  constructor(code: SparkErrorCode, message: string, options: SparkErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = "SparkError";
+    this.code = code;
+    this.status = options.status ?? STATUS[code];
+    this.param = options.param ?? null;
+  }
+
+  get type(): SparkErrorType {
+    return typeForStatus(this.status);
+  }
+
+  toWire(): WireError {
+    return { type: this.type, code: this.code, message: this.message, param: this.param };
+  }
+
+  /** Wraps anything thrown into a SparkError; unknown errors become `server_error`. */
+  static from(error: unknown): SparkError {
+    if (error instanceof SparkError) return error;
+    const message = error instanceof Error ? error.message : String(error);
+    return new SparkError("server_error", message, { cause: error });
+  }
+}

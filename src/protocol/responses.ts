@@ -1,0 +1,145 @@
+/**
+ * Wire shapes Spark sends for the Responses API: the response object, its output items and the
+ * `response.*` stream events. Field names follow the official `openai` package's declarations.
+ */
+import type { WireError } from "./errors.js";
+
+export type ResponseStatus = "in_progress" | "completed" | "incomplete" | "failed" | "cancelled";
+
+/** Why a response stopped early. `cancelled` and `steered` are Spark's WebSocket-mode reasons. */
+export type IncompleteReason = "max_output_tokens" | "cancelled" | "steered";
+
+export interface OutputText {
+  type: "output_text";
+  text: string;
+  annotations: never[];
+  logprobs: never[];
+}
+
+export interface MessageOutputItem {
+  type: "message";
+  id: string;
+  status: "in_progress" | "completed" | "incomplete";
+  role: "assistant";
+  content: OutputText[];
+}
+
+export interface FunctionCallOutputItem {
+  type: "function_call";
+  id: string;
+  status: "in_progress" | "completed" | "incomplete";
+  call_id: string;
+  name: string;
+  arguments: string;
+}
+
+export type OutputItem = MessageOutputItem | FunctionCallOutputItem;
+
+export interface ResponseUsage {
+  input_tokens: number;
+  input_tokens_details: { cached_tokens: number };
+  output_tokens: number;
+  output_tokens_details: { reasoning_tokens: number };
+  total_tokens: number;
+}
+
+/** Spark's own addition: where the time went, so every client can show a live meter. */
+export interface ResponseTiming {
+  /** From the request arriving to the first output token (or to the end of prefill). */
+  time_to_first_token_ms: number;
+  /** Output tokens per second after the first one. */
+  tokens_per_second: number;
+  prompt_ms: number;
+  total_ms: number;
+}
+
+export interface ResponseObject {
+  id: string;
+  object: "response";
+  created_at: number;
+  status: ResponseStatus;
+  error: WireError | null;
+  incomplete_details: { reason: IncompleteReason } | null;
+  instructions: string | null;
+  max_output_tokens: number | null;
+  model: string;
+  output: OutputItem[];
+  parallel_tool_calls: boolean;
+  previous_response_id: string | null;
+  temperature: number | null;
+  top_p: number | null;
+  tool_choice: unknown;
+  tools: unknown[];
+  store: boolean;
+  text: { format: { type: "text" } };
+  truncation: "disabled";
+  metadata: Record<string, string>;
+  usage: ResponseUsage | null;
+  timing: ResponseTiming | null;
+}
+
+/** Every server event, without the `sequence_number` the transport stamps on it. */
+export type ResponseStreamEvent =
+  | { type: "response.created"; response: ResponseObject }
+  | { type: "response.in_progress"; response: ResponseObject }
+  | { type: "response.output_item.added"; output_index: number; item: OutputItem }
+  | { type: "response.output_item.done"; output_index: number; item: OutputItem }
+  | {
+      type: "response.content_part.added" | "response.content_part.done";
+      item_id: string;
+      output_index: number;
+      content_index: number;
+      part: OutputText;
+    }
+  | {
+      type: "response.output_text.delta";
+      item_id: string;
+      output_index: number;
+      content_index: number;
+      delta: string;
+      logprobs: never[];
+    }
+  | {
+      type: "response.output_text.done";
+      item_id: string;
+      output_index: number;
+      content_index: number;
+      text: string;
+      logprobs: never[];
+    }
+  | { type: "response.function_call_arguments.delta"; item_id: string; output_index: number; delta: string }
+  | {
+      type: "response.function_call_arguments.done";
+      item_id: string;
+      output_index: number;
+      name: string;
+      arguments: string;
+    }
+  | { type: "response.completed" | "response.incomplete" | "response.failed"; response: ResponseObject }
+  | { type: "response.steer.accepted"; steer: SteerRef }
+  | {
+      type: "response.steer.pending";
+      reason: "waiting_for_required_input";
+      required_input: { type: "function_call_output"; call_id: string; name: string }[];
+      steer: SteerRef;
+    }
+  | {
+      type: "response.steer.failed";
+      error: { type: "invalid_request_error"; code: SteerErrorCode; message: string };
+      steer: { id?: string; previous_response_id: string; input: unknown };
+    }
+  | { type: "error"; status: number; error: WireError };
+
+export interface SteerRef {
+  id: string;
+  previous_response_id: string;
+}
+
+export type SteerErrorCode =
+  | "response_not_found"
+  | "invalid_input"
+  | "response_already_completed"
+  | "response_not_active"
+  | "successor_creation_failed";
+
+export type SequencedEvent = ResponseStreamEvent & { sequence_number: number };

@@ -1,0 +1,183 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { GenerateResult } from "../engine/engine.js";
+import type { ChatMessage, ToolCall, ToolDefinition } from "../protocol/chat.js";
+import {
+  type ChatCompletionBody,
+  type ChatCompletionUsage,
+  chatCompletionBodySchema,
+  type FinishReason,
+} from "../protocol/chat-completions.js";
+import { SparkError } from "../protocol/errors.js";
+import { parseUntrustedJson } from "../protocol/json-guard.js";
+import { validate } from "../protocol/validate.js";
+import { newId } from "./internal/ids.js";
+import { readBody, SseWriter, sendJson } from "./internal/http-io.js";
+import { contentText } from "./input-conversion.js";
+import type { ServerContext } from "./server-context.js";
+
+/** `POST /v1/chat/completions`: stateless; the engine still reuses any cached prefix. */
+export async function handleChatCompletionsPost(
+  req: IncomingMessage,
+  res: ServerResponse,
+  ctx: ServerContext,
+): Promise<void> {
+  const body = validate(chatCompletionBodySchema, parseUntrustedJson(await readBody(req, ctx.body), ctx.json));
+  rejectUnsupported(body);
+  const engine = ctx.models.resolve(body.model);
+  const controller = new AbortController();
+  res.on("close", () => controller.abort());
+  const id = newId("chatcmpl");
+  const created = Math.floor(Date.now() / 1000);
+  const model = engine.info.id;
+  const stream = engine.generate(
+    {
+      messages: toMessages(body),
+      tools: toTools(body),
+      maxOutputTokens: body.max_completion_tokens ?? body.max_tokens ?? undefined,
+      temperature: body.temperature ?? undefined,
+      topP: body.top_p ?? undefined,
+      seed: body.seed ?? undefined,
+      stop: typeof body.stop === "string" ? [body.stop] : (body.stop ?? undefined),
+    },
+    { signal: controller.signal },
+  );
+
+  if (!body.stream) {
+    let text = "";
+    const calls: ToolCall[] = [];
+    let result: GenerateResult | undefined;
+    for await (const event of stream) {
+      if (event.type === "text") text += event.text;
+      else if (event.type === "tool_call") calls.push(event.call);
+      else result = event.result;
+    }
+    if (!result) throw new SparkError("server_error", "The engine ended without a result.");
+    sendJson(res, 200, {
+      id,
+      object: "chat.completion",
+      created,
+      model,
+      choices: [
+        {
+          index: 0,
+          message: {
+            role: "assistant",
+            content: text || (calls.length ? null : ""),
+            refusal: null,
+            ...(calls.length ? { tool_calls: calls.map(wireToolCall) } : {}),
+          },
+          finish_reason: finishReason(result, calls.length),
+          logprobs: null,
+        },
+      ],
+      usage: usageOf(result),
+    });
+    return;
+  }
+
+  const sse = new SseWriter(res);
+  const chunk = (delta: object, finish: FinishReason | null) =>
+    JSON.stringify({
+      id,
+      object: "chat.completion.chunk",
+      created,
+      model,
+      choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }],
+    });
+  try {
+    sse.send(chunk({ role: "assistant", content: "" }, null));
+    let calls = 0;
+    for await (const event of stream) {
+      if (event.type === "text") sse.send(chunk({ content: event.text }, null));
+      else if (event.type === "tool_call") sse.send(chunk({ tool_calls: [{ index: calls++, ...wireToolCall(event.call) }] }, null));
+      else {
+        sse.send(chunk({}, finishReason(event.result, calls)));
+        if (body.stream_options?.include_usage) {
+          sse.send(JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [], usage: usageOf(event.result) }));
+        }
+      }
+    }
+    sse.send("[DONE]");
+  } catch (error) {
+    const spark = SparkError.from(error);
+    sse.send(JSON.stringify({ error: spark.toWire() }));
+  } finally {
+    sse.end();
+  }
+}
+
+function rejectUnsupported(body: ChatCompletionBody): void {
+  const format = body.response_format?.type;
+  if (format !== undefined && format !== "text") {
+    throw new SparkError("unsupported_parameter", `response_format '${format}' is not supported.`, {
+      param: "response_format",
+    });
+  }
+  const choice = body.tool_choice;
+  if (choice !== undefined && choice !== null && choice !== "auto" && choice !== "none") {
+    throw new SparkError("unsupported_parameter", "Only tool_choice 'auto' and 'none' are supported.", {
+      param: "tool_choice",
+    });
+  }
+}
+
+function toMessages(body: ChatCompletionBody): ChatMessage[] {
+  const names = new Map<string, string>();
+  return body.messages.map((message, index): ChatMessage => {
+    const param = `messages[${index}].content`;
+    switch (message.role) {
+      case "system":
+      case "developer":
+        return { role: "system", content: contentText(message.content as never, param) };
+      case "user":
+        return { role: "user", content: contentText(message.content as never, param) };
+      case "assistant": {
+        const toolCalls = (message.tool_calls ?? []).map((call) => {
+          names.set(call.id, call.function.name);
+          return { callId: call.id, name: call.function.name, arguments: call.function.arguments };
+        });
+        return {
+          role: "assistant",
+          content: message.content ? contentText(message.content as never, param) : "",
+          ...(toolCalls.length ? { toolCalls } : {}),
+        };
+      }
+      case "tool":
+        return {
+          role: "tool",
+          callId: message.tool_call_id,
+          name: names.get(message.tool_call_id) ?? "",
+          content: contentText(message.content as never, param),
+        };
+    }
+  });
+}
+
+function toTools(body: ChatCompletionBody): ToolDefinition[] {
+  if (body.tool_choice === "none") return [];
+  return (body.tools ?? []).map(({ function: fn }) => ({
+    name: fn.name,
+    ...(fn.description ? { description: fn.description } : {}),
+    ...(fn.parameters ? { parameters: fn.parameters } : {}),
+  }));
+}
+
+function wireToolCall(call: ToolCall) {
+  return { id: call.callId, type: "function" as const, function: { name: call.name, arguments: call.arguments } };
+}
+
+function finishReason(result: GenerateResult, calls: number): FinishReason {
+  if (result.stopReason === "length") return "length";
+  return calls > 0 ? "tool_calls" : "stop";
+}
+
+function usageOf(result: GenerateResult): ChatCompletionUsage {
+  const { usage } = result;
+  return {
+    prompt_tokens: usage.inputTokens,
+    completion_tokens: usage.outputTokens,
+    total_tokens: usage.inputTokens + usage.outputTokens,
+    prompt_tokens_details: { cached_tokens: usage.cachedInputTokens },
+    completion_tokens_details: { reasoning_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
+  };
+}

@@ -1,0 +1,91 @@
+import type { ChatMessage, ToolDefinition } from "../protocol/chat.js";
+import { SparkError } from "../protocol/errors.js";
+import type { InputItem, ResponseCreateBody } from "../protocol/responses-request.js";
+
+type ContentPart = { type: string; text?: string; refusal?: string };
+
+/** Text of a message's content; media parts are refused because a text model would ignore them. */
+export function contentText(content: string | ContentPart[], param: string): string {
+  if (typeof content === "string") return content;
+  let out = "";
+  for (const [index, part] of content.entries()) {
+    if (part.type === "input_text" || part.type === "output_text" || part.type === "text") out += part.text ?? "";
+    else if (part.type === "refusal") out += part.refusal ?? "";
+    else {
+      throw new SparkError("unsupported_parameter", `Content of type '${part.type}' is not supported by this model.`, {
+        param: `${param}[${index}].type`,
+      });
+    }
+  }
+  return out;
+}
+
+/**
+ * Responses input items as engine messages. `developer` and `system` messages are both system
+ * text; consecutive function calls join the assistant message before them; reasoning items from
+ * other models are dropped.
+ */
+export function inputToMessages(input: ResponseCreateBody["input"], known: readonly ChatMessage[] = []): ChatMessage[] {
+  if (input === undefined) return [];
+  if (typeof input === "string") return [{ role: "user", content: input }];
+  const out: ChatMessage[] = [];
+  const callNames = new Map<string, string>();
+  for (const message of known) {
+    if (message.role === "assistant") for (const call of message.toolCalls ?? []) callNames.set(call.callId, call.name);
+  }
+  for (const [index, item] of (input as InputItem[]).entries()) {
+    const param = `input[${index}]`;
+    if (!("type" in item) || item.type === undefined || item.type === "message") {
+      const message = item as Extract<InputItem, { role: string }>;
+      const content = contentText(message.content as string | ContentPart[], `${param}.content`);
+      if (message.role === "assistant") out.push({ role: "assistant", content });
+      else if (message.role === "user") out.push({ role: "user", content });
+      else out.push({ role: "system", content });
+    } else if (item.type === "function_call") {
+      const call = { callId: item.call_id, name: item.name, arguments: item.arguments };
+      callNames.set(call.callId, call.name);
+      const last = out.at(-1);
+      if (last?.role === "assistant") (last.toolCalls ??= []).push(call);
+      else out.push({ role: "assistant", content: "", toolCalls: [call] });
+    } else if (item.type === "function_call_output") {
+      const output = contentText(item.output as string | ContentPart[], `${param}.output`);
+      out.push({ role: "tool", callId: item.call_id, name: callNames.get(item.call_id) ?? "", content: output });
+    }
+  }
+  return out;
+}
+
+/** Function tools offered to the model; other tool types cannot run locally and are left out. */
+export function functionTools(body: ResponseCreateBody): ToolDefinition[] {
+  if (body.tool_choice === "none") return [];
+  const tools: ToolDefinition[] = [];
+  for (const tool of body.tools ?? []) {
+    if (tool.type !== "function") continue;
+    const fn = tool as { name: string; description?: string | null; parameters?: Record<string, unknown> | null };
+    tools.push({
+      name: fn.name,
+      ...(fn.description ? { description: fn.description } : {}),
+      ...(fn.parameters ? { parameters: fn.parameters } : {}),
+    });
+  }
+  return tools;
+}
+
+/** Refuses settings that Spark would otherwise silently ignore while they change the result. */
+export function rejectUnsupported(body: ResponseCreateBody): void {
+  if (body.background) {
+    throw new SparkError("unsupported_parameter", "Background responses are not supported.", { param: "background" });
+  }
+  const choice = body.tool_choice;
+  if (choice !== undefined && choice !== null && choice !== "auto" && choice !== "none") {
+    throw new SparkError("unsupported_parameter", "Only tool_choice 'auto' and 'none' are supported.", {
+      param: "tool_choice",
+    });
+  }
+  const format = body.text?.format?.type;
+  if (format !== undefined && format !== "text") {
+    throw new SparkError("unsupported_parameter", `Structured output (text.format '${format}') is not supported.`, {
+      param: "text.format",
+    });
+  }
+}

@@ -1,0 +1,67 @@
+import type { Engine } from "../engine/engine.js";
+import type { ChatMessage } from "../protocol/chat.js";
+import { SparkError } from "../protocol/errors.js";
+import type { ResponseCreateBody } from "../protocol/responses-request.js";
+import { newId } from "./internal/ids.js";
+import { functionTools, inputToMessages, rejectUnsupported } from "./input-conversion.js";
+import type { PreparedResponse } from "./response-run.js";
+import { historyOf, type StoredResponse } from "./response-store.js";
+
+export interface PrepareOptions {
+  engine: Engine;
+  /** Finds the response a `previous_response_id` names (connection cache first, then the store). */
+  lookup: (id: string) => StoredResponse | undefined;
+  /** false pre-warms without generating. Default: true. */
+  generate?: boolean;
+  /** Messages that go before the request's own input (queued steering input). */
+  prepend?: ChatMessage[];
+}
+
+/** Validates a create request against its chain and resolves everything a run needs. */
+export function prepareResponse(body: ResponseCreateBody, options: PrepareOptions): PreparedResponse {
+  rejectUnsupported(body);
+  let parent: StoredResponse | null = null;
+  if (body.previous_response_id) {
+    parent = options.lookup(body.previous_response_id) ?? null;
+    if (!parent) {
+      throw new SparkError(
+        "previous_response_not_found",
+        `Previous response with id '${body.previous_response_id}' not found.`,
+        { param: "previous_response_id" },
+      );
+    }
+  }
+  const input = [...(options.prepend ?? []), ...inputToMessages(body.input, parent ? historyOf(parent) : [])];
+  if (parent) requireToolOutputs(parent, input);
+  const id = newId("resp");
+  return {
+    id,
+    engine: options.engine,
+    parent,
+    input,
+    generate: options.generate ?? true,
+    conversation: parent?.conversation ?? id,
+    settings: {
+      instructions: body.instructions ?? null,
+      tools: functionTools(body),
+      rawTools: body.tools ?? [],
+      toolChoice: body.tool_choice ?? "auto",
+      maxOutputTokens: body.max_output_tokens ?? null,
+      temperature: body.temperature ?? null,
+      topP: body.top_p ?? null,
+      store: body.store ?? true,
+      metadata: body.metadata ?? {},
+    },
+  };
+}
+
+/** A response that ended in function calls can only be continued with their outputs. */
+function requireToolOutputs(parent: StoredResponse, input: ChatMessage[]): void {
+  const answered = new Set(input.flatMap((message) => (message.role === "tool" ? [message.callId] : [])));
+  const missing = parent.pendingCalls.find((call) => !answered.has(call.callId));
+  if (missing) {
+    throw new SparkError("invalid_request", `No tool output found for function call ${missing.callId}.`, {
+      param: "input",
+    });
+  }
+}

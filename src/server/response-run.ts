@@ -1,0 +1,265 @@
+import type { Engine, GenerateResult } from "../engine/engine.js";
+import { tokensPerSecond } from "../engine/engine.js";
+import type { ChatMessage, ToolCall } from "../protocol/chat.js";
+import { SparkError } from "../protocol/errors.js";
+import type {
+  FunctionCallOutputItem,
+  IncompleteReason,
+  MessageOutputItem,
+  ResponseObject,
+  ResponseStreamEvent,
+} from "../protocol/responses.js";
+import { newId } from "./internal/ids.js";
+import { historyOf, type ResponseSettings, type StoredResponse } from "./response-store.js";
+
+/** A validated request, resolved against its chain, ready to run. */
+export interface PreparedResponse {
+  id: string;
+  engine: Engine;
+  parent: StoredResponse | null;
+  /** This turn's new messages. */
+  input: ChatMessage[];
+  settings: ResponseSettings;
+  conversation: string;
+  /** false: evaluate the input into the conversation's state without generating. */
+  generate: boolean;
+}
+
+export type AbortReason = Extract<IncompleteReason, "cancelled" | "steered">;
+
+export interface RunOutcome {
+  response: ResponseObject;
+  /** The entry `previous_response_id` resolves to; null when the response failed. */
+  stored: StoredResponse | null;
+}
+
+/**
+ * Runs one response on an engine and narrates it as `response.*` events. Transport-agnostic: SSE,
+ * WebSocket and plain JSON all use it. A failed run stores nothing, so a conversation is never
+ * left half-written; a cancelled or steered one keeps what was streamed, as the client saw it.
+ */
+export class ResponseRun {
+  readonly response: ResponseObject;
+  private readonly controller = new AbortController();
+  private abortReason: AbortReason | null = null;
+  private message: { item: MessageOutputItem; index: number; text: string } | null = null;
+  private text = "";
+  private readonly toolCalls: ToolCall[] = [];
+
+  constructor(
+    private readonly prepared: PreparedResponse,
+    private readonly emit: (event: ResponseStreamEvent) => void,
+  ) {
+    const { settings } = prepared;
+    this.response = {
+      id: prepared.id,
+      object: "response",
+      created_at: Math.floor(Date.now() / 1000),
+      status: "in_progress",
+      error: null,
+      incomplete_details: null,
+      instructions: settings.instructions,
+      max_output_tokens: settings.maxOutputTokens,
+      model: prepared.engine.info.id,
+      output: [],
+      parallel_tool_calls: true,
+      previous_response_id: prepared.parent?.id ?? null,
+      temperature: settings.temperature,
+      top_p: settings.topP,
+      tool_choice: settings.toolChoice ?? "auto",
+      tools: settings.rawTools,
+      store: settings.store,
+      text: { format: { type: "text" } },
+      truncation: "disabled",
+      metadata: settings.metadata,
+      usage: null,
+      timing: null,
+    };
+  }
+
+  get id(): string {
+    return this.prepared.id;
+  }
+
+  /** Stops decoding at the next token; the response ends `incomplete` with this reason. */
+  abort(reason: AbortReason): void {
+    if (this.abortReason) return;
+    this.abortReason = reason;
+    this.controller.abort();
+  }
+
+  async run(): Promise<RunOutcome> {
+    const { prepared } = this;
+    const started = performance.now();
+    this.emit({ type: "response.created", response: snapshot(this.response) });
+    this.emit({ type: "response.in_progress", response: snapshot(this.response) });
+    const { settings } = prepared;
+    const messages: ChatMessage[] = [
+      ...(settings.instructions ? [{ role: "system" as const, content: settings.instructions }] : []),
+      ...historyOf(prepared.parent),
+      ...prepared.input,
+    ];
+    let result: GenerateResult | undefined;
+    try {
+      const stream = prepared.engine.generate(
+        {
+          messages,
+          tools: settings.tools,
+          maxOutputTokens: settings.maxOutputTokens ?? undefined,
+          temperature: settings.temperature ?? undefined,
+          topP: settings.topP ?? undefined,
+          prefillOnly: !prepared.generate,
+          conversation: prepared.conversation,
+        },
+        { signal: this.controller.signal },
+      );
+      for await (const event of stream) {
+        if (event.type === "text") this.onText(event.text);
+        else if (event.type === "tool_call") this.onToolCall(event.call);
+        else result = event.result;
+      }
+    } catch (error) {
+      return this.fail(SparkError.from(error));
+    }
+    if (!result) return this.fail(new SparkError("server_error", "The engine ended without a result."));
+    this.closeMessage();
+    return this.finish(result, performance.now() - started);
+  }
+
+  private onText(text: string): void {
+    if (!this.message) {
+      const item: MessageOutputItem = {
+        type: "message",
+        id: newId("msg"),
+        status: "in_progress",
+        role: "assistant",
+        content: [],
+      };
+      const index = this.response.output.push(item) - 1;
+      this.message = { item, index, text: "" };
+      this.emit({ type: "response.output_item.added", output_index: index, item: snapshot(item) });
+      this.emit({
+        type: "response.content_part.added",
+        item_id: item.id,
+        output_index: index,
+        content_index: 0,
+        part: { type: "output_text", text: "", annotations: [], logprobs: [] },
+      });
+    }
+    this.text += text;
+    this.message.text += text;
+    const { item, index } = this.message;
+    this.emit({
+      type: "response.output_text.delta",
+      item_id: item.id,
+      output_index: index,
+      content_index: 0,
+      delta: text,
+      logprobs: [],
+    });
+  }
+
+  /** Ends the open message item, if any, with the text streamed so far. */
+  private closeMessage(): void {
+    if (!this.message) return;
+    const { item, index, text: messageText } = this.message;
+    const part = { type: "output_text" as const, text: messageText, annotations: [], logprobs: [] };
+    item.content = [part];
+    item.status = this.abortReason ? "incomplete" : "completed";
+    this.emit({ type: "response.output_text.done", item_id: item.id, output_index: index, content_index: 0, text: messageText, logprobs: [] });
+    this.emit({ type: "response.content_part.done", item_id: item.id, output_index: index, content_index: 0, part });
+    this.emit({ type: "response.output_item.done", output_index: index, item: snapshot(item) });
+    this.message = null;
+  }
+
+  private onToolCall(call: ToolCall): void {
+    this.closeMessage();
+    const item: FunctionCallOutputItem = {
+      type: "function_call",
+      id: newId("fc"),
+      status: "in_progress",
+      call_id: call.callId,
+      name: call.name,
+      arguments: "",
+    };
+    const index = this.response.output.push(item) - 1;
+    this.emit({ type: "response.output_item.added", output_index: index, item: snapshot(item) });
+    this.emit({ type: "response.function_call_arguments.delta", item_id: item.id, output_index: index, delta: call.arguments });
+    this.emit({
+      type: "response.function_call_arguments.done",
+      item_id: item.id,
+      output_index: index,
+      name: call.name,
+      arguments: call.arguments,
+    });
+    item.arguments = call.arguments;
+    item.status = "completed";
+    this.emit({ type: "response.output_item.done", output_index: index, item: snapshot(item) });
+    this.toolCalls.push(call);
+  }
+
+  private finish(result: GenerateResult, totalMs: number): RunOutcome {
+    const { usage, timing } = result;
+    const response = this.response;
+    response.usage = {
+      input_tokens: usage.inputTokens,
+      input_tokens_details: { cached_tokens: usage.cachedInputTokens },
+      output_tokens: usage.outputTokens,
+      output_tokens_details: { reasoning_tokens: 0 },
+      total_tokens: usage.inputTokens + usage.outputTokens,
+    };
+    response.timing = {
+      time_to_first_token_ms: round(timing.firstTokenMs),
+      tokens_per_second: round(tokensPerSecond(result)),
+      prompt_ms: round(timing.promptMs),
+      total_ms: round(totalMs),
+    };
+    if (result.stopReason === "cancelled") {
+      response.status = "incomplete";
+      response.incomplete_details = { reason: this.abortReason ?? "cancelled" };
+    } else if (result.stopReason === "length") {
+      response.status = "incomplete";
+      response.incomplete_details = { reason: "max_output_tokens" };
+    } else {
+      response.status = "completed";
+    }
+    const type = response.status === "completed" ? "response.completed" : "response.incomplete";
+    this.emit({ type, response: snapshot(response) });
+
+    const output: ChatMessage[] = [];
+    if (this.text || this.toolCalls.length > 0) {
+      output.push({
+        role: "assistant",
+        content: this.text,
+        ...(this.toolCalls.length ? { toolCalls: [...this.toolCalls] } : {}),
+      });
+    }
+    const stored: StoredResponse = {
+      id: response.id,
+      parent: this.prepared.parent,
+      messages: [...this.prepared.input, ...output],
+      conversation: this.prepared.conversation,
+      model: response.model,
+      settings: this.prepared.settings,
+      pendingCalls: this.toolCalls.map((call) => ({ callId: call.callId, name: call.name })),
+    };
+    return { response, stored };
+  }
+
+  private fail(error: SparkError): RunOutcome {
+    this.closeMessage();
+    this.response.status = "failed";
+    this.response.error = error.toWire();
+    this.emit({ type: "response.failed", response: snapshot(this.response) });
+    return { response: this.response, stored: null };
+  }
+}
+
+function round(value: number): number {
+  return Math.round(value * 100) / 100;
+}
+
+/** Events carry a copy: the live object keeps changing after the event is sent. */
+function snapshot<T>(value: T): T {
+  return structuredClone(value);
+}

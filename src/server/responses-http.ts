@@ -1,0 +1,45 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { parseUntrustedJson } from "../protocol/json-guard.js";
+import { responseCreateBodySchema } from "../protocol/responses-request.js";
+import { validate } from "../protocol/validate.js";
+import { readBody, SseWriter, sendError, sendJson } from "./internal/http-io.js";
+import { prepareResponse } from "./prepare-response.js";
+import { ResponseRun } from "./response-run.js";
+import { type ServerContext, withSequence } from "./server-context.js";
+
+/** `POST /v1/responses`: JSON, or SSE when `stream: true`. */
+export async function handleResponsesPost(req: IncomingMessage, res: ServerResponse, ctx: ServerContext): Promise<void> {
+  const body = validate(responseCreateBodySchema, parseUntrustedJson(await readBody(req, ctx.body), ctx.json));
+  const engine = ctx.models.resolve(body.model);
+  const prepared = prepareResponse(body, { engine, lookup: (id) => ctx.store.get(id) });
+
+  if (!body.stream) {
+    const run = new ResponseRun(prepared, () => {});
+    res.on("close", () => {
+      if (!res.writableFinished) run.abort("cancelled");
+    });
+    const outcome = await run.run();
+    if (outcome.stored && prepared.settings.store) ctx.store.put(outcome.stored);
+    if (outcome.response.status === "failed" && outcome.response.error) {
+      const { error } = outcome.response;
+      const status = error.type === "server_error" ? 500 : 400;
+      sendJson(res, status, { error });
+      return;
+    }
+    sendJson(res, 200, outcome.response);
+    return;
+  }
+
+  const sse = new SseWriter(res);
+  let sequence = 0;
+  const run = new ResponseRun(prepared, (event) => sse.send(withSequence(event, sequence++), event.type));
+  res.on("close", () => run.abort("cancelled"));
+  try {
+    const outcome = await run.run();
+    if (outcome.stored && prepared.settings.store) ctx.store.put(outcome.stored);
+  } catch (error) {
+    sendError(res, error);
+  } finally {
+    sse.end();
+  }
+}

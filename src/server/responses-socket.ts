@@ -1,0 +1,216 @@
+import type { WebSocket } from "ws";
+import type { ChatMessage } from "../protocol/chat.js";
+import { SparkError } from "../protocol/errors.js";
+import { parseUntrustedJson } from "../protocol/json-guard.js";
+import type { ResponseStreamEvent } from "../protocol/responses.js";
+import {
+  CLIENT_EVENT_SCHEMAS,
+  type ClientEventType,
+  type ResponseCancelEvent,
+  type ResponseCreateEvent,
+  type ResponseSteerEvent,
+} from "../protocol/responses-request.js";
+import { validate } from "../protocol/validate.js";
+import { newId } from "./internal/ids.js";
+import { contentText } from "./input-conversion.js";
+import { prepareResponse } from "./prepare-response.js";
+import { type PreparedResponse, ResponseRun } from "./response-run.js";
+import type { StoredResponse } from "./response-store.js";
+import { type ServerContext, withSequence } from "./server-context.js";
+
+interface QueuedSteer {
+  id: string;
+  previousResponseId: string;
+  input: ResponseSteerEvent["input"];
+  messages: ChatMessage[];
+}
+
+/** Responses a connection remembers for `previous_response_id` even with `store: false`. */
+const CONNECTION_CACHE = 16;
+
+/**
+ * One WebSocket connection in Responses WebSocket mode: one response in flight at a time,
+ * `previous_response_id` chaining through a per-connection cache, cancel, and steering that ends
+ * the running response at the next token and continues from its live state.
+ */
+export class ResponsesSocket {
+  private sequence = 0;
+  private readonly cache = new Map<string, StoredResponse>();
+  private active: { run: ResponseRun; steers: QueuedSteer[] } | null = null;
+  /** Steering input accepted for responses that stopped to wait for tool outputs. */
+  private readonly waitingSteers = new Map<string, QueuedSteer[]>();
+
+  constructor(
+    private readonly socket: WebSocket,
+    private readonly ctx: ServerContext,
+  ) {
+    socket.on("message", (data, isBinary) => this.onFrame(data as Buffer, isBinary));
+    socket.on("close", () => this.active?.run.abort("cancelled"));
+    socket.on("error", () => this.active?.run.abort("cancelled"));
+  }
+
+  private onFrame(data: Buffer, isBinary: boolean): void {
+    try {
+      if (isBinary) throw new SparkError("invalid_event", "Events are JSON text frames, not binary.");
+      if (data.length > this.ctx.json.maxBytes) {
+        throw new SparkError("payload_too_large", `The event is larger than ${this.ctx.json.maxBytes} bytes.`);
+      }
+      const raw = parseUntrustedJson(data.toString("utf8"), this.ctx.json);
+      const type = (raw as { type?: unknown } | null)?.type;
+      if (typeof type !== "string" || !(type in CLIENT_EVENT_SCHEMAS)) {
+        throw new SparkError(
+          "unknown_event_type",
+          `Unknown event type ${JSON.stringify(type)}; expected one of ${Object.keys(CLIENT_EVENT_SCHEMAS).join(", ")}.`,
+          { param: "type" },
+        );
+      }
+      const event = validate(CLIENT_EVENT_SCHEMAS[type as ClientEventType], raw, "invalid_event");
+      switch (event.type) {
+        case "response.create":
+          this.onCreate(event as ResponseCreateEvent);
+          break;
+        case "response.steer":
+          this.onSteer(event as ResponseSteerEvent);
+          break;
+        case "response.cancel":
+        case "response.interrupt":
+          this.onCancel(event as ResponseCancelEvent);
+          break;
+        default: {
+          const unreachable: never = event;
+          throw new Error(`Unhandled event ${JSON.stringify(unreachable)}`);
+        }
+      }
+    } catch (error) {
+      this.sendError(error);
+    }
+  }
+
+  private onCreate(event: ResponseCreateEvent): void {
+    if (this.active) {
+      throw new SparkError("response_in_progress", `Response ${this.active.run.id} is still in progress on this connection.`);
+    }
+    const engine = this.ctx.models.resolve(event.model ?? undefined);
+    const previous = event.previous_response_id ?? undefined;
+    const queued = previous ? (this.waitingSteers.get(previous) ?? []) : [];
+    const prepared = prepareResponse(event, {
+      engine,
+      lookup: (id) => this.lookup(id),
+      generate: event.generate !== false,
+      prepend: queued.flatMap((steer) => steer.messages),
+    });
+    if (previous) this.waitingSteers.delete(previous);
+    void this.start(prepared);
+  }
+
+  private async start(prepared: PreparedResponse): Promise<void> {
+    const run = new ResponseRun(prepared, (event) => this.send(event));
+    const active = { run, steers: [] as QueuedSteer[] };
+    this.active = active;
+    const outcome = await run.run();
+    this.active = null;
+    const stored = outcome.stored;
+    if (stored) {
+      this.cache.delete(stored.id);
+      this.cache.set(stored.id, stored);
+      if (this.cache.size > CONNECTION_CACHE) this.cache.delete(this.cache.keys().next().value!);
+      if (prepared.settings.store) this.ctx.store.put(stored);
+    }
+    if (active.steers.length === 0 || this.socket.readyState !== this.socket.OPEN) return;
+
+    if (!stored) {
+      for (const steer of active.steers) this.steerFailed(steer, "successor_creation_failed", "The response failed.");
+    } else if (stored.pendingCalls.length > 0) {
+      this.waitingSteers.set(stored.id, active.steers);
+      for (const steer of active.steers) {
+        this.send({
+          type: "response.steer.pending",
+          reason: "waiting_for_required_input",
+          required_input: stored.pendingCalls.map((call) => ({
+            type: "function_call_output",
+            call_id: call.callId,
+            name: call.name,
+          })),
+          steer: { id: steer.id, previous_response_id: steer.previousResponseId },
+        });
+      }
+    } else {
+      // The successor inherits the steered response's settings and continues from its state.
+      void this.start({
+        id: newId("resp"),
+        engine: prepared.engine,
+        parent: stored,
+        input: active.steers.flatMap((steer) => steer.messages),
+        settings: stored.settings,
+        conversation: stored.conversation,
+        generate: true,
+      });
+    }
+  }
+
+  private onSteer(event: ResponseSteerEvent): void {
+    const target = event.previous_response_id;
+    if (!this.active || this.active.run.id !== target) {
+      const known = this.lookup(target) !== undefined;
+      this.send({
+        type: "response.steer.failed",
+        error: {
+          type: "invalid_request_error",
+          code: known ? "response_already_completed" : "response_not_found",
+          message: known
+            ? `Response ${target} has already completed; send a response.create instead.`
+            : `No response ${target} on this connection.`,
+        },
+        steer: { previous_response_id: target, input: event.input },
+      });
+      return;
+    }
+    const messages: ChatMessage[] =
+      typeof event.input === "string"
+        ? [{ role: "user", content: event.input }]
+        : event.input.map((message, index) => ({
+            role: "user" as const,
+            content: contentText(message.content as never, `input[${index}].content`),
+          }));
+    const steer: QueuedSteer = { id: newId("steer"), previousResponseId: target, input: event.input, messages };
+    this.active.steers.push(steer);
+    this.send({ type: "response.steer.accepted", steer: { id: steer.id, previous_response_id: target } });
+    this.active.run.abort("steered");
+  }
+
+  private onCancel(event: ResponseCancelEvent): void {
+    const active = this.active;
+    if (!active || (event.response_id && event.response_id !== active.run.id)) {
+      throw new SparkError("response_not_active", "There is no response in progress to cancel.", {
+        param: event.response_id ? "response_id" : null,
+      });
+    }
+    for (const steer of active.steers.splice(0)) {
+      this.steerFailed(steer, "response_not_active", "The response was cancelled.");
+    }
+    active.run.abort("cancelled");
+  }
+
+  private steerFailed(steer: QueuedSteer, code: "response_not_active" | "successor_creation_failed", message: string): void {
+    this.send({
+      type: "response.steer.failed",
+      error: { type: "invalid_request_error", code, message },
+      steer: { id: steer.id, previous_response_id: steer.previousResponseId, input: steer.input },
+    });
+  }
+
+  private lookup(id: string): StoredResponse | undefined {
+    return this.cache.get(id) ?? this.ctx.store.get(id);
+  }
+
+  private send(event: ResponseStreamEvent): void {
+    if (this.socket.readyState !== this.socket.OPEN) return;
+    this.socket.send(withSequence(event, this.sequence++));
+  }
+
+  /** The one place a WebSocket error becomes a wire event; the connection stays open. */
+  private sendError(error: unknown): void {
+    const spark = SparkError.from(error);
+    this.send({ type: "error", status: spark.status, error: spark.toWire() });
+  }
+}

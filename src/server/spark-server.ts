@@ -1,0 +1,158 @@
+import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createServer as createHttpsServer } from "node:https";
+import type { AddressInfo } from "node:net";
+import type { Duplex } from "node:stream";
+import { WebSocketServer } from "ws";
+import { SparkError } from "../protocol/errors.js";
+import { DEFAULT_JSON_LIMITS } from "../protocol/json-guard.js";
+import { handleChatCompletionsPost } from "./chat-completions-http.js";
+import { checkApiKey, checkOrigin, digest, ownOrigins } from "./internal/access.js";
+import { sendError, sendJson } from "./internal/http-io.js";
+import type { ModelRegistry } from "./model-registry.js";
+import { handleResponsesPost } from "./responses-http.js";
+import { ResponsesSocket } from "./responses-socket.js";
+import { ResponseStore } from "./response-store.js";
+import type { ServerContext } from "./server-context.js";
+
+export interface SparkServerOptions {
+  models: ModelRegistry;
+  /** Default: 127.0.0.1 (local only). */
+  host?: string;
+  /** Default: 0 (any free port). */
+  port?: number;
+  /** Bearer keys accepted; empty means no authentication. Default: none. */
+  apiKeys?: string[];
+  /** Browser origins allowed besides Spark's own. Default: none. */
+  allowedOrigins?: string[];
+  /** PEM certificate and key: serve HTTPS and WSS. Default: plain HTTP. */
+  tls?: { cert: string | Buffer; key: string | Buffer };
+  /** Largest request body or WebSocket event. Default: 8 MiB. */
+  maxBodyBytes?: number;
+  /** Time to receive a request body. Default: 30 s. */
+  bodyTimeoutMs?: number;
+  /** Stored responses kept for `previous_response_id`. Default: 4096. */
+  storeCapacity?: number;
+}
+
+type Handler = (req: IncomingMessage, res: ServerResponse, ctx: ServerContext) => Promise<void> | void;
+
+/** The model server: Responses over HTTP/SSE and WebSocket, and Chat Completions, on one port. */
+export class SparkServer implements AsyncDisposable {
+  private readonly wss: WebSocketServer;
+  private readonly ctx: ServerContext;
+  private readonly apiKeys: Buffer[];
+  private allowedOrigins = new Set<string>();
+  private readonly routes: Record<string, Handler>;
+  private closed = false;
+
+  private constructor(
+    private readonly server: Server,
+    private readonly options: SparkServerOptions,
+  ) {
+    const maxBytes = options.maxBodyBytes ?? DEFAULT_JSON_LIMITS.maxBytes;
+    this.ctx = {
+      models: options.models,
+      store: new ResponseStore(options.storeCapacity),
+      body: { maxBytes, timeoutMs: options.bodyTimeoutMs ?? 30_000 },
+      json: { ...DEFAULT_JSON_LIMITS, maxBytes },
+    };
+    this.apiKeys = (options.apiKeys ?? []).map(digest);
+    // Frames up to 4x the event limit are read and answered with an error event, keeping the
+    // connection; anything larger closes it (1009), bounding memory per connection.
+    this.wss = new WebSocketServer({ noServer: true, maxPayload: maxBytes * 4, perMessageDeflate: true });
+    this.routes = {
+      "GET /healthz": (_req, res) => sendJson(res, 200, { status: "ok", models: this.ctx.models.list() }),
+      "GET /v1/models": (_req, res) => this.listModels(res),
+      "POST /v1/responses": handleResponsesPost,
+      "POST /v1/chat/completions": handleChatCompletionsPost,
+    };
+    server.on("request", (req, res) => void this.onRequest(req, res));
+    server.on("upgrade", (req, socket, head) => this.onUpgrade(req, socket, head));
+  }
+
+  static async start(options: SparkServerOptions): Promise<SparkServer> {
+    const server = options.tls ? createHttpsServer({ cert: options.tls.cert, key: options.tls.key }) : createHttpServer();
+    server.headersTimeout = 10_000;
+    server.requestTimeout = 0; // streamed responses may run long; bodies have their own timeout
+    server.keepAliveTimeout = 30_000;
+    const spark = new SparkServer(server, options);
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(options.port ?? 0, options.host ?? "127.0.0.1", () => {
+        server.off("error", reject);
+        resolve();
+      });
+    });
+    const origins = ownOrigins(options.host ?? "127.0.0.1", spark.port, Boolean(options.tls));
+    spark.allowedOrigins = new Set([...origins, ...(options.allowedOrigins ?? [])].map((o) => o.toLowerCase()));
+    return spark;
+  }
+
+  get port(): number {
+    return (this.server.address() as AddressInfo).port;
+  }
+
+  /** `http://host:port` (https with TLS). */
+  get url(): string {
+    const host = this.options.host ?? "127.0.0.1";
+    const shown = host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host;
+    return `${this.options.tls ? "https" : "http"}://${shown.includes(":") ? `[${shown}]` : shown}:${this.port}`;
+  }
+
+  private listModels(res: ServerResponse): void {
+    const data = this.ctx.models
+      .list()
+      .filter((model) => model.status === "ready")
+      .map((model) => ({ id: model.id, object: "model", created: 0, owned_by: "spark" }));
+    sendJson(res, 200, { object: "list", data });
+  }
+
+  private async onRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    try {
+      checkOrigin(req, this.allowedOrigins);
+      const path = (req.url ?? "/").split("?")[0];
+      const route = this.routes[`${req.method} ${path}`];
+      if (!route) {
+        const exists = Object.keys(this.routes).some((key) => key.endsWith(` ${path}`));
+        throw exists
+          ? new SparkError("method_not_allowed", `${req.method} is not allowed on ${path}.`)
+          : new SparkError("not_found", `No route for ${req.method} ${path}.`);
+      }
+      if (path !== "/healthz") checkApiKey(req, this.apiKeys);
+      await route(req, res, this.ctx);
+    } catch (error) {
+      sendError(res, error);
+    }
+  }
+
+  private onUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    try {
+      checkOrigin(req, this.allowedOrigins);
+      const path = (req.url ?? "/").split("?")[0];
+      if (path !== "/v1/responses") throw new SparkError("not_found", `No WebSocket endpoint at ${path}.`);
+      checkApiKey(req, this.apiKeys);
+    } catch (error) {
+      const spark = SparkError.from(error);
+      const body = JSON.stringify({ error: spark.toWire() });
+      socket.end(
+        `HTTP/1.1 ${spark.status} ${spark.code}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+      );
+      return;
+    }
+    this.wss.handleUpgrade(req, socket, head, (ws) => new ResponsesSocket(ws, this.ctx));
+  }
+
+  /** Closes sockets and the listener; idempotent. Models belong to the registry's owner. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const client of this.wss.clients) client.terminate();
+    this.wss.close();
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+}
