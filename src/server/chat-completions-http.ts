@@ -12,7 +12,7 @@ import { parseUntrustedJson } from "../protocol/json-guard.js";
 import { validate } from "../protocol/validate.js";
 import { newId } from "./internal/ids.js";
 import { readBody, SseWriter, sendJson } from "./internal/http-io.js";
-import { contentText } from "./input-conversion.js";
+import { checkToolPairing, contentText } from "./input-conversion.js";
 import type { ServerContext } from "./server-context.js";
 
 /** `POST /v1/chat/completions`: stateless; the engine still reuses any cached prefix. */
@@ -29,9 +29,11 @@ export async function handleChatCompletionsPost(
   const id = newId("chatcmpl");
   const created = Math.floor(Date.now() / 1000);
   const model = engine.info.id;
+  const messages = toMessages(body);
+  checkToolPairing(messages, "messages");
   const stream = engine.generate(
     {
-      messages: toMessages(body),
+      messages,
       tools: toTools(body),
       maxOutputTokens: body.max_completion_tokens ?? body.max_tokens ?? undefined,
       temperature: body.temperature ?? undefined,

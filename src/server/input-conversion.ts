@@ -89,3 +89,26 @@ export function rejectUnsupported(body: ResponseCreateBody): void {
     });
   }
 }
+
+/**
+ * Every tool result answers an earlier call, and every call has its result before the model runs
+ * again: the shape every chat template assumes.
+ */
+export function checkToolPairing(messages: readonly ChatMessage[], param: string): void {
+  const open = new Set<string>();
+  for (const message of messages) {
+    if (message.role === "assistant") {
+      for (const call of message.toolCalls ?? []) open.add(call.callId);
+    } else if (message.role === "tool") {
+      if (!open.delete(message.callId)) {
+        throw new SparkError("invalid_request", `No function call with call_id '${message.callId}' precedes its output.`, {
+          param,
+        });
+      }
+    }
+  }
+  const [unanswered] = open;
+  if (unanswered !== undefined) {
+    throw new SparkError("invalid_request", `No tool output found for function call ${unanswered}.`, { param });
+  }
+}

@@ -3,7 +3,7 @@ import type { ChatMessage } from "../protocol/chat.js";
 import { SparkError } from "../protocol/errors.js";
 import type { ResponseCreateBody } from "../protocol/responses-request.js";
 import { newId } from "./internal/ids.js";
-import { functionTools, inputToMessages, rejectUnsupported } from "./input-conversion.js";
+import { checkToolPairing, functionTools, inputToMessages, rejectUnsupported } from "./input-conversion.js";
 import type { PreparedResponse } from "./response-run.js";
 import { historyOf, type StoredResponse } from "./response-store.js";
 
@@ -31,8 +31,9 @@ export function prepareResponse(body: ResponseCreateBody, options: PrepareOption
       );
     }
   }
-  const input = [...(options.prepend ?? []), ...inputToMessages(body.input, parent ? historyOf(parent) : [])];
-  if (parent) requireToolOutputs(parent, input);
+  const history = parent ? historyOf(parent) : [];
+  const input = [...(options.prepend ?? []), ...inputToMessages(body.input, history)];
+  checkToolPairing([...history, ...input], "input");
   const id = newId("resp");
   return {
     id,
@@ -53,15 +54,4 @@ export function prepareResponse(body: ResponseCreateBody, options: PrepareOption
       metadata: body.metadata ?? {},
     },
   };
-}
-
-/** A response that ended in function calls can only be continued with their outputs. */
-function requireToolOutputs(parent: StoredResponse, input: ChatMessage[]): void {
-  const answered = new Set(input.flatMap((message) => (message.role === "tool" ? [message.callId] : [])));
-  const missing = parent.pendingCalls.find((call) => !answered.has(call.callId));
-  if (missing) {
-    throw new SparkError("invalid_request", `No tool output found for function call ${missing.callId}.`, {
-      param: "input",
-    });
-  }
 }
