@@ -33,7 +33,10 @@ const functionTool = z.object({
   type: z.literal("function"),
   function: z.object({
     name: z.string().regex(/^[A-Za-z0-9_.-]{1,128}$/, "a tool name is 1-128 letters, digits, _ . or -"),
-    description: z.string().max(64 * 1024).nullish(),
+    description: z
+      .string()
+      .max(64 * 1024)
+      .nullish(),
     parameters: z.record(z.string(), z.unknown()).nullish(),
     strict: z.boolean().nullish(),
   }),
@@ -44,7 +47,9 @@ export const chatCompletionBodySchema = z
     model: z.string().max(512).optional(),
     messages: z.array(message).min(1).max(10_000),
     tools: z.array(functionTool).max(512).nullish(),
-    tool_choice: z.union([z.enum(["auto", "none", "required"]), z.object({ type: z.string() }).loose()]).nullish(),
+    tool_choice: z
+      .union([z.enum(["auto", "none", "required"]), z.object({ type: z.string() }).loose()])
+      .nullish(),
     stream: z.boolean().nullish(),
     stream_options: z.object({ include_usage: z.boolean().nullish() }).loose().nullish(),
     max_tokens: z.number().int().min(1).max(1_000_000).nullish(),
@@ -54,7 +59,10 @@ export const chatCompletionBodySchema = z
     seed: z.number().int().nullish(),
     n: z.number().int().min(1).max(1).nullish(),
     stop: z.union([z.string().min(1).max(256), z.array(z.string().min(1).max(256)).max(4)]).nullish(),
-    response_format: z.object({ type: z.string().max(64) }).loose().nullish(),
+    response_format: z
+      .object({ type: z.string().max(64) })
+      .loose()
+      .nullish(),
     prediction: z.object({ type: z.literal("content"), content }).nullish(),
   })
   .loose();

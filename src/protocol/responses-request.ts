@@ -59,7 +59,10 @@ export type InputItem = z.infer<typeof inputItemSchema>;
 export const functionToolSchema = z.object({
   type: z.literal("function"),
   name: z.string().regex(/^[A-Za-z0-9_.-]{1,128}$/, "a tool name is 1-128 letters, digits, _ . or -"),
-  description: z.string().max(64 * 1024).nullish(),
+  description: z
+    .string()
+    .max(64 * 1024)
+    .nullish(),
   parameters: z.record(z.string(), z.unknown()).nullish(),
   strict: z.boolean().nullish(),
 });
@@ -74,7 +77,10 @@ const toolChoiceSchema = z.union([
 
 const textConfigSchema = z
   .object({
-    format: z.object({ type: z.string().max(64) }).loose().optional(),
+    format: z
+      .object({ type: z.string().max(64) })
+      .loose()
+      .optional(),
     verbosity: z.string().max(32).nullish(),
   })
   .loose();

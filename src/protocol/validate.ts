@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import { type SparkErrorCode, SparkError } from "./errors.js";
+import { SparkError, type SparkErrorCode } from "./errors.js";
 
 /**
  * Checks untrusted data against a schema and returns it typed, or throws one SparkError naming the

@@ -10,7 +10,10 @@ import { startTestServer, type TestServer } from "./test-support/test-server.js"
 function post(url: string, path: string, body: string, headers: Record<string, string> = {}) {
   return new Promise<{ status: number; json: { error?: Record<string, unknown> } & Record<string, unknown> }>(
     (resolve, reject) => {
-      const req = request(`${url}${path}`, { method: "POST", headers: { "content-type": "application/json", ...headers } });
+      const req = request(`${url}${path}`, {
+        method: "POST",
+        headers: { "content-type": "application/json", ...headers },
+      });
       req.on("response", (res) => {
         let text = "";
         res.on("data", (chunk) => {
@@ -37,18 +40,102 @@ describe("bad HTTP input gets an OpenAI-style error and the server keeps serving
 
   const cases: [string, string, string, number, string, string | null][] = [
     ["malformed JSON", "/v1/responses", "{not json", 400, "invalid_json", null],
-    ["a wrong field type", "/v1/responses", JSON.stringify({ input: "x", temperature: "hot" }), 400, "invalid_request", "temperature"],
-    ["an out-of-range value", "/v1/responses", JSON.stringify({ input: "x", max_output_tokens: 0 }), 400, "invalid_request", "max_output_tokens"],
-    ["a bad input item", "/v1/responses", JSON.stringify({ input: [{ role: "robot", content: "x" }] }), 400, "invalid_request", "input[0].role"],
-    ["nesting too deep", "/v1/responses", `{"metadata":${"[".repeat(100)}${"]".repeat(100)}}`, 400, "invalid_request", null],
-    ["an unknown previous_response_id", "/v1/responses", JSON.stringify({ input: "x", previous_response_id: "resp_missing" }), 400, "previous_response_not_found", "previous_response_id"],
-    ["a model that is not served", "/v1/responses", JSON.stringify({ model: "gpt-9", input: "x" }), 404, "model_not_found", "model"],
-    ["an image for a text model", "/v1/responses", JSON.stringify({ input: [{ role: "user", content: [{ type: "input_image", image_url: "x" }] }] }), 400, "unsupported_parameter", "input[0].content[0].type"],
-    ["tool_choice required", "/v1/responses", JSON.stringify({ input: "x", tool_choice: "required" }), 400, "unsupported_parameter", "tool_choice"],
-    ["structured output", "/v1/responses", JSON.stringify({ input: "x", text: { format: { type: "json_schema" } } }), 400, "unsupported_parameter", "text.format"],
-    ["chat: a wrong role", "/v1/chat/completions", JSON.stringify({ messages: [{ role: "robot", content: "x" }] }), 400, "invalid_request", "messages[0].role"],
-    ["chat: n > 1", "/v1/chat/completions", JSON.stringify({ messages: [{ role: "user", content: "x" }], n: 2 }), 400, "invalid_request", "n"],
-    ["chat: a tool output with no call", "/v1/chat/completions", JSON.stringify({ messages: [{ role: "tool", tool_call_id: "c1", content: "x" }] }), 400, "invalid_request", "messages"],
+    [
+      "a wrong field type",
+      "/v1/responses",
+      JSON.stringify({ input: "x", temperature: "hot" }),
+      400,
+      "invalid_request",
+      "temperature",
+    ],
+    [
+      "an out-of-range value",
+      "/v1/responses",
+      JSON.stringify({ input: "x", max_output_tokens: 0 }),
+      400,
+      "invalid_request",
+      "max_output_tokens",
+    ],
+    [
+      "a bad input item",
+      "/v1/responses",
+      JSON.stringify({ input: [{ role: "robot", content: "x" }] }),
+      400,
+      "invalid_request",
+      "input[0].role",
+    ],
+    [
+      "nesting too deep",
+      "/v1/responses",
+      `{"metadata":${"[".repeat(100)}${"]".repeat(100)}}`,
+      400,
+      "invalid_request",
+      null,
+    ],
+    [
+      "an unknown previous_response_id",
+      "/v1/responses",
+      JSON.stringify({ input: "x", previous_response_id: "resp_missing" }),
+      400,
+      "previous_response_not_found",
+      "previous_response_id",
+    ],
+    [
+      "a model that is not served",
+      "/v1/responses",
+      JSON.stringify({ model: "gpt-9", input: "x" }),
+      404,
+      "model_not_found",
+      "model",
+    ],
+    [
+      "an image for a text model",
+      "/v1/responses",
+      JSON.stringify({ input: [{ role: "user", content: [{ type: "input_image", image_url: "x" }] }] }),
+      400,
+      "unsupported_parameter",
+      "input[0].content[0].type",
+    ],
+    [
+      "tool_choice required",
+      "/v1/responses",
+      JSON.stringify({ input: "x", tool_choice: "required" }),
+      400,
+      "unsupported_parameter",
+      "tool_choice",
+    ],
+    [
+      "structured output",
+      "/v1/responses",
+      JSON.stringify({ input: "x", text: { format: { type: "json_schema" } } }),
+      400,
+      "unsupported_parameter",
+      "text.format",
+    ],
+    [
+      "chat: a wrong role",
+      "/v1/chat/completions",
+      JSON.stringify({ messages: [{ role: "robot", content: "x" }] }),
+      400,
+      "invalid_request",
+      "messages[0].role",
+    ],
+    [
+      "chat: n > 1",
+      "/v1/chat/completions",
+      JSON.stringify({ messages: [{ role: "user", content: "x" }], n: 2 }),
+      400,
+      "invalid_request",
+      "n",
+    ],
+    [
+      "chat: a tool output with no call",
+      "/v1/chat/completions",
+      JSON.stringify({ messages: [{ role: "tool", tool_call_id: "c1", content: "x" }] }),
+      400,
+      "invalid_request",
+      "messages",
+    ],
   ];
 
   test.each(cases)("%s", async (_name, path, body, status, code, param) => {
@@ -86,10 +173,16 @@ describe("authentication and loading", () => {
   test("API keys are required when configured", async () => {
     await using t = await startTestServer(new ScriptedEngine(), { apiKeys: ["sk-right"] });
     expect((await post(t.url, "/v1/responses", valid)).json.error).toMatchObject({ code: "unauthorized" });
-    expect((await post(t.url, "/v1/responses", valid, { authorization: "Bearer sk-wrong" })).status).toBe(401);
-    expect((await post(t.url, "/v1/responses", valid, { authorization: "Bearer sk-right" })).status).toBe(200);
+    expect((await post(t.url, "/v1/responses", valid, { authorization: "Bearer sk-wrong" })).status).toBe(
+      401,
+    );
+    expect((await post(t.url, "/v1/responses", valid, { authorization: "Bearer sk-right" })).status).toBe(
+      200,
+    );
     const ws = new WebSocket(`${t.url.replace("http", "ws")}/v1/responses`);
-    const status = await new Promise<number>((resolve) => ws.on("unexpected-response", (_req, res) => resolve(res.statusCode ?? 0)));
+    const status = await new Promise<number>((resolve) =>
+      ws.on("unexpected-response", (_req, res) => resolve(res.statusCode ?? 0)),
+    );
     expect(status).toBe(401);
   });
 
@@ -150,17 +243,30 @@ describe("bad WebSocket frames get an error event and the connection stays usabl
     ["an unknown event type", JSON.stringify({ type: "response.explode" }), "unknown_event_type", "type"],
     ["no event type", JSON.stringify({ input: "x" }), "unknown_event_type", "type"],
     ["a wrong field type", JSON.stringify({ type: "response.create", input: 42 }), "invalid_event", "input"],
-    ["an unknown previous_response_id", JSON.stringify({ type: "response.create", input: "x", previous_response_id: "resp_x" }), "previous_response_not_found", "previous_response_id"],
+    [
+      "an unknown previous_response_id",
+      JSON.stringify({ type: "response.create", input: "x", previous_response_id: "resp_x" }),
+      "previous_response_not_found",
+      "previous_response_id",
+    ],
     ["cancel with nothing running", JSON.stringify({ type: "response.cancel" }), "response_not_active", null],
     ["a binary frame", Buffer.from([1, 2, 3]), "invalid_event", null],
-    ["an oversized frame", JSON.stringify({ type: "response.create", input: "x".repeat(20 * 1024) }), "payload_too_large", null],
+    [
+      "an oversized frame",
+      JSON.stringify({ type: "response.create", input: "x".repeat(20 * 1024) }),
+      "payload_too_large",
+      null,
+    ],
   ];
 
   test.each(frames)("%s", async (_name, frame, code, param) => {
     const c = await connect();
     const error = c.next((e) => e.type === "error");
     c.ws.send(frame);
-    expect(await error).toMatchObject({ type: "error", error: { code, param, type: expect.any(String), message: expect.any(String) } });
+    expect(await error).toMatchObject({
+      type: "error",
+      error: { code, param, type: expect.any(String), message: expect.any(String) },
+    });
     expect((await c.completes()).type).toBe("response.completed");
     c.ws.close();
   });
@@ -186,8 +292,12 @@ describe("bad WebSocket frames get an error event and the connection stays usabl
   });
 
   test("a WebSocket upgrade from a foreign Origin is refused", async () => {
-    const ws = new WebSocket(`${t.url.replace("http", "ws")}/v1/responses`, { origin: "https://evil.example" });
-    const status = await new Promise<number>((resolve) => ws.on("unexpected-response", (_req, res) => resolve(res.statusCode ?? 0)));
+    const ws = new WebSocket(`${t.url.replace("http", "ws")}/v1/responses`, {
+      origin: "https://evil.example",
+    });
+    const status = await new Promise<number>((resolve) =>
+      ws.on("unexpected-response", (_req, res) => resolve(res.statusCode ?? 0)),
+    );
     expect(status).toBe(403);
     const own = new WebSocket(`${t.url.replace("http", "ws")}/v1/responses`, { origin: t.url });
     await new Promise((resolve) => own.once("open", resolve));

@@ -10,9 +10,9 @@ import {
 import { SparkError } from "../protocol/errors.js";
 import { parseUntrustedJson } from "../protocol/json-guard.js";
 import { validate } from "../protocol/validate.js";
-import { newId } from "./internal/ids.js";
-import { readBody, SseWriter, sendJson } from "./internal/http-io.js";
 import { checkToolPairing, contentText } from "./input-conversion.js";
+import { readBody, SseWriter, sendJson } from "./internal/http-io.js";
+import { newId } from "./internal/ids.js";
 import type { ServerContext } from "./server-context.js";
 
 /** `POST /v1/chat/completions`: stateless; the engine still reuses any cached prefix. */
@@ -21,7 +21,10 @@ export async function handleChatCompletionsPost(
   res: ServerResponse,
   ctx: ServerContext,
 ): Promise<void> {
-  const body = validate(chatCompletionBodySchema, parseUntrustedJson(await readBody(req, ctx.body), ctx.json));
+  const body = validate(
+    chatCompletionBodySchema,
+    parseUntrustedJson(await readBody(req, ctx.body), ctx.json),
+  );
   rejectUnsupported(body);
   const engine = ctx.models.resolve(body.model);
   const controller = new AbortController();
@@ -91,11 +94,21 @@ export async function handleChatCompletionsPost(
     let calls = 0;
     for await (const event of stream) {
       if (event.type === "text") sse.send(chunk({ content: event.text }, null));
-      else if (event.type === "tool_call") sse.send(chunk({ tool_calls: [{ index: calls++, ...wireToolCall(event.call) }] }, null));
+      else if (event.type === "tool_call")
+        sse.send(chunk({ tool_calls: [{ index: calls++, ...wireToolCall(event.call) }] }, null));
       else {
         sse.send(chunk({}, finishReason(event.result, calls)));
         if (body.stream_options?.include_usage) {
-          sse.send(JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [], usage: usageOf(event.result) }));
+          sse.send(
+            JSON.stringify({
+              id,
+              object: "chat.completion.chunk",
+              created,
+              model,
+              choices: [],
+              usage: usageOf(event.result),
+            }),
+          );
         }
       }
     }
@@ -144,7 +157,7 @@ function toMessages(body: ChatCompletionBody): ChatMessage[] {
           ...(toolCalls.length ? { toolCalls } : {}),
         };
       }
-      case "tool":
+      default:
         return {
           role: "tool",
           callId: message.tool_call_id,
@@ -165,7 +178,11 @@ function toTools(body: ChatCompletionBody): ToolDefinition[] {
 }
 
 function wireToolCall(call: ToolCall) {
-  return { id: call.callId, type: "function" as const, function: { name: call.name, arguments: call.arguments } };
+  return {
+    id: call.callId,
+    type: "function" as const,
+    function: { name: call.name, arguments: call.arguments },
+  };
 }
 
 function finishReason(result: GenerateResult, calls: number): FinishReason {
@@ -180,6 +197,10 @@ function usageOf(result: GenerateResult): ChatCompletionUsage {
     completion_tokens: usage.outputTokens,
     total_tokens: usage.inputTokens + usage.outputTokens,
     prompt_tokens_details: { cached_tokens: usage.cachedInputTokens },
-    completion_tokens_details: { reasoning_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
+    completion_tokens_details: {
+      reasoning_tokens: 0,
+      accepted_prediction_tokens: 0,
+      rejected_prediction_tokens: 0,
+    },
   };
 }

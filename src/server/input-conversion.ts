@@ -9,12 +9,17 @@ export function contentText(content: string | ContentPart[], param: string): str
   if (typeof content === "string") return content;
   let out = "";
   for (const [index, part] of content.entries()) {
-    if (part.type === "input_text" || part.type === "output_text" || part.type === "text") out += part.text ?? "";
+    if (part.type === "input_text" || part.type === "output_text" || part.type === "text")
+      out += part.text ?? "";
     else if (part.type === "refusal") out += part.refusal ?? "";
     else {
-      throw new SparkError("unsupported_parameter", `Content of type '${part.type}' is not supported by this model.`, {
-        param: `${param}[${index}].type`,
-      });
+      throw new SparkError(
+        "unsupported_parameter",
+        `Content of type '${part.type}' is not supported by this model.`,
+        {
+          param: `${param}[${index}].type`,
+        },
+      );
     }
   }
   return out;
@@ -25,13 +30,17 @@ export function contentText(content: string | ContentPart[], param: string): str
  * text; consecutive function calls join the assistant message before them; reasoning items from
  * other models are dropped.
  */
-export function inputToMessages(input: ResponseCreateBody["input"], known: readonly ChatMessage[] = []): ChatMessage[] {
+export function inputToMessages(
+  input: ResponseCreateBody["input"],
+  known: readonly ChatMessage[] = [],
+): ChatMessage[] {
   if (input === undefined) return [];
   if (typeof input === "string") return [{ role: "user", content: input }];
   const out: ChatMessage[] = [];
   const callNames = new Map<string, string>();
   for (const message of known) {
-    if (message.role === "assistant") for (const call of message.toolCalls ?? []) callNames.set(call.callId, call.name);
+    if (message.role === "assistant")
+      for (const call of message.toolCalls ?? []) callNames.set(call.callId, call.name);
   }
   for (const [index, item] of (input as InputItem[]).entries()) {
     const param = `input[${index}]`;
@@ -45,11 +54,16 @@ export function inputToMessages(input: ResponseCreateBody["input"], known: reado
       const call = { callId: item.call_id, name: item.name, arguments: item.arguments };
       callNames.set(call.callId, call.name);
       const last = out.at(-1);
-      if (last?.role === "assistant") (last.toolCalls ??= []).push(call);
+      if (last?.role === "assistant") last.toolCalls = [...(last.toolCalls ?? []), call];
       else out.push({ role: "assistant", content: "", toolCalls: [call] });
     } else if (item.type === "function_call_output") {
       const output = contentText(item.output as string | ContentPart[], `${param}.output`);
-      out.push({ role: "tool", callId: item.call_id, name: callNames.get(item.call_id) ?? "", content: output });
+      out.push({
+        role: "tool",
+        callId: item.call_id,
+        name: callNames.get(item.call_id) ?? "",
+        content: output,
+      });
     }
   }
   return out;
@@ -61,7 +75,11 @@ export function functionTools(body: ResponseCreateBody): ToolDefinition[] {
   const tools: ToolDefinition[] = [];
   for (const tool of body.tools ?? []) {
     if (tool.type !== "function") continue;
-    const fn = tool as { name: string; description?: string | null; parameters?: Record<string, unknown> | null };
+    const fn = tool as {
+      name: string;
+      description?: string | null;
+      parameters?: Record<string, unknown> | null;
+    };
     tools.push({
       name: fn.name,
       ...(fn.description ? { description: fn.description } : {}),
@@ -74,7 +92,9 @@ export function functionTools(body: ResponseCreateBody): ToolDefinition[] {
 /** Refuses settings that Spark would otherwise silently ignore while they change the result. */
 export function rejectUnsupported(body: ResponseCreateBody): void {
   if (body.background) {
-    throw new SparkError("unsupported_parameter", "Background responses are not supported.", { param: "background" });
+    throw new SparkError("unsupported_parameter", "Background responses are not supported.", {
+      param: "background",
+    });
   }
   const choice = body.tool_choice;
   if (choice !== undefined && choice !== null && choice !== "auto" && choice !== "none") {
@@ -84,9 +104,13 @@ export function rejectUnsupported(body: ResponseCreateBody): void {
   }
   const format = body.text?.format?.type;
   if (format !== undefined && format !== "text") {
-    throw new SparkError("unsupported_parameter", `Structured output (text.format '${format}') is not supported.`, {
-      param: "text.format",
-    });
+    throw new SparkError(
+      "unsupported_parameter",
+      `Structured output (text.format '${format}') is not supported.`,
+      {
+        param: "text.format",
+      },
+    );
   }
 }
 
@@ -101,14 +125,20 @@ export function checkToolPairing(messages: readonly ChatMessage[], param: string
       for (const call of message.toolCalls ?? []) open.add(call.callId);
     } else if (message.role === "tool") {
       if (!open.delete(message.callId)) {
-        throw new SparkError("invalid_request", `No function call with call_id '${message.callId}' precedes its output.`, {
-          param,
-        });
+        throw new SparkError(
+          "invalid_request",
+          `No function call with call_id '${message.callId}' precedes its output.`,
+          {
+            param,
+          },
+        );
       }
     }
   }
   const [unanswered] = open;
   if (unanswered !== undefined) {
-    throw new SparkError("invalid_request", `No tool output found for function call ${unanswered}.`, { param });
+    throw new SparkError("invalid_request", `No tool output found for function call ${unanswered}.`, {
+      param,
+    });
   }
 }

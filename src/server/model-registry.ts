@@ -41,9 +41,13 @@ export class ModelRegistry implements AsyncDisposable {
     const entry = id === undefined ? undefined : this.entries.get(id);
     if (!entry || id === undefined) {
       const known = [...this.entries.keys()].join(", ") || "none";
-      throw new SparkError("model_not_found", `The model '${model}' is not served here (serving: ${known}).`, {
-        param: "model",
-      });
+      throw new SparkError(
+        "model_not_found",
+        `The model '${model}' is not served here (serving: ${known}).`,
+        {
+          param: "model",
+        },
+      );
     }
     if (entry.status === "ready") return entry.engine;
     if (entry.status === "loading") {
@@ -58,7 +62,9 @@ export class ModelRegistry implements AsyncDisposable {
 
   /** Resolves once every model has loaded or failed. */
   async settled(): Promise<void> {
-    await Promise.allSettled([...this.entries.values()].map((e) => (e.status === "loading" ? e.promise : null)));
+    await Promise.allSettled(
+      [...this.entries.values()].map((e) => (e.status === "loading" ? e.promise : null)),
+    );
   }
 
   list(): ModelStatus[] {
@@ -71,7 +77,9 @@ export class ModelRegistry implements AsyncDisposable {
 
   async dispose(): Promise<void> {
     const engines = await Promise.allSettled(
-      [...this.entries.values()].map((e) => (e.status === "ready" ? e.engine : e.status === "loading" ? e.promise : null)),
+      [...this.entries.values()].map((e) =>
+        e.status === "ready" ? e.engine : e.status === "loading" ? e.promise : null,
+      ),
     );
     this.entries.clear();
     for (const result of engines) if (result.status === "fulfilled") await result.value?.dispose();

@@ -2,8 +2,8 @@ import type { Engine } from "../engine/engine.js";
 import type { ChatMessage } from "../protocol/chat.js";
 import { SparkError } from "../protocol/errors.js";
 import type { ResponseCreateBody } from "../protocol/responses-request.js";
-import { newId } from "./internal/ids.js";
 import { checkToolPairing, functionTools, inputToMessages, rejectUnsupported } from "./input-conversion.js";
+import { newId } from "./internal/ids.js";
 import type { PreparedResponse } from "./response-run.js";
 import { historyOf, type StoredResponse } from "./response-store.js";
 

@@ -166,8 +166,21 @@ export class ResponseRun {
     const part = { type: "output_text" as const, text: messageText, annotations: [], logprobs: [] };
     item.content = [part];
     item.status = this.abortReason ? "incomplete" : "completed";
-    this.emit({ type: "response.output_text.done", item_id: item.id, output_index: index, content_index: 0, text: messageText, logprobs: [] });
-    this.emit({ type: "response.content_part.done", item_id: item.id, output_index: index, content_index: 0, part });
+    this.emit({
+      type: "response.output_text.done",
+      item_id: item.id,
+      output_index: index,
+      content_index: 0,
+      text: messageText,
+      logprobs: [],
+    });
+    this.emit({
+      type: "response.content_part.done",
+      item_id: item.id,
+      output_index: index,
+      content_index: 0,
+      part,
+    });
     this.emit({ type: "response.output_item.done", output_index: index, item: snapshot(item) });
     this.message = null;
   }
@@ -184,7 +197,12 @@ export class ResponseRun {
     };
     const index = this.response.output.push(item) - 1;
     this.emit({ type: "response.output_item.added", output_index: index, item: snapshot(item) });
-    this.emit({ type: "response.function_call_arguments.delta", item_id: item.id, output_index: index, delta: call.arguments });
+    this.emit({
+      type: "response.function_call_arguments.delta",
+      item_id: item.id,
+      output_index: index,
+      delta: call.arguments,
+    });
     this.emit({
       type: "response.function_call_arguments.done",
       item_id: item.id,

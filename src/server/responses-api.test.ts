@@ -1,13 +1,17 @@
 import { ResponsesWS } from "openai/resources/responses/ws";
 import { describe, expect, test } from "vitest";
 import { ScriptedEngine } from "../engine/scripted/scripted-engine.js";
-import { EventLog } from "./test-support/ws-events.js";
 import { startTestServer } from "./test-support/test-server.js";
+import { EventLog } from "./test-support/ws-events.js";
 
 describe("Responses API over HTTP with the official SDK", () => {
   test("responses.create returns the scripted text with usage and timing", async () => {
     await using t = await startTestServer(new ScriptedEngine({ script: [{ text: "Hello from Spark" }] }));
-    const response = await t.client.responses.create({ model: "scripted", input: "hi", instructions: "Be brief." });
+    const response = await t.client.responses.create({
+      model: "scripted",
+      input: "hi",
+      instructions: "Be brief.",
+    });
     expect(response.status).toBe("completed");
     expect(response.output_text).toBe("Hello from Spark");
     expect(response.usage?.output_tokens).toBe(3);
@@ -52,7 +56,9 @@ describe("Responses API over HTTP with the official SDK", () => {
     expect(second.output_text).toBe("You said: beta");
     expect(second.previous_response_id).toBe(first.id);
     // Everything of turn one (input and output) is cached; only "beta" is new.
-    expect(second.usage?.input_tokens_details.cached_tokens).toBe(first.usage!.input_tokens + first.usage!.output_tokens + 1);
+    expect(second.usage?.input_tokens_details.cached_tokens).toBe(
+      first.usage!.input_tokens + first.usage!.output_tokens + 1,
+    );
   });
 
   test("max_output_tokens ends the response incomplete", async () => {
@@ -138,7 +144,10 @@ describe("Responses API over HTTP with the official SDK", () => {
       tools: [{ type: "function", function: { name: "ls", parameters: { type: "object" } } }],
     });
     expect(second.choices[0]?.finish_reason).toBe("tool_calls");
-    expect(second.choices[0]?.message.tool_calls?.[0]).toMatchObject({ type: "function", function: { name: "ls" } });
+    expect(second.choices[0]?.message.tool_calls?.[0]).toMatchObject({
+      type: "function",
+      function: { name: "ls" },
+    });
   });
 });
 
@@ -157,19 +166,42 @@ describe("Responses WebSocket mode with the SDK's ResponsesWS", () => {
       });
       const warm = await log.end();
       expect(warm.type).toBe("response.completed");
-      const warmResponse = warm.response as { id: string; output: unknown[]; usage: { output_tokens: number } };
+      const warmResponse = warm.response as {
+        id: string;
+        output: unknown[];
+        usage: { output_tokens: number };
+      };
       expect(warmResponse.output).toEqual([]);
       expect(warmResponse.usage.output_tokens).toBe(0);
 
       const mark = log.events.length;
-      ws.send({ type: "response.create", model: "scripted", store: false, previous_response_id: warmResponse.id, input: "first question" });
-      const first = (await log.end(mark)).response as { id: string; usage: { input_tokens_details: { cached_tokens: number } } };
+      ws.send({
+        type: "response.create",
+        model: "scripted",
+        store: false,
+        previous_response_id: warmResponse.id,
+        input: "first question",
+      });
+      const first = (await log.end(mark)).response as {
+        id: string;
+        usage: { input_tokens_details: { cached_tokens: number } };
+      };
       expect(first.usage.input_tokens_details.cached_tokens).toBeGreaterThan(0);
-      const text = log.since(mark).filter((e) => e.type === "response.output_text.delta").map((e) => e.delta).join("");
+      const text = log
+        .since(mark)
+        .filter((e) => e.type === "response.output_text.delta")
+        .map((e) => e.delta)
+        .join("");
       expect(text).toBe("You said: first question");
 
       const mark2 = log.events.length;
-      ws.send({ type: "response.create", model: "scripted", store: false, previous_response_id: first.id, input: "second" });
+      ws.send({
+        type: "response.create",
+        model: "scripted",
+        store: false,
+        previous_response_id: first.id,
+        input: "second",
+      });
       const second = await log.end(mark2);
       expect(second.type).toBe("response.completed");
       const seqs = log.events.map((e) => e.sequence_number as number);
@@ -182,7 +214,9 @@ describe("Responses WebSocket mode with the SDK's ResponsesWS", () => {
 
   test("response.cancel stops decoding and ends the response incomplete/cancelled", async () => {
     const words = Array.from({ length: 1000 }, (_, i) => `w${i}`).join(" ");
-    await using t = await startTestServer(new ScriptedEngine({ script: [{ text: words }], tokensPerSecond: 200 }));
+    await using t = await startTestServer(
+      new ScriptedEngine({ script: [{ text: words }], tokensPerSecond: 200 }),
+    );
     const ws = new ResponsesWS(t.client);
     const log = new EventLog(ws);
     try {
@@ -191,7 +225,10 @@ describe("Responses WebSocket mode with the SDK's ResponsesWS", () => {
       ws.sendRaw(JSON.stringify({ type: "response.cancel" }));
       const end = await log.end();
       expect(end.type).toBe("response.incomplete");
-      const response = end.response as { incomplete_details: { reason: string }; usage: { output_tokens: number } };
+      const response = end.response as {
+        incomplete_details: { reason: string };
+        usage: { output_tokens: number };
+      };
       expect(response.incomplete_details.reason).toBe("cancelled");
       expect(response.usage.output_tokens).toBeLessThan(1000);
 
@@ -229,7 +266,9 @@ describe("Responses WebSocket mode with the SDK's ResponsesWS", () => {
       expect(accepted.steer).toMatchObject({ previous_response_id: firstId });
       const steered = await log.end();
       expect(steered.type).toBe("response.incomplete");
-      expect((steered.response as { incomplete_details: { reason: string } }).incomplete_details.reason).toBe("steered");
+      expect((steered.response as { incomplete_details: { reason: string } }).incomplete_details.reason).toBe(
+        "steered",
+      );
 
       const successorCreated = await log.type("response.created", log.events.indexOf(steered));
       const successor = successorCreated.response as { id: string; previous_response_id: string };
@@ -237,10 +276,16 @@ describe("Responses WebSocket mode with the SDK's ResponsesWS", () => {
       const mark = log.events.indexOf(successorCreated);
       const end = await log.end(mark);
       expect(end.type).toBe("response.completed");
-      const text = log.since(mark).filter((e) => e.type === "response.output_text.delta").map((e) => e.delta).join("");
+      const text = log
+        .since(mark)
+        .filter((e) => e.type === "response.output_text.delta")
+        .map((e) => e.delta)
+        .join("");
       expect(text).toBe("OK, tabs.");
       // The continuation is built on what was streamed: everything before the steer is cached.
-      const usage = (end.response as { usage: { input_tokens: number; input_tokens_details: { cached_tokens: number } } }).usage;
+      const usage = (
+        end.response as { usage: { input_tokens: number; input_tokens_details: { cached_tokens: number } } }
+      ).usage;
       expect(usage.input_tokens - usage.input_tokens_details.cached_tokens).toBeLessThanOrEqual(3);
     } finally {
       ws.close();

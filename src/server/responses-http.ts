@@ -8,8 +8,15 @@ import { ResponseRun } from "./response-run.js";
 import { type ServerContext, withSequence } from "./server-context.js";
 
 /** `POST /v1/responses`: JSON, or SSE when `stream: true`. */
-export async function handleResponsesPost(req: IncomingMessage, res: ServerResponse, ctx: ServerContext): Promise<void> {
-  const body = validate(responseCreateBodySchema, parseUntrustedJson(await readBody(req, ctx.body), ctx.json));
+export async function handleResponsesPost(
+  req: IncomingMessage,
+  res: ServerResponse,
+  ctx: ServerContext,
+): Promise<void> {
+  const body = validate(
+    responseCreateBodySchema,
+    parseUntrustedJson(await readBody(req, ctx.body), ctx.json),
+  );
   const engine = ctx.models.resolve(body.model);
   const prepared = prepareResponse(body, { engine, lookup: (id) => ctx.store.get(id) });
 

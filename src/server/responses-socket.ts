@@ -11,8 +11,8 @@ import {
   type ResponseSteerEvent,
 } from "../protocol/responses-request.js";
 import { validate } from "../protocol/validate.js";
-import { newId } from "./internal/ids.js";
 import { contentText } from "./input-conversion.js";
+import { newId } from "./internal/ids.js";
 import { prepareResponse } from "./prepare-response.js";
 import { type PreparedResponse, ResponseRun } from "./response-run.js";
 import type { StoredResponse } from "./response-store.js";
@@ -53,7 +53,10 @@ export class ResponsesSocket {
     try {
       if (isBinary) throw new SparkError("invalid_event", "Events are JSON text frames, not binary.");
       if (data.length > this.ctx.json.maxBytes) {
-        throw new SparkError("payload_too_large", `The event is larger than ${this.ctx.json.maxBytes} bytes.`);
+        throw new SparkError(
+          "payload_too_large",
+          `The event is larger than ${this.ctx.json.maxBytes} bytes.`,
+        );
       }
       const raw = parseUntrustedJson(data.toString("utf8"), this.ctx.json);
       const type = (raw as { type?: unknown } | null)?.type;
@@ -88,7 +91,10 @@ export class ResponsesSocket {
 
   private onCreate(event: ResponseCreateEvent): void {
     if (this.active) {
-      throw new SparkError("response_in_progress", `Response ${this.active.run.id} is still in progress on this connection.`);
+      throw new SparkError(
+        "response_in_progress",
+        `Response ${this.active.run.id} is still in progress on this connection.`,
+      );
     }
     const engine = this.ctx.models.resolve(event.model ?? undefined);
     const previous = event.previous_response_id ?? undefined;
@@ -119,7 +125,8 @@ export class ResponsesSocket {
     if (active.steers.length === 0 || this.socket.readyState !== this.socket.OPEN) return;
 
     if (!stored) {
-      for (const steer of active.steers) this.steerFailed(steer, "successor_creation_failed", "The response failed.");
+      for (const steer of active.steers)
+        this.steerFailed(steer, "successor_creation_failed", "The response failed.");
     } else if (stored.pendingCalls.length > 0) {
       this.waitingSteers.set(stored.id, active.steers);
       for (const steer of active.steers) {
@@ -172,7 +179,12 @@ export class ResponsesSocket {
             role: "user" as const,
             content: contentText(message.content as never, `input[${index}].content`),
           }));
-    const steer: QueuedSteer = { id: newId("steer"), previousResponseId: target, input: event.input, messages };
+    const steer: QueuedSteer = {
+      id: newId("steer"),
+      previousResponseId: target,
+      input: event.input,
+      messages,
+    };
     this.active.steers.push(steer);
     this.send({ type: "response.steer.accepted", steer: { id: steer.id, previous_response_id: target } });
     this.active.run.abort("steered");
@@ -191,7 +203,11 @@ export class ResponsesSocket {
     active.run.abort("cancelled");
   }
 
-  private steerFailed(steer: QueuedSteer, code: "response_not_active" | "successor_creation_failed", message: string): void {
+  private steerFailed(
+    steer: QueuedSteer,
+    code: "response_not_active" | "successor_creation_failed",
+    message: string,
+  ): void {
     this.send({
       type: "response.steer.failed",
       error: { type: "invalid_request_error", code, message },

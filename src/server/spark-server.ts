@@ -1,4 +1,9 @@
-import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import {
+  createServer as createHttpServer,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from "node:http";
 import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
@@ -9,9 +14,9 @@ import { handleChatCompletionsPost } from "./chat-completions-http.js";
 import { checkApiKey, checkOrigin, digest, ownOrigins } from "./internal/access.js";
 import { sendError, sendJson } from "./internal/http-io.js";
 import type { ModelRegistry } from "./model-registry.js";
+import { ResponseStore } from "./response-store.js";
 import { handleResponsesPost } from "./responses-http.js";
 import { ResponsesSocket } from "./responses-socket.js";
-import { ResponseStore } from "./response-store.js";
 import type { ServerContext } from "./server-context.js";
 
 export interface SparkServerOptions {
@@ -71,7 +76,9 @@ export class SparkServer implements AsyncDisposable {
   }
 
   static async start(options: SparkServerOptions): Promise<SparkServer> {
-    const server = options.tls ? createHttpsServer({ cert: options.tls.cert, key: options.tls.key }) : createHttpServer();
+    const server = options.tls
+      ? createHttpsServer({ cert: options.tls.cert, key: options.tls.key })
+      : createHttpServer();
     server.headersTimeout = 10_000;
     server.requestTimeout = 0; // streamed responses may run long; bodies have their own timeout
     server.keepAliveTimeout = 30_000;
@@ -84,7 +91,9 @@ export class SparkServer implements AsyncDisposable {
       });
     });
     const origins = ownOrigins(options.host ?? "127.0.0.1", spark.port, Boolean(options.tls));
-    spark.allowedOrigins = new Set([...origins, ...(options.allowedOrigins ?? [])].map((o) => o.toLowerCase()));
+    spark.allowedOrigins = new Set(
+      [...origins, ...(options.allowedOrigins ?? [])].map((o) => o.toLowerCase()),
+    );
     return spark;
   }
 

@@ -96,9 +96,13 @@ export class LlamaEngine implements Engine {
     } catch (error) {
       await model?.dispose();
       await llama.dispose();
-      throw new SparkError("model_unavailable", `Could not load ${options.modelPath}: ${(error as Error).message}`, {
-        cause: error,
-      });
+      throw new SparkError(
+        "model_unavailable",
+        `Could not load ${options.modelPath}: ${(error as Error).message}`,
+        {
+          cause: error,
+        },
+      );
     }
   }
 
@@ -159,16 +163,30 @@ export class LlamaEngine implements Engine {
         yield done("cancelled", tokens.length, reused, 0, started, now, now, now);
         return;
       }
-      await sequence.evaluateWithoutGeneratingNewTokens(tokens.slice(at, Math.min(prefillEnd, at + this.prefillChunk)));
+      await sequence.evaluateWithoutGeneratingNewTokens(
+        tokens.slice(at, Math.min(prefillEnd, at + this.prefillChunk)),
+      );
     }
     const prefilled = performance.now();
     if (prefillOnly || signal?.aborted) {
-      yield done(prefillOnly ? "stop" : "cancelled", tokens.length, reused, 0, started, prefilled, prefilled, prefilled);
+      yield done(
+        prefillOnly ? "stop" : "cancelled",
+        tokens.length,
+        reused,
+        0,
+        started,
+        prefilled,
+        prefilled,
+        prefilled,
+      );
       return;
     }
 
     const parser = new OutputParser([...stopTriggers, ...(request.stop ?? [])], this.parserSetup.callSyntax);
-    const maxOutput = Math.min(request.maxOutputTokens ?? Number.POSITIVE_INFINITY, this.info.contextSize - tokens.length);
+    const maxOutput = Math.min(
+      request.maxOutputTokens ?? Number.POSITIVE_INFINITY,
+      this.info.contextSize - tokens.length,
+    );
     const generated: Token[] = [];
     let pending: Token[] = [];
     let emittedText = "";
@@ -188,7 +206,11 @@ export class LlamaEngine implements Engine {
       if (this.model.isEogToken(token)) break;
       generated.push(token);
       pending.push(token);
-      const text = this.model.detokenize(pending, true, generated.slice(-pending.length - 4, -pending.length));
+      const text = this.model.detokenize(
+        pending,
+        true,
+        generated.slice(-pending.length - 4, -pending.length),
+      );
       // A multi-byte character split across tokens decodes to U+FFFD until its last byte arrives.
       if (!(text.endsWith("\uFFFD") && pending.length < 4)) {
         pending = [];
@@ -198,7 +220,10 @@ export class LlamaEngine implements Engine {
             yield { type: "text", text: piece.text };
           } else if (piece.type === "call") {
             toolCalls++;
-            yield { type: "tool_call", call: { callId: newCallId(), name: piece.name, arguments: piece.arguments } };
+            yield {
+              type: "tool_call",
+              call: { callId: newCallId(), name: piece.name, arguments: piece.arguments },
+            };
           }
         }
       }
@@ -229,7 +254,16 @@ export class LlamaEngine implements Engine {
         rendered: this.model.tokenize(emittedText, false),
       });
     }
-    yield done(stopReason, tokens.length, reused, generated.length, started, prefilled, firstTokenAt, lastTokenAt);
+    yield done(
+      stopReason,
+      tokens.length,
+      reused,
+      generated.length,
+      started,
+      prefilled,
+      firstTokenAt,
+      lastTokenAt,
+    );
   }
 
   async dispose(): Promise<void> {

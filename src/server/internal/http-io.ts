@@ -12,14 +12,18 @@ export function readBody(req: IncomingMessage, limits: BodyLimits): Promise<stri
   return new Promise((resolve, reject) => {
     const declared = Number(req.headers["content-length"] ?? "0");
     if (declared > limits.maxBytes) {
-      reject(new SparkError("payload_too_large", `The request body is larger than ${limits.maxBytes} bytes.`));
+      reject(
+        new SparkError("payload_too_large", `The request body is larger than ${limits.maxBytes} bytes.`),
+      );
       req.resume();
       return;
     }
     const chunks: Buffer[] = [];
     let size = 0;
     const timer = setTimeout(() => {
-      finish(new SparkError("request_timeout", `The request body did not arrive within ${limits.timeoutMs} ms.`));
+      finish(
+        new SparkError("request_timeout", `The request body did not arrive within ${limits.timeoutMs} ms.`),
+      );
     }, limits.timeoutMs);
     const finish = (error: SparkError | null) => {
       clearTimeout(timer);
@@ -34,20 +38,28 @@ export function readBody(req: IncomingMessage, limits: BodyLimits): Promise<stri
     const onData = (chunk: Buffer) => {
       size += chunk.length;
       if (size > limits.maxBytes) {
-        finish(new SparkError("payload_too_large", `The request body is larger than ${limits.maxBytes} bytes.`));
+        finish(
+          new SparkError("payload_too_large", `The request body is larger than ${limits.maxBytes} bytes.`),
+        );
         return;
       }
       chunks.push(chunk);
     };
     const onEnd = () => finish(null);
-    const onError = (error: Error) => finish(new SparkError("invalid_request", `Reading the body failed: ${error.message}`));
+    const onError = (error: Error) =>
+      finish(new SparkError("invalid_request", `Reading the body failed: ${error.message}`));
     req.on("data", onData);
     req.on("end", onEnd);
     req.on("error", onError);
   });
 }
 
-export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
   const text = JSON.stringify(body);
   res.writeHead(status, {
     "content-type": "application/json",

@@ -17,7 +17,11 @@ export async function startTestServer(
   const models = new ModelRegistry();
   models.add(engine.info.id, engine);
   const server = await SparkServer.start({ models, ...options });
-  const client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: options.apiKeys?.[0] ?? "unused", maxRetries: 0 });
+  const client = new OpenAI({
+    baseURL: `${server.url}/v1`,
+    apiKey: options.apiKeys?.[0] ?? "unused",
+    maxRetries: 0,
+  });
   return {
     server,
     client,

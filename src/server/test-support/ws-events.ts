@@ -30,7 +30,8 @@ export class EventLog {
 
   /** Resolves with the first event at or after `from` (default: the next one) that matches. */
   next(match: (e: AnyEvent) => boolean, from = this.events.length): Promise<AnyEvent> {
-    for (let i = from; i < this.events.length; i++) if (match(this.events[i]!)) return Promise.resolve(this.events[i]!);
+    for (let i = from; i < this.events.length; i++)
+      if (match(this.events[i]!)) return Promise.resolve(this.events[i]!);
     return new Promise((resolve) => this.waiters.push({ match, from, resolve }));
   }
 
@@ -40,7 +41,10 @@ export class EventLog {
 
   /** The next terminal event of a response. */
   end(from?: number): Promise<AnyEvent> {
-    return this.next((e) => ["response.completed", "response.incomplete", "response.failed"].includes(e.type), from);
+    return this.next(
+      (e) => ["response.completed", "response.incomplete", "response.failed"].includes(e.type),
+      from,
+    );
   }
 
   since(from: number): AnyEvent[] {

@@ -54,9 +54,13 @@ export function toChatHistory(messages: readonly ChatMessage[]): ChatHistoryItem
       case "tool": {
         const call = openCalls.get(message.callId);
         if (!call) {
-          throw new SparkError("invalid_request", `No function call with call_id '${message.callId}' precedes its output.`, {
-            param: `input[${index}].call_id`,
-          });
+          throw new SparkError(
+            "invalid_request",
+            `No function call with call_id '${message.callId}' precedes its output.`,
+            {
+              param: `input[${index}].call_id`,
+            },
+          );
         }
         call.result = message.content;
         openCalls.delete(message.callId);
@@ -69,7 +73,9 @@ export function toChatHistory(messages: readonly ChatMessage[]): ChatHistoryItem
     }
   }
   for (const [callId] of openCalls) {
-    throw new SparkError("invalid_request", `No tool output found for function call ${callId}.`, { param: "input" });
+    throw new SparkError("invalid_request", `No tool output found for function call ${callId}.`, {
+      param: "input",
+    });
   }
   if (history.at(-1)?.type !== "model") history.push({ type: "model", response: [] });
   return history;
@@ -85,7 +91,9 @@ function parseArguments(text: string, index: number): unknown {
   }
 }
 
-export function toChatFunctions(tools: readonly ToolDefinition[] | undefined): ChatModelFunctions | undefined {
+export function toChatFunctions(
+  tools: readonly ToolDefinition[] | undefined,
+): ChatModelFunctions | undefined {
   if (!tools?.length) return undefined;
   // Client schemas are plain JSON Schema; the wrapper only prints them into the prompt.
   return Object.fromEntries(
@@ -106,7 +114,9 @@ export function renderPrompt(
   });
   return {
     tokens: state.contextText.tokenize(model.tokenizer),
-    stopTriggers: state.stopGenerationTriggers.map((trigger) => textOf(model, trigger)).filter((t) => t !== ""),
+    stopTriggers: state.stopGenerationTriggers
+      .map((trigger) => textOf(model, trigger))
+      .filter((t) => t !== ""),
   };
 }
 

@@ -27,13 +27,16 @@ export class OutputParser {
   private readonly markers: string[];
 
   constructor(
-    private readonly stopTriggers: readonly string[],
+    stopTriggers: readonly string[],
     private readonly call: CallSyntax | null,
   ) {
     // Templates may put white space before the prefix; match the call on its first visible text.
     this.callPrefix = call ? call.prefix.trimStart() : null;
     this.callSuffix = call ? call.suffix.trim() : "";
-    this.markers = [...stopTriggers.filter((t) => t.length > 0), ...(this.callPrefix ? [this.callPrefix] : [])];
+    this.markers = [
+      ...stopTriggers.filter((t) => t.length > 0),
+      ...(this.callPrefix ? [this.callPrefix] : []),
+    ];
   }
 
   get stopped(): boolean {

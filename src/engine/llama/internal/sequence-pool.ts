@@ -40,7 +40,11 @@ export class SequencePool {
     }));
   }
 
-  async acquire(tokens: readonly Token[], conversation: string | undefined, signal?: AbortSignal): Promise<Slot> {
+  async acquire(
+    tokens: readonly Token[],
+    conversation: string | undefined,
+    signal?: AbortSignal,
+  ): Promise<Slot> {
     for (;;) {
       const slot = this.pick(tokens, conversation);
       if (slot) {
@@ -62,7 +66,8 @@ export class SequencePool {
   private pick(tokens: readonly Token[], conversation: string | undefined): Slot | undefined {
     const idle = this.slots.filter((slot) => !slot.busy);
     if (idle.length === 0) return undefined;
-    const own = conversation === undefined ? undefined : idle.find((slot) => slot.conversation === conversation);
+    const own =
+      conversation === undefined ? undefined : idle.find((slot) => slot.conversation === conversation);
     if (own) return own;
     let best: Slot | undefined;
     let bestShared = -1;

@@ -1,0 +1,155 @@
+import { basename } from "node:path";
+import type { Command } from "commander";
+import { listCachedModels, modelCacheDir, removeCachedModel } from "../models/model-cache.js";
+import { downloadModel } from "../models/model-download.js";
+import { DEFAULT_MODEL, parseHfUri } from "../models/model-uri.js";
+import { createProgressBar, formatBytes, type ProgressStream } from "../models/progress-bar.js";
+
+/** Where the command writes and which cache/hub it uses; tests override, the CLI takes the defaults. */
+export interface ModelsCommandIo {
+  /** Default: `process.stdout`. */
+  stdout?: { write(text: string): unknown };
+  /** Progress and warnings. Default: `process.stderr`. */
+  stderr?: ProgressStream;
+  /** Default: from the environment (see `spark models --help`). */
+  cacheDir?: string;
+  env?: NodeJS.ProcessEnv;
+  /** Hub base URL. Default: `$SPARK_HF_ENDPOINT`, `$HF_ENDPOINT`, `https://huggingface.co`. */
+  endpoint?: string;
+}
+
+const MODELS_HELP = `
+Examples:
+  $ spark models list                       # what is in the cache
+  $ spark models pull                       # download the default model
+  $ spark models pull hf:Qwen/Qwen2.5-Coder-7B-Instruct-GGUF/qwen2.5-coder-7b-instruct-q8_0.gguf
+  $ spark models pull hf:owner/repo/path/to/file.gguf@v1.0   # a branch, tag or commit
+  $ spark models rm hf:owner/repo/file.gguf
+
+Default model: ${DEFAULT_MODEL}
+
+Cache directory: $SPARK_MODELS_DIR, else $SPARK_HOME/models, else $XDG_CACHE_HOME/spark/models,
+else ~/.cache/spark/models. Layout: <cache>/hf/<owner>/<repo>/<revision>/<file>.
+
+Environment:
+  HF_TOKEN                      access token for gated or private repositories
+  HF_ENDPOINT, SPARK_HF_ENDPOINT  a Hugging Face mirror to download from
+
+Offline: run "spark models pull" on a connected machine and copy the cache directory, or skip the
+cache entirely with "spark serve --model ./path/to/model.gguf".
+`;
+
+interface ListOptions {
+  json?: boolean;
+}
+
+function table(rows: string[][]): string {
+  const widths: number[] = [];
+  for (const row of rows) {
+    for (const [i, cell] of row.entries()) widths[i] = Math.max(widths[i] ?? 0, cell.length);
+  }
+  return rows
+    .map((row) =>
+      row
+        .map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i] ?? 0)))
+        .join("  ")
+        .trimEnd(),
+    )
+    .join("\n");
+}
+
+export function registerModelsCommand(program: Command, io: ModelsCommandIo = {}): void {
+  const stdout = io.stdout ?? process.stdout;
+  const stderr = io.stderr ?? process.stderr;
+  const cache = { cacheDir: io.cacheDir, env: io.env };
+
+  const models = program
+    .command("models")
+    .description("list, download and remove the GGUF models in Spark's cache")
+    .addHelpText("after", MODELS_HELP);
+
+  models
+    .command("list")
+    .alias("ls")
+    .description("list the models in the cache (URI, size, path)")
+    .option("--json", "print a JSON array of {uri, path, bytes, mtime}")
+    .addHelpText("after", "\nExamples:\n  $ spark models list\n  $ spark models list --json\n")
+    .action(async (options: ListOptions) => {
+      const found = await listCachedModels(cache);
+      if (options.json === true) {
+        const json = found.map((m) => ({
+          uri: m.uri,
+          path: m.path,
+          bytes: m.bytes,
+          mtime: m.mtime.toISOString(),
+        }));
+        stdout.write(`${JSON.stringify(json, null, 2)}\n`);
+        return;
+      }
+      const dir = modelCacheDir(cache);
+      if (found.length === 0) {
+        stdout.write(`No models in the cache (${dir}).\nDownload one with: spark models pull [uri]\n`);
+        return;
+      }
+      const rows = [["URI", "SIZE", "PATH"], ...found.map((m) => [m.uri, formatBytes(m.bytes), m.path])];
+      stdout.write(`${table(rows)}\n\nCache: ${dir}\n`);
+    });
+
+  models
+    .command("pull")
+    .description("download a model into the cache (resumes an interrupted download, verifies its sha256)")
+    .argument("[uri]", "hf:owner/repo/path/to/file.gguf[@revision]", DEFAULT_MODEL)
+    .option("--force", "download again even if the model is already cached")
+    .addHelpText(
+      "after",
+      `
+Prints the path of the downloaded file on stdout; progress goes to stderr.
+Press Ctrl-C to stop: the partial file is kept and the next pull resumes it.
+
+Examples:
+  $ spark models pull
+  $ spark models pull hf:Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF/qwen2.5-coder-1.5b-instruct-q4_0.gguf
+  $ HF_TOKEN=hf_xxx spark models pull hf:owner/gated-repo/model.gguf
+`,
+    )
+    .action(async (uri: string, options: { force?: boolean }) => {
+      const ref = parseHfUri(uri);
+      const progress = createProgressBar(basename(ref.file), { stream: stderr });
+      const controller = new AbortController();
+      const onSigint = () => controller.abort();
+      process.once("SIGINT", onSigint);
+      try {
+        const result = await downloadModel(ref, {
+          ...cache,
+          endpoint: io.endpoint,
+          force: options.force === true,
+          signal: controller.signal,
+          onProgress: (p) => progress.update(p),
+          onWarning: (message) => {
+            progress.finish();
+            stderr.write(`spark: warning: ${message}\n`);
+          },
+        });
+        progress.finish();
+        if (result.alreadyCached)
+          stderr.write(`${ref.uri} is already cached (${formatBytes(result.bytes)}).\n`);
+        else if (result.verified) stderr.write(`Verified sha256 ${result.sha256}.\n`);
+        stdout.write(`${result.path}\n`);
+      } finally {
+        progress.finish();
+        process.removeListener("SIGINT", onSigint);
+      }
+    });
+
+  models
+    .command("rm")
+    .alias("remove")
+    .description("delete models (and any partial download of them) from the cache")
+    .argument("<uri...>", "hf: URIs as shown by spark models list")
+    .addHelpText("after", "\nExample:\n  $ spark models rm hf:owner/repo/file.gguf\n")
+    .action(async (uris: string[]) => {
+      for (const uri of uris) {
+        for (const path of await removeCachedModel(uri, cache)) stdout.write(`Removed ${path}\n`);
+      }
+    });
+}

@@ -1,0 +1,164 @@
+import { readFileSync } from "node:fs";
+import { type Command, InvalidArgumentError, Option } from "commander";
+import type { Engine } from "../engine/engine.js";
+import { LlamaEngine } from "../engine/llama/llama-engine.js";
+import { ScriptedEngine } from "../engine/scripted/scripted-engine.js";
+import { createProgressBar } from "../models/progress-bar.js";
+import { resolveModel } from "../models/resolve-model.js";
+import { SparkError } from "../protocol/errors.js";
+import { ModelRegistry } from "../server/model-registry.js";
+import { SparkServer } from "../server/spark-server.js";
+import { StatusLine } from "./status-line.js";
+
+export interface ServeOptions {
+  model?: string;
+  engine: "llama" | "scripted";
+  host: string;
+  port: number;
+  apiKey: string[];
+  allowOrigin: string[];
+  ctxSize?: number;
+  parallel: number;
+  threads?: number;
+  gpu: boolean;
+  tlsCert?: string;
+  tlsKey?: string;
+  maxBodyMb: number;
+  tokensPerSecond: number;
+}
+
+const SERVE_HELP = `
+Endpoints (one port):
+  POST /v1/responses          Responses API, JSON or SSE (stream: true)
+  WS   /v1/responses          Responses WebSocket mode: response.create, previous_response_id,
+                              generate: false, response.cancel, response.steer
+  POST /v1/chat/completions   Chat Completions, JSON or SSE
+  GET  /v1/models, /healthz
+
+Examples:
+  $ spark serve                                   # the default model (downloaded once)
+  $ spark serve --model ./qwen2.5-coder-1.5b-instruct-q8_0.gguf
+  $ spark serve --model hf:owner/repo/file.gguf --port 9000 --api-key "$SPARK_API_KEY"
+  $ spark serve --engine scripted                  # no model: a deterministic echo engine
+
+The server binds 127.0.0.1 unless --host says otherwise, and refuses requests from web pages of
+other origins. Set --api-key (or SPARK_API_KEY) before exposing it to a network.
+`;
+
+function integer(min: number, max: number) {
+  return (value: string) => {
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < min || n > max) {
+      throw new InvalidArgumentError(`expected a whole number from ${min} to ${max}`);
+    }
+    return n;
+  };
+}
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+export function registerServeCommand(program: Command): void {
+  program
+    .command("serve")
+    .description("serve a model over the OpenAI Responses API (HTTP, SSE and WebSocket) and Chat Completions")
+    .option(
+      "-m, --model <path|uri>",
+      "a local GGUF file or hf:owner/repo/file.gguf (default: the default model)",
+    )
+    .addOption(
+      new Option("--engine <name>", "which engine runs the model")
+        .choices(["llama", "scripted"])
+        .default("llama"),
+    )
+    .option("--host <host>", "address to bind", "127.0.0.1")
+    .option("-p, --port <n>", "port to listen on (0 picks a free one)", integer(0, 65535), 8080)
+    .option("--api-key <key>", "require this bearer key (repeatable; also SPARK_API_KEY)", collect, [])
+    .option(
+      "--allow-origin <origin>",
+      "also accept browser requests from this origin (repeatable)",
+      collect,
+      [],
+    )
+    .option(
+      "-c, --ctx-size <n>",
+      "tokens per conversation (default: the model's, at most 32768)",
+      integer(256, 1 << 20),
+    )
+    .option("--parallel <n>", "conversations decoded at once", integer(1, 64), 2)
+    .option("-t, --threads <n>", "CPU threads (default: physical cores)", integer(1, 1024))
+    .option("--no-gpu", "never use a GPU")
+    .option("--tls-cert <file>", "PEM certificate: serve HTTPS and WSS (with --tls-key)")
+    .option("--tls-key <file>", "PEM private key for --tls-cert")
+    .option("--max-body-mb <n>", "largest request body or WebSocket event, in MiB", integer(1, 1024), 8)
+    .option(
+      "--tokens-per-second <n>",
+      "scripted engine: emission rate (0 = flat out)",
+      integer(0, 10_000_000),
+      0,
+    )
+    .addHelpText("after", SERVE_HELP)
+    .action(async (options: ServeOptions) => {
+      await serve(options);
+    });
+}
+
+async function serve(options: ServeOptions): Promise<void> {
+  if (Boolean(options.tlsCert) !== Boolean(options.tlsKey)) {
+    throw new SparkError("invalid_request", "--tls-cert and --tls-key go together.");
+  }
+  const engine = await loadEngine(options);
+  const models = new ModelRegistry();
+  models.add(engine.info.id, engine);
+  const apiKeys = [...options.apiKey, ...(process.env.SPARK_API_KEY ? [process.env.SPARK_API_KEY] : [])];
+  const server = await SparkServer.start({
+    models,
+    host: options.host,
+    port: options.port,
+    apiKeys,
+    allowedOrigins: options.allowOrigin,
+    maxBodyBytes: options.maxBodyMb * 1024 * 1024,
+    ...(options.tlsCert && options.tlsKey
+      ? { tls: { cert: readFileSync(options.tlsCert), key: readFileSync(options.tlsKey) } }
+      : {}),
+  });
+  const ws = server.url.replace(/^http/, "ws");
+  process.stderr.write(
+    `Spark is serving ${engine.info.id} (${engine.info.engine}, ${engine.info.contextSize} tokens of context)\n` +
+      `  HTTP       ${server.url}/v1\n  WebSocket  ${ws}/v1/responses\n` +
+      `${apiKeys.length ? "  API key required\n" : ""}Press Ctrl+C to stop.\n`,
+  );
+  await new Promise<void>((resolve) => {
+    const stop = () => resolve();
+    process.once("SIGINT", stop);
+    process.once("SIGTERM", stop);
+  });
+  process.stderr.write("Stopping...\n");
+  await server.close();
+  await models.dispose();
+}
+
+async function loadEngine(options: ServeOptions): Promise<Engine> {
+  if (options.engine === "scripted") {
+    return new ScriptedEngine({ tokensPerSecond: options.tokensPerSecond });
+  }
+  const label = options.model ? options.model.split("/").at(-1)! : "default model";
+  const download = createProgressBar(label);
+  const resolved = await resolveModel(options.model, { onProgress: (p) => download.update(p) });
+  download.finish();
+  const started = performance.now();
+  const loading = new StatusLine(`Loading ${resolved.path.split("/").at(-1)}`);
+  const engine = await LlamaEngine.create({
+    modelPath: resolved.path,
+    contextSize: options.ctxSize,
+    sequences: options.parallel,
+    threads: options.threads,
+    gpu: options.gpu ? "auto" : false,
+    onLoadProgress: (fraction) => loading.update(fraction),
+  });
+  loading.done(
+    `Loaded in ${((performance.now() - started) / 1000).toFixed(1)} s on ${engine.threads} threads`,
+  );
+  return engine;
+}
