@@ -28,6 +28,8 @@ export interface GenerateRequest {
 export interface GenerateOptions {
   /** Aborting stops prefill within one chunk and decoding within one token; the stream then ends normally with `stopReason: "cancelled"`. */
   signal?: AbortSignal;
+  /** Called after each prefill chunk with the input tokens evaluated so far and the total to evaluate. */
+  onPrefillProgress?: (evaluated: number, total: number) => void;
 }
 
 export type StopReason = "stop" | "length" | "tool_calls" | "cancelled";

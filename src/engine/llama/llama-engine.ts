@@ -131,7 +131,7 @@ export class LlamaEngine implements Engine {
       throw error;
     }
     try {
-      yield* this.run(slot, request, rendered.tokens, rendered.stopTriggers, signal, started);
+      yield* this.run(slot, request, rendered.tokens, rendered.stopTriggers, options, started);
     } finally {
       this.pool.release(slot);
     }
@@ -142,11 +142,13 @@ export class LlamaEngine implements Engine {
     request: GenerateRequest,
     renderedTokens: Token[],
     stopTriggers: string[],
-    signal: AbortSignal | undefined,
+    { signal, onPrefillProgress }: GenerateOptions,
     started: number,
   ): AsyncGenerator<EngineEvent> {
     const sequence = slot.sequence;
-    const tokens = restoreGeneratedTokens(renderedTokens, slot.spans);
+    const restored = restoreGeneratedTokens(renderedTokens, slot.spans);
+    const tokens = restored.tokens;
+    slot.spans = restored.applied;
     // Reuse the longest cached prefix; the last prompt token is always evaluated to get logits.
     const prefillOnly = request.prefillOnly === true;
     let reused = sequence.compareContextTokens(tokens).firstDifferentIndex;
@@ -154,7 +156,6 @@ export class LlamaEngine implements Engine {
     if (reused < sequence.nextTokenIndex) {
       await sequence.eraseContextTokenRanges([{ start: reused, end: sequence.nextTokenIndex }]);
     }
-    slot.spans = slot.spans.filter((span) => span.start + span.generated.length <= reused);
 
     const prefillEnd = prefillOnly ? tokens.length : tokens.length - 1;
     for (let at = reused; at < prefillEnd; at += this.prefillChunk) {
@@ -163,9 +164,9 @@ export class LlamaEngine implements Engine {
         yield done("cancelled", tokens.length, reused, 0, started, now, now, now);
         return;
       }
-      await sequence.evaluateWithoutGeneratingNewTokens(
-        tokens.slice(at, Math.min(prefillEnd, at + this.prefillChunk)),
-      );
+      const end = Math.min(prefillEnd, at + this.prefillChunk);
+      await sequence.evaluateWithoutGeneratingNewTokens(tokens.slice(at, end));
+      onPrefillProgress?.(end - reused, prefillEnd - reused);
     }
     const prefilled = performance.now();
     if (prefillOnly || signal?.aborted) {
@@ -237,6 +238,7 @@ export class LlamaEngine implements Engine {
         break;
       }
     }
+    const stoppedByTrigger = parser.stopped;
     for (const piece of parser.finish()) {
       if (piece.type === "text") {
         emittedText += piece.text;
@@ -245,14 +247,10 @@ export class LlamaEngine implements Engine {
     }
     if (toolCalls > 0 && stopReason === "stop") stopReason = "tool_calls";
 
-    // Remember what was generated, so the next prompt that contains this text reuses its KV state.
-    if (toolCalls === 0 && emittedText) {
-      const inContext = sequence.contextTokens.slice(tokens.length);
-      slot.spans.push({
-        start: tokens.length,
-        generated: inContext,
-        rendered: this.model.tokenize(emittedText, false),
-      });
+    // Remember what was generated, so the next prompt that contains this text reuses its KV state
+    // (only when every generated token is in the text: no call or stop trigger was cut out of it).
+    if (toolCalls === 0 && !stoppedByTrigger && emittedText) {
+      slot.spans.push({ start: tokens.length, generated, rendered: this.model.tokenize(emittedText, false) });
     }
     yield done(
       stopReason,

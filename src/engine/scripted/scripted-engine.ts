@@ -53,7 +53,8 @@ function renderTokens(messages: ChatMessage[]): string[] {
   for (const message of messages) {
     tokens.push(`<${message.role}>`, ...scriptedTokens(message.content));
     if (message.role === "assistant") {
-      for (const call of message.toolCalls ?? []) tokens.push(`<call:${call.name}>`, ...scriptedTokens(call.arguments));
+      for (const call of message.toolCalls ?? [])
+        tokens.push(`<call:${call.name}>`, ...scriptedTokens(call.arguments));
     }
   }
   return tokens;
@@ -73,7 +74,11 @@ export class ScriptedEngine implements Engine {
   private disposed = false;
 
   constructor(options: ScriptedEngineOptions = {}) {
-    this.info = { id: options.id ?? "scripted", engine: "scripted", contextSize: options.contextSize ?? 32768 };
+    this.info = {
+      id: options.id ?? "scripted",
+      engine: "scripted",
+      contextSize: options.contextSize ?? 32768,
+    };
     const script = options.script ?? echoScript;
     this.script = Array.isArray(script)
       ? (_request, turn) => script[turn % script.length] ?? { text: "" }
@@ -89,14 +94,22 @@ export class ScriptedEngine implements Engine {
     const prompt = renderTokens(request.messages);
     const previous = request.conversation ? (this.states.get(request.conversation) ?? []) : [];
     let cached = 0;
-    while (cached < previous.length && cached < prompt.length && previous[cached] === prompt[cached]) cached++;
+    while (cached < previous.length && cached < prompt.length && previous[cached] === prompt[cached])
+      cached++;
     const state = [...prompt];
     if (request.conversation) this.states.set(request.conversation, state);
     const usage = { inputTokens: prompt.length, cachedInputTokens: cached, outputTokens: 0 };
 
     if (request.prefillOnly) {
       const elapsed = performance.now() - started;
-      yield { type: "done", result: { stopReason: "stop", usage, timing: { promptMs: elapsed, firstTokenMs: elapsed, decodeMs: 0 } } };
+      yield {
+        type: "done",
+        result: {
+          stopReason: "stop",
+          usage,
+          timing: { promptMs: elapsed, firstTokenMs: elapsed, decodeMs: 0 },
+        },
+      };
       return;
     }
 

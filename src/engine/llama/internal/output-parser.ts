@@ -61,7 +61,8 @@ export class OutputParser {
   /** The model stopped (EOS or length): whatever is held back is plain text after all. */
   finish(): ParsedOutput[] {
     if (this.mode === "stopped") return [];
-    const rest = this.buffer;
+    // An unfinished call is text after all, written as the model wrote it.
+    const rest = this.mode === "call" ? this.callPrefix + this.buffer : this.buffer;
     this.buffer = "";
     this.mode = "stopped";
     return rest ? [{ type: "text", text: rest }] : [];
@@ -113,8 +114,12 @@ export class OutputParser {
         }
       }
     }
-    // Text that ends in white space may be the white space before a call prefix.
-    if (this.callPrefix) longest = Math.max(longest, this.buffer.length - this.buffer.trimEnd().length);
+    // White space before a (possible) call prefix belongs to the call's template: hold it too.
+    if (this.callPrefix) {
+      let start = this.buffer.length - longest;
+      while (start > 0 && /\s/.test(this.buffer[start - 1]!)) start--;
+      longest = this.buffer.length - start;
+    }
     return longest;
   }
 

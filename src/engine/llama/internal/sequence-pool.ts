@@ -102,9 +102,16 @@ export class SequencePool {
   }
 }
 
-/** Puts generated tokens back where the prompt holds their re-rendered form. */
-export function restoreGeneratedTokens(tokens: Token[], spans: readonly GeneratedSpan[]): Token[] {
+/**
+ * Puts generated tokens back where the prompt holds their re-rendered form. Returns the prompt and
+ * the spans that applied; the others no longer describe this conversation.
+ */
+export function restoreGeneratedTokens(
+  tokens: Token[],
+  spans: readonly GeneratedSpan[],
+): { tokens: Token[]; applied: GeneratedSpan[] } {
   let out = tokens;
+  const applied: GeneratedSpan[] = [];
   for (const span of spans) {
     const { start, rendered, generated } = span;
     if (start + rendered.length > out.length) continue;
@@ -112,6 +119,7 @@ export function restoreGeneratedTokens(tokens: Token[], spans: readonly Generate
     for (let i = 0; i < rendered.length && same; i++) same = out[start + i] === rendered[i];
     if (!same) continue;
     out = [...out.slice(0, start), ...generated, ...out.slice(start + rendered.length)];
+    applied.push(span);
   }
-  return out;
+  return { tokens: out, applied };
 }

@@ -1,0 +1,89 @@
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import type { ChatMessage } from "../../protocol/chat.js";
+import { collect, describeEngineConformance } from "../test-support/engine-conformance.js";
+import { testModelPath } from "../test-support/test-model.js";
+import { LlamaEngine } from "./llama-engine.js";
+
+describeEngineConformance("llama", async () => LlamaEngine.create({ modelPath: await testModelPath(), contextSize: 2048 }));
+
+describe("llama engine on a synthetic model", () => {
+  let engine: LlamaEngine;
+  beforeAll(async () => {
+    engine = await LlamaEngine.create({ modelPath: await testModelPath(), contextSize: 4096, prefillChunk: 64 });
+  });
+  afterAll(async () => {
+    await engine.dispose();
+  });
+
+  const messages: ChatMessage[] = [
+    { role: "system", content: "You are Spark." },
+    { role: "user", content: "Write a function that adds two numbers." },
+  ];
+
+  test("uses one thread per physical core", () => {
+    expect(engine.threads).toBeGreaterThan(0);
+    expect(engine.threads).toBeLessThanOrEqual(2 * 1024);
+  });
+
+  test("greedy decoding is deterministic", async () => {
+    const a = await collect(engine, { messages, maxOutputTokens: 12 });
+    const b = await collect(engine, { messages, maxOutputTokens: 12 });
+    expect(a.text).toBe(b.text);
+    expect(a.text.length).toBeGreaterThan(0);
+  });
+
+  test("cancel stops a long prompt evaluation within one chunk", async () => {
+    const long = Array.from({ length: 80 }, (_, i) => `line ${i}: const value${i} = compute(${i});`).join("\n");
+    const controller = new AbortController();
+    const progress: number[] = [];
+    const { result } = await collect(
+      engine,
+      { messages: [{ role: "user", content: long }], maxOutputTokens: 4 },
+      {
+        signal: controller.signal,
+        onPrefillProgress: (evaluated) => {
+          progress.push(evaluated);
+          controller.abort();
+        },
+      },
+    );
+    expect(result.usage.inputTokens).toBeGreaterThan(640);
+    expect(result.stopReason).toBe("cancelled");
+    expect(result.usage.outputTokens).toBe(0);
+    // It stopped right after the chunk during which the cancel arrived.
+    expect(progress).toEqual([64]);
+  });
+
+  test("a steered continuation reuses the live KV state: nothing is recomputed", async () => {
+    const controller = new AbortController();
+    let partial = "";
+    let first = 0;
+    for await (const event of engine.generate(
+      { messages, maxOutputTokens: 40, conversation: "steer" },
+      { signal: controller.signal },
+    )) {
+      if (event.type === "text") {
+        partial += event.text;
+        if (partial.length > 20) controller.abort();
+      } else if (event.type === "done") {
+        first = event.result.usage.inputTokens + event.result.usage.outputTokens;
+        expect(event.result.stopReason).toBe("cancelled");
+      }
+    }
+    const continued = await collect(engine, {
+      messages: [...messages, { role: "assistant", content: partial }, { role: "user", content: "Use tabs." }],
+      maxOutputTokens: 4,
+      conversation: "steer",
+    });
+    // Every token of the prompt and of the partial answer is reused, but the one sampled last
+    // (it was never evaluated).
+    expect(continued.result.usage.cachedInputTokens).toBeGreaterThanOrEqual(first - 1);
+  });
+
+  test("an input longer than the context is refused with context_length_exceeded", async () => {
+    const huge = "word ".repeat(20_000);
+    await expect(collect(engine, { messages: [{ role: "user", content: huge }] })).rejects.toMatchObject({
+      code: "context_length_exceeded",
+    });
+  });
+});
