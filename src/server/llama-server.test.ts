@@ -2,8 +2,8 @@ import { ResponsesWS } from "openai/resources/responses/ws";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { LlamaEngine } from "../engine/llama/llama-engine.js";
 import { testModelPath } from "../engine/test-support/test-model.js";
-import { EventLog } from "./test-support/ws-events.js";
 import { startTestServer, type TestServer } from "./test-support/test-server.js";
+import { EventLog } from "./test-support/ws-events.js";
 
 type Usage = { input_tokens: number; output_tokens: number; input_tokens_details: { cached_tokens: number } };
 
@@ -20,16 +20,28 @@ describe("spark serve on the llama engine (synthetic model) with the official SD
   });
 
   test("responses.create, streamed and not", async () => {
-    const plain = await t.client.responses.create({ model: "", input: "Hello", max_output_tokens: 8, temperature: 0 });
+    const plain = await t.client.responses.create({
+      model: "",
+      input: "Hello",
+      max_output_tokens: 8,
+      temperature: 0,
+    });
     expect(plain.usage?.output_tokens).toBeGreaterThan(0);
     expect(plain.output_text.length).toBeGreaterThan(0);
 
-    const stream = await t.client.responses.create({ input: "Hello", max_output_tokens: 8, temperature: 0, stream: true, model: "" });
+    const stream = await t.client.responses.create({
+      input: "Hello",
+      max_output_tokens: 8,
+      temperature: 0,
+      stream: true,
+      model: "",
+    });
     let text = "";
     let completed: { output_text?: string; usage?: Usage } | undefined;
     for await (const event of stream) {
       if (event.type === "response.output_text.delta") text += event.delta;
-      if (event.type === "response.completed" || event.type === "response.incomplete") completed = event.response as never;
+      if (event.type === "response.completed" || event.type === "response.incomplete")
+        completed = event.response as never;
     }
     // Greedy decoding: the stream says exactly what the plain call said.
     expect(text).toBe(plain.output_text);
@@ -59,21 +71,45 @@ describe("spark serve on the llama engine (synthetic model) with the official SD
     const log = new EventLog(ws);
     try {
       const system = "You are Spark, a coding assistant. Make minimal edits. ".repeat(20);
-      ws.send({ type: "response.create", model: "", generate: false, store: false, input: [{ role: "developer", content: system }] });
+      ws.send({
+        type: "response.create",
+        model: "",
+        generate: false,
+        store: false,
+        input: [{ role: "developer", content: system }],
+      });
       const warm = (await log.end()).response as { id: string; usage: Usage };
       expect(warm.usage.output_tokens).toBe(0);
 
       let mark = log.events.length;
-      ws.send({ type: "response.create", model: "", store: false, previous_response_id: warm.id, input: "Rename x to y.", max_output_tokens: 8 });
+      ws.send({
+        type: "response.create",
+        model: "",
+        store: false,
+        previous_response_id: warm.id,
+        input: "Rename x to y.",
+        max_output_tokens: 8,
+      });
       const first = (await log.end(mark)).response as { id: string; usage: Usage };
       // All of the pre-warmed system prompt was reused.
-      expect(first.usage.input_tokens_details.cached_tokens).toBeGreaterThanOrEqual(warm.usage.input_tokens - 8);
+      expect(first.usage.input_tokens_details.cached_tokens).toBeGreaterThanOrEqual(
+        warm.usage.input_tokens - 8,
+      );
 
       mark = log.events.length;
-      ws.send({ type: "response.create", model: "", store: false, previous_response_id: first.id, input: "Thanks.", max_output_tokens: 4 });
+      ws.send({
+        type: "response.create",
+        model: "",
+        store: false,
+        previous_response_id: first.id,
+        input: "Thanks.",
+        max_output_tokens: 4,
+      });
       const second = (await log.end(mark)).response as { usage: Usage };
       const newTokens = second.usage.input_tokens - second.usage.input_tokens_details.cached_tokens;
-      expect(second.usage.input_tokens_details.cached_tokens).toBeGreaterThanOrEqual(first.usage.input_tokens + first.usage.output_tokens - 1);
+      expect(second.usage.input_tokens_details.cached_tokens).toBeGreaterThanOrEqual(
+        first.usage.input_tokens + first.usage.output_tokens - 1,
+      );
       expect(newTokens).toBeLessThan(30);
     } finally {
       ws.close();
@@ -89,18 +125,30 @@ describe("spark serve on the llama engine (synthetic model) with the official SD
       ws.sendRaw(JSON.stringify({ type: "response.cancel" }));
       const cancelled = await log.end();
       expect(cancelled.type).toBe("response.incomplete");
-      const cancelledResponse = cancelled.response as { id: string; usage: Usage; incomplete_details: { reason: string } };
+      const cancelledResponse = cancelled.response as {
+        id: string;
+        usage: Usage;
+        incomplete_details: { reason: string };
+      };
       expect(cancelledResponse.incomplete_details.reason).toBe("cancelled");
       expect(cancelledResponse.usage.output_tokens).toBeLessThan(400);
 
       let mark = log.events.length;
-      ws.send({ type: "response.create", model: "", previous_response_id: cancelledResponse.id, input: "Now a function.", max_output_tokens: 400 });
+      ws.send({
+        type: "response.create",
+        model: "",
+        previous_response_id: cancelledResponse.id,
+        input: "Now a function.",
+        max_output_tokens: 400,
+      });
       const created = await log.type("response.created", mark);
       const runningId = (created.response as { id: string }).id;
       await log.type("response.output_text.delta", mark);
       ws.send({ type: "response.steer", previous_response_id: runningId, input: "Make it shorter." });
       const steered = await log.end(mark);
-      expect((steered.response as { incomplete_details: { reason: string } }).incomplete_details.reason).toBe("steered");
+      expect((steered.response as { incomplete_details: { reason: string } }).incomplete_details.reason).toBe(
+        "steered",
+      );
       const steeredUsage = (steered.response as { usage: Usage }).usage;
 
       mark = log.events.indexOf(steered);

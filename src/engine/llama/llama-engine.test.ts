@@ -4,12 +4,18 @@ import { collect, describeEngineConformance } from "../test-support/engine-confo
 import { testModelPath } from "../test-support/test-model.js";
 import { LlamaEngine } from "./llama-engine.js";
 
-describeEngineConformance("llama", async () => LlamaEngine.create({ modelPath: await testModelPath(), contextSize: 2048 }));
+describeEngineConformance("llama", async () =>
+  LlamaEngine.create({ modelPath: await testModelPath(), contextSize: 2048 }),
+);
 
 describe("llama engine on a synthetic model", () => {
   let engine: LlamaEngine;
   beforeAll(async () => {
-    engine = await LlamaEngine.create({ modelPath: await testModelPath(), contextSize: 4096, prefillChunk: 64 });
+    engine = await LlamaEngine.create({
+      modelPath: await testModelPath(),
+      contextSize: 4096,
+      prefillChunk: 64,
+    });
   });
   afterAll(async () => {
     await engine.dispose();
@@ -33,7 +39,9 @@ describe("llama engine on a synthetic model", () => {
   });
 
   test("cancel stops a long prompt evaluation within one chunk", async () => {
-    const long = Array.from({ length: 80 }, (_, i) => `line ${i}: const value${i} = compute(${i});`).join("\n");
+    const long = Array.from({ length: 80 }, (_, i) => `line ${i}: const value${i} = compute(${i});`).join(
+      "\n",
+    );
     const controller = new AbortController();
     const progress: number[] = [];
     const { result } = await collect(
@@ -71,7 +79,11 @@ describe("llama engine on a synthetic model", () => {
       }
     }
     const continued = await collect(engine, {
-      messages: [...messages, { role: "assistant", content: partial }, { role: "user", content: "Use tabs." }],
+      messages: [
+        ...messages,
+        { role: "assistant", content: partial },
+        { role: "user", content: "Use tabs." },
+      ],
       maxOutputTokens: 4,
       conversation: "steer",
     });

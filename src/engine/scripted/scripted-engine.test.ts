@@ -11,8 +11,12 @@ test("scripted tokens are words with their leading white space", () => {
 });
 
 test("a scripted reply can end in tool calls", async () => {
-  const engine = new ScriptedEngine({ script: [{ text: "Reading.", toolCalls: [{ name: "read", arguments: '{"p":1}' }] }] });
+  const engine = new ScriptedEngine({
+    script: [{ text: "Reading.", toolCalls: [{ name: "read", arguments: '{"p":1}' }] }],
+  });
   const { events, result } = await collect(engine, { messages: [{ role: "user", content: "x" }] });
-  expect(events.find((e) => e.type === "tool_call")).toMatchObject({ call: { name: "read", arguments: '{"p":1}' } });
+  expect(events.find((e) => e.type === "tool_call")).toMatchObject({
+    call: { name: "read", arguments: '{"p":1}' },
+  });
   expect(result.stopReason).toBe("tool_calls");
 });

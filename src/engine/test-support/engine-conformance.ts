@@ -8,7 +8,11 @@ export interface Collected {
   result: GenerateResult;
 }
 
-export async function collect(engine: Engine, request: GenerateRequest, options?: GenerateOptions): Promise<Collected> {
+export async function collect(
+  engine: Engine,
+  request: GenerateRequest,
+  options?: GenerateOptions,
+): Promise<Collected> {
   const events: EngineEvent[] = [];
   for await (const event of engine.generate(request, options)) events.push(event);
   const done = events.filter((e) => e.type === "done");
@@ -38,7 +42,10 @@ export function describeEngineConformance(name: string, create: () => Promise<En
     ];
 
     test("streams text and ends with exactly one done event carrying usage and timing", async () => {
-      const { events, result } = await collect(engine, { messages: user("Write a loop."), maxOutputTokens: 8 });
+      const { events, result } = await collect(engine, {
+        messages: user("Write a loop."),
+        maxOutputTokens: 8,
+      });
       for (const event of events) if (event.type === "text") expect(event.text.length).toBeGreaterThan(0);
       expect(result.usage.inputTokens).toBeGreaterThan(0);
       expect(result.usage.outputTokens).toBeGreaterThan(0);
@@ -48,7 +55,10 @@ export function describeEngineConformance(name: string, create: () => Promise<En
     });
 
     test("maxOutputTokens ends the output with stopReason length", async () => {
-      const { result } = await collect(engine, { messages: user("Count to one hundred."), maxOutputTokens: 3 });
+      const { result } = await collect(engine, {
+        messages: user("Count to one hundred."),
+        maxOutputTokens: 3,
+      });
       expect(result.stopReason).toBe("length");
       expect(result.usage.outputTokens).toBe(3);
     });
@@ -56,9 +66,12 @@ export function describeEngineConformance(name: string, create: () => Promise<En
     test("aborting stops at the next token with stopReason cancelled", async () => {
       const controller = new AbortController();
       const events: EngineEvent[] = [];
-      for await (const event of engine.generate({ messages: user("Tell a long story."), maxOutputTokens: 200 }, {
-        signal: controller.signal,
-      })) {
+      for await (const event of engine.generate(
+        { messages: user("Tell a long story."), maxOutputTokens: 200 },
+        {
+          signal: controller.signal,
+        },
+      )) {
         events.push(event);
         if (event.type === "text") controller.abort();
       }
@@ -70,14 +83,22 @@ export function describeEngineConformance(name: string, create: () => Promise<En
     });
 
     test("prefillOnly evaluates the input and generates nothing", async () => {
-      const { events, result } = await collect(engine, { messages: user("Warm up."), prefillOnly: true, conversation: "warm" });
+      const { events, result } = await collect(engine, {
+        messages: user("Warm up."),
+        prefillOnly: true,
+        conversation: "warm",
+      });
       expect(events.filter((e) => e.type === "text")).toEqual([]);
       expect(result.usage.outputTokens).toBe(0);
       expect(result.stopReason).toBe("stop");
     });
 
     test("a follow-up turn of a conversation evaluates only its new tokens", async () => {
-      const first = await collect(engine, { messages: user("Name a prime."), maxOutputTokens: 6, conversation: "c1" });
+      const first = await collect(engine, {
+        messages: user("Name a prime."),
+        maxOutputTokens: 6,
+        conversation: "c1",
+      });
       const messages: ChatMessage[] = [
         ...user("Name a prime."),
         { role: "assistant", content: first.text },

@@ -1,7 +1,11 @@
 import { describe, expect, test } from "vitest";
 import { endOfJsonValue, OutputParser, type ParsedOutput } from "./output-parser.js";
 
-const qwen = { prefix: '\n<tool_call>\n{"name": "', paramsPrefix: '", "arguments": ', suffix: "}\n</tool_call>" };
+const qwen = {
+  prefix: '\n<tool_call>\n{"name": "',
+  paramsPrefix: '", "arguments": ',
+  suffix: "}\n</tool_call>",
+};
 
 /** Feeds the text in pieces of `size` characters, as a token stream would. */
 function parse(text: string, size: number, triggers = ["<|im_end|>"]): ParsedOutput[] {
@@ -24,14 +28,18 @@ function merge(items: ParsedOutput[]): ParsedOutput[] {
 }
 
 describe("OutputParser", () => {
-  test.each([1, 2, 3, 7, 1000])("splits text, a native tool call and the end of turn (pieces of %i)", (size) => {
-    const text = 'Let me look.\n<tool_call>\n{"name": "read_file", "arguments": {"path": "a}.ts"}}\n</tool_call><|im_end|>ignored';
-    expect(parse(text, size)).toEqual([
-      { type: "text", text: "Let me look." },
-      { type: "call", name: "read_file", arguments: '{"path": "a}.ts"}' },
-      { type: "stop" },
-    ]);
-  });
+  test.each([1, 2, 3, 7, 1000])(
+    "splits text, a native tool call and the end of turn (pieces of %i)",
+    (size) => {
+      const text =
+        'Let me look.\n<tool_call>\n{"name": "read_file", "arguments": {"path": "a}.ts"}}\n</tool_call><|im_end|>ignored';
+      expect(parse(text, size)).toEqual([
+        { type: "text", text: "Let me look." },
+        { type: "call", name: "read_file", arguments: '{"path": "a}.ts"}' },
+        { type: "stop" },
+      ]);
+    },
+  );
 
   test("holds back a possible stop trigger until it is known not to be one", () => {
     const parser = new OutputParser(["<|im_end|>"], null);
@@ -52,7 +60,9 @@ describe("OutputParser", () => {
 
   test("a malformed call is handed back as text", () => {
     const text = '<tool_call>\n{"name": "a", "arguments": {"x": 1}} oops';
-    expect(parse(text, 4)).toEqual([{ type: "text", text: '<tool_call>\n{"name": "a", "arguments": {"x": 1}} oops' }]);
+    expect(parse(text, 4)).toEqual([
+      { type: "text", text: '<tool_call>\n{"name": "a", "arguments": {"x": 1}} oops' },
+    ]);
   });
 
   test("unfinished text at the end is flushed", () => {
@@ -62,6 +72,6 @@ describe("OutputParser", () => {
 
 test("endOfJsonValue respects strings and escapes", () => {
   expect(endOfJsonValue('{"a": "}\\""} rest', 0)).toBe(12);
-  expect(endOfJsonValue(' [1, [2]] x', 0)).toBe(9);
+  expect(endOfJsonValue(" [1, [2]] x", 0)).toBe(9);
   expect(endOfJsonValue('{"open": 1', 0)).toBe(-1);
 });
