@@ -1,4 +1,5 @@
 import { Command, CommanderError } from "commander";
+import { registerBenchCommand } from "../bench/bench-command.js";
 import { SparkError } from "../protocol/errors.js";
 import { registerModelsCommand } from "./models-command.js";
 import { registerServeCommand } from "./serve-command.js";
@@ -14,6 +15,7 @@ export function createProgram(): Command {
     .exitOverride();
   registerServeCommand(program);
   registerModelsCommand(program);
+  registerBenchCommand(program);
   return program;
 }
 

@@ -23,6 +23,7 @@ import { callSyntaxOf, renderPrompt } from "./internal/chat-rendering.js";
 import { OutputParser } from "./internal/output-parser.js";
 import { physicalCoreCount } from "./internal/physical-cores.js";
 import { restoreGeneratedTokens, SequencePool, type Slot } from "./internal/sequence-pool.js";
+import { WarmEventLoop } from "./internal/warm-event-loop.js";
 
 export interface LlamaEngineOptions {
   modelPath: string;
@@ -51,6 +52,7 @@ export class LlamaEngine implements Engine {
   readonly threads: number;
   private readonly pool: SequencePool;
   private readonly parserSetup: { callSyntax: ReturnType<typeof callSyntaxOf> };
+  private readonly warmLoop = new WarmEventLoop();
   private disposed = false;
 
   private constructor(
@@ -130,9 +132,11 @@ export class LlamaEngine implements Engine {
       }
       throw error;
     }
+    this.warmLoop.acquire();
     try {
       yield* this.run(slot, request, rendered.tokens, rendered.stopTriggers, options, started);
     } finally {
+      this.warmLoop.release();
       this.pool.release(slot);
     }
   }

@@ -1,0 +1,92 @@
+import { mkdir, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { type Command, Option } from "commander";
+import { StatusLine } from "../cli/status-line.js";
+import { LlamaEngine } from "../engine/llama/llama-engine.js";
+import { ensureSyntheticModel, type SyntheticQuant } from "../engine/synthetic/synthetic-model.js";
+import { ModelRegistry } from "../server/model-registry.js";
+import { SparkServer } from "../server/spark-server.js";
+import type { BenchContext } from "./bench-context.js";
+import { type BenchRow, markdownTable } from "./bench-report.js";
+import { decodeScenario } from "./scenarios/decode.js";
+import { ttftScenario } from "./scenarios/ttft.js";
+
+const SCENARIOS = { ttft: ttftScenario, decode: decodeScenario } as const;
+type ScenarioName = keyof typeof SCENARIOS;
+
+interface BenchOptions {
+  quick: boolean;
+  scenario: ScenarioName[];
+  model: "smollm2-135m" | "qwen2.5-0.5b";
+  quant: SyntheticQuant;
+  modelsDir: string;
+  out?: string;
+}
+
+export function registerBenchCommand(program: Command): void {
+  program
+    .command("bench")
+    .description("measure Spark's speed claims, each against its baseline in the same run (ratios)")
+    .option("--quick", "fewer repetitions (a few minutes on a 2-core CPU)", false)
+    .addOption(
+      new Option("--scenario <name...>", "scenarios to run")
+        .choices(Object.keys(SCENARIOS))
+        .default(Object.keys(SCENARIOS)),
+    )
+    .addOption(
+      new Option("--model <shape>", "synthetic model shape")
+        .choices(["smollm2-135m", "qwen2.5-0.5b"])
+        .default("smollm2-135m"),
+    )
+    .addOption(new Option("--quant <type>", "weight type").choices(["Q8_0", "Q4_0", "F16"]).default("Q8_0"))
+    .option(
+      "--models-dir <dir>",
+      "where synthetic models are built",
+      path.join(os.homedir(), ".cache", "spark", "bench-models"),
+    )
+    .option("--out <file>", "JSON results file (default: bench-results/bench-<time>.json)")
+    .addHelpText(
+      "after",
+      "\nModels are synthetic (random weights, real shapes), built once; nothing is downloaded.\nResults are ratios: absolute numbers vary from machine to machine.\n",
+    )
+    .action(async (options: BenchOptions) => {
+      await bench(options);
+    });
+}
+
+async function bench(options: BenchOptions): Promise<void> {
+  const building = new StatusLine(`Building synthetic ${options.model} ${options.quant}`);
+  const modelPath = await ensureSyntheticModel(options.modelsDir, options.model, options.quant, {
+    onProgress: (f) => building.update(f),
+  });
+  building.done(`Model: ${modelPath}`);
+  await using engine = await LlamaEngine.create({ modelPath, contextSize: 4096 });
+  const models = new ModelRegistry();
+  models.add(engine.info.id, engine);
+  await using server = await SparkServer.start({ models });
+  const ctx: BenchContext = {
+    engine,
+    wsUrl: `${server.url.replace(/^http/, "ws")}/v1/responses`,
+    quick: options.quick,
+    historyTokens: 2000,
+    log: (line) => process.stderr.write(`  ${line}\n`),
+  };
+  process.stderr.write(`Engine: ${engine.info.id}, ${engine.threads} threads\n`);
+  const rows: BenchRow[] = [];
+  for (const name of options.scenario) {
+    process.stderr.write(`Scenario ${name}\n`);
+    rows.push(...(await SCENARIOS[name](ctx)));
+  }
+  const table = markdownTable(rows);
+  process.stdout.write(`${table}\n`);
+  const out =
+    options.out ?? path.join("bench-results", `bench-${new Date().toISOString().replace(/[:.]/g, "-")}.json`);
+  await mkdir(path.dirname(out), { recursive: true });
+  const machine = { cpus: os.cpus()[0]?.model, cores: os.availableParallelism(), node: process.version };
+  await writeFile(
+    out,
+    `${JSON.stringify({ model: engine.info.id, quick: options.quick, machine, rows }, null, 2)}\n`,
+  );
+  process.stderr.write(`Results: ${out}\n`);
+}

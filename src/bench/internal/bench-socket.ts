@@ -1,0 +1,63 @@
+import WebSocket from "ws";
+
+type ServerEvent = { type: string; [key: string]: unknown };
+
+/**
+ * A bare Responses WebSocket connection for measurements: no reconnects or fallbacks, just frames
+ * and the time each event arrived.
+ */
+export class BenchSocket implements AsyncDisposable {
+  private queue: { event: ServerEvent; at: number }[] = [];
+  private waiter: (() => void) | null = null;
+
+  private constructor(private readonly ws: WebSocket) {
+    ws.on("message", (data) => {
+      this.queue.push({ event: JSON.parse(String(data)) as ServerEvent, at: performance.now() });
+      this.waiter?.();
+    });
+  }
+
+  static async open(url: string): Promise<BenchSocket> {
+    const ws = new WebSocket(url);
+    await new Promise<void>((resolve, reject) => {
+      ws.once("open", () => resolve());
+      ws.once("error", reject);
+    });
+    return new BenchSocket(ws);
+  }
+
+  send(event: object): number {
+    this.ws.send(JSON.stringify(event));
+    return performance.now();
+  }
+
+  /** Events until the response ends; throws on a failed response or an error event. */
+  async untilDone(): Promise<{ event: ServerEvent; at: number }[]> {
+    const events: { event: ServerEvent; at: number }[] = [];
+    for (;;) {
+      const next = this.queue.shift();
+      if (!next) {
+        await new Promise<void>((resolve) => {
+          this.waiter = resolve;
+        });
+        this.waiter = null;
+        continue;
+      }
+      events.push(next);
+      const type = next.event.type;
+      if (type === "error" || type === "response.failed")
+        throw new Error(`bench: ${JSON.stringify(next.event)}`);
+      if (type === "response.completed" || type === "response.incomplete") return events;
+    }
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    this.ws.close();
+  }
+}
+
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
