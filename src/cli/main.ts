@@ -1,6 +1,7 @@
 import { Command, CommanderError } from "commander";
 import { registerBenchCommand } from "../bench/bench-command.js";
 import { SparkError } from "../protocol/errors.js";
+import { registerAgentCommands } from "./agent-commands.js";
 import { registerModelsCommand } from "./models-command.js";
 import { registerServeCommand } from "./serve-command.js";
 import { VERSION } from "./version.js";
@@ -13,6 +14,7 @@ export function createProgram(): Command {
     .version(VERSION)
     .showHelpAfterError("(run with --help for usage)")
     .exitOverride();
+  registerAgentCommands(program);
   registerServeCommand(program);
   registerModelsCommand(program);
   registerBenchCommand(program);

@@ -3,11 +3,14 @@ import { type Command, InvalidArgumentError, Option } from "commander";
 import type { Engine } from "../engine/engine.js";
 import { LlamaEngine } from "../engine/llama/llama-engine.js";
 import { ScriptedEngine } from "../engine/scripted/scripted-engine.js";
+import { AgentHost } from "../host/agent-host.js";
 import { createProgressBar } from "../models/progress-bar.js";
 import { resolveModel } from "../models/resolve-model.js";
 import { SparkError } from "../protocol/errors.js";
 import { ModelRegistry } from "../server/model-registry.js";
 import { SparkServer } from "../server/spark-server.js";
+import { AgentRuntime } from "./agent-runtime.js";
+import { SessionThreadSource } from "./session-thread-source.js";
 import { StatusLine } from "./status-line.js";
 
 export interface ServeOptions {
@@ -112,7 +115,10 @@ async function serve(options: ServeOptions): Promise<void> {
   const models = new ModelRegistry();
   models.add(engine.info.id, engine);
   const apiKeys = [...options.apiKey, ...(process.env.SPARK_API_KEY ? [process.env.SPARK_API_KEY] : [])];
+  let runtime: AgentRuntime | undefined;
+  const host = new AgentHost(new SessionThreadSource(() => runtime!));
   const server = await SparkServer.start({
+    sockets: { "/v1/agent": (socket) => host.accept(socket) },
     models,
     host: options.host,
     port: options.port,
@@ -123,10 +129,17 @@ async function serve(options: ServeOptions): Promise<void> {
       ? { tls: { cert: readFileSync(options.tlsCert), key: readFileSync(options.tlsKey) } }
       : {}),
   });
+  // The agent host's threads reach the model like every other client: through this server.
+  runtime = await AgentRuntime.start({
+    cwd: process.cwd(),
+    server: `${server.url}/v1`,
+    ...(apiKeys[0] ? { apiKey: apiKeys[0] } : {}),
+    model: engine.info.id,
+  });
   const ws = server.url.replace(/^http/, "ws");
   process.stderr.write(
     `Spark is serving ${engine.info.id} (${engine.info.engine}, ${engine.info.contextSize} tokens of context)\n` +
-      `  HTTP       ${server.url}/v1\n  WebSocket  ${ws}/v1/responses\n` +
+      `  HTTP       ${server.url}/v1\n  WebSocket  ${ws}/v1/responses\n  Agent      ${ws}/v1/agent\n` +
       `${apiKeys.length ? "  API key required\n" : ""}Press Ctrl+C to stop.\n`,
   );
   await new Promise<void>((resolve) => {
@@ -135,6 +148,8 @@ async function serve(options: ServeOptions): Promise<void> {
     process.once("SIGTERM", stop);
   });
   process.stderr.write("Stopping...\n");
+  host.interruptAll();
+  await runtime.dispose();
   await server.close();
   await models.dispose();
 }

@@ -7,7 +7,7 @@ import {
 import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
-import { WebSocketServer } from "ws";
+import { type WebSocket, WebSocketServer } from "ws";
 import { SparkError } from "../protocol/errors.js";
 import { DEFAULT_JSON_LIMITS } from "../protocol/json-guard.js";
 import { handleChatCompletionsPost } from "./chat-completions-http.js";
@@ -37,6 +37,11 @@ export interface SparkServerOptions {
   bodyTimeoutMs?: number;
   /** Stored responses kept for `previous_response_id`. Default: 4096. */
   storeCapacity?: number;
+  /**
+   * More WebSocket endpoints on the same port (e.g. the agent host at `/v1/agent`), behind the same
+   * origin and API-key checks. Default: none.
+   */
+  sockets?: Record<string, (socket: WebSocket) => void>;
 }
 
 type Handler = (req: IncomingMessage, res: ServerResponse, ctx: ServerContext) => Promise<void> | void;
@@ -135,10 +140,13 @@ export class SparkServer implements AsyncDisposable {
   }
 
   private onUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    let accept: ((ws: WebSocket) => void) | undefined;
     try {
       checkOrigin(req, this.allowedOrigins);
-      const path = (req.url ?? "/").split("?")[0];
-      if (path !== "/v1/responses") throw new SparkError("not_found", `No WebSocket endpoint at ${path}.`);
+      const path = (req.url ?? "/").split("?")[0] ?? "/";
+      accept =
+        path === "/v1/responses" ? (ws) => new ResponsesSocket(ws, this.ctx) : this.options.sockets?.[path];
+      if (!accept) throw new SparkError("not_found", `No WebSocket endpoint at ${path}.`);
       checkApiKey(req, this.apiKeys);
     } catch (error) {
       const spark = SparkError.from(error);
@@ -148,7 +156,7 @@ export class SparkServer implements AsyncDisposable {
       );
       return;
     }
-    this.wss.handleUpgrade(req, socket, head, (ws) => new ResponsesSocket(ws, this.ctx));
+    this.wss.handleUpgrade(req, socket, head, (ws) => accept?.(ws));
   }
 
   /** Closes sockets and the listener; idempotent. Models belong to the registry's owner. */

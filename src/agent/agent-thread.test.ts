@@ -1,0 +1,182 @@
+import { readFile, symlink, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { describe, expect, test } from "vitest";
+import type { GenerateRequest } from "../engine/engine.js";
+import type { ScriptedReply } from "../engine/scripted/scripted-engine.js";
+import { agentHarness } from "./test-support/agent-harness.js";
+
+const PATCH = [
+  "*** Begin Patch",
+  "*** Update File: src/math.ts",
+  "@@",
+  " export function add(a: number, b: number) {",
+  "-  return a - b;",
+  "+  return a + b;",
+  " }",
+  "*** End Patch",
+].join("\n");
+const MATH = "export function add(a: number, b: number) {\n  return a - b;\n}\n";
+
+/** A script that answers each request in turn, recording what the model was sent. */
+function recorded(replies: ScriptedReply[]) {
+  const requests: GenerateRequest[] = [];
+  let turn = 0;
+  return {
+    requests,
+    script: (request: GenerateRequest) => {
+      requests.push(request);
+      return replies[turn++] ?? { text: "Done." };
+    },
+  };
+}
+
+const call = (name: string, args: object): ScriptedReply => ({
+  toolCalls: [{ name, arguments: JSON.stringify(args) }],
+});
+
+describe("the agent on a temporary git repository (scripted model, real server and client)", () => {
+  test("reads a file and applies a patch: the file changes exactly as the patch says", async () => {
+    const model = recorded([
+      call("read_file", { path: "src/math.ts" }),
+      call("apply_patch", { patch: PATCH }),
+      { text: "Fixed add." },
+    ]);
+    await using h = await agentHarness({ "src/math.ts": MATH }, { script: model.script });
+    await h.thread.startTurn("add() subtracts; fix it");
+    expect(await readFile(path.join(h.dir, "src/math.ts"), "utf8")).toBe(MATH.replace("a - b", "a + b"));
+    // The model saw the file's contents as the read_file result.
+    const toolMessage = model.requests[1]!.messages.find((m) => m.role === "tool");
+    expect(toolMessage?.content).toContain("return a - b;");
+    const done = h.events.find((e) => e.type === "turn.completed");
+    expect(done).toMatchObject({ status: "completed" });
+    const patchItem = h.events.find(
+      (e) => e.type === "item.completed" && e.item.type === "tool_call" && e.item.name === "apply_patch",
+    );
+    expect(patchItem).toMatchObject({ item: { status: "completed", display: { kind: "diff" } } });
+  });
+
+  test("a patch with stale context is rejected, nothing changes, and the model is told why", async () => {
+    const stale = PATCH.replace("-  return a - b;", "-  return a * b;");
+    const model = recorded([call("apply_patch", { patch: stale }), { text: "I will re-read it." }]);
+    await using h = await agentHarness({ "src/math.ts": MATH }, { script: model.script });
+    await h.thread.startTurn("fix add");
+    expect(await readFile(path.join(h.dir, "src/math.ts"), "utf8")).toBe(MATH);
+    const result = model.requests[1]!.messages.find((m) => m.role === "tool");
+    expect(result?.content).toMatch(/src\/math\.ts/);
+    expect(result?.content).toMatch(/return a \* b;/);
+  });
+
+  test("paths that escape the workspace are refused", async () => {
+    const model = recorded([
+      call("read_file", { path: "../../etc/passwd" }),
+      call("read_file", { path: "link/secret" }),
+      { text: "ok" },
+    ]);
+    await using h = await agentHarness({ "a.txt": "a" }, { script: model.script });
+    await symlink("/etc", path.join(h.dir, "link"));
+    await h.thread.startTurn("read things");
+    const outputs = model.requests
+      .slice(1)
+      .map((r) => r.messages.filter((m) => m.role === "tool").at(-1)?.content ?? "");
+    expect(outputs[0]).toMatch(/outside the workspace/i);
+    expect(outputs[1]).toMatch(/outside the workspace/i);
+    expect(outputs.join("")).not.toContain("root:");
+  });
+
+  test("the shell tool is offered only when the user asks for a command", async () => {
+    const model = recorded([{ text: "Sure." }, { text: "Running." }]);
+    await using h = await agentHarness({ "a.txt": "a" }, { script: model.script });
+    await h.thread.startTurn("explain a.txt");
+    expect(model.requests[0]!.tools?.map((t) => t.name)).not.toContain("shell");
+    expect(model.requests[0]!.tools?.map((t) => t.name)).toEqual(
+      expect.arrayContaining(["read_file", "apply_patch"]),
+    );
+    await h.thread.startTurn("run the tests please");
+    expect(model.requests[1]!.tools?.map((t) => t.name)).toContain("shell");
+  });
+
+  test("a shell call is run only after approval; a denied one never runs", async () => {
+    const model = recorded([call("shell", { command: "echo ran > ran.txt" }), { text: "ok" }]);
+    await using h = await agentHarness({ "a.txt": "a" }, { script: model.script });
+    const approval = h.next("approval.requested");
+    const turn = h.thread.startTurn("run echo for me");
+    const request = await approval;
+    expect(request.command).toBe("echo ran > ran.txt");
+    h.thread.respondToApproval(request.approval_id, false);
+    await turn;
+    await expect(readFile(path.join(h.dir, "ran.txt"), "utf8")).rejects.toThrow();
+    expect(model.requests[1]!.messages.filter((m) => m.role === "tool").at(-1)?.content).toMatch(/denied/i);
+  });
+
+  test("undo restores the file byte for byte", async () => {
+    const original =
+      "line one\r\nexport function add(a: number, b: number) {\r\n  return a - b;\r\n}\r\n\u00e9\u2603 no newline";
+    const crlfPatch = [
+      "*** Begin Patch",
+      "*** Update File: src/math.ts",
+      "@@",
+      "-  return a - b;",
+      "+  return a + b;",
+      "*** End Patch",
+    ].join("\n");
+    const model = recorded([call("apply_patch", { patch: crlfPatch }), { text: "done" }]);
+    await using h = await agentHarness({ "src/math.ts": original }, { script: model.script });
+    await h.thread.startTurn("fix");
+    expect(await readFile(path.join(h.dir, "src/math.ts"), "utf8")).not.toBe(original);
+    expect(await h.thread.undo()).toEqual(["src/math.ts"]);
+    expect(await readFile(path.join(h.dir, "src/math.ts"))).toEqual(Buffer.from(original));
+    expect(await h.thread.undo()).toEqual([]);
+  });
+
+  test("a steer sent mid-stream changes what the next output is built on", async () => {
+    const long = Array.from({ length: 400 }, (_, i) => `word${i}`).join(" ");
+    const seen: GenerateRequest[] = [];
+    const script = (request: GenerateRequest): ScriptedReply => {
+      seen.push(request);
+      const last = request.messages.at(-1);
+      return {
+        text: last?.role === "user" && last.content === "use tabs instead" ? "Switching to tabs." : long,
+      };
+    };
+    await using h = await agentHarness({ "a.txt": "a" }, { script, tokensPerSecond: 400 });
+    const firstDelta = h.next("item.delta");
+    const turn = h.thread.startTurn("indent the file");
+    await firstDelta;
+    h.thread.submit("use tabs instead");
+    await turn;
+    const continuation = seen.at(-1)!;
+    // The continuation is built on the partial answer plus the steering message.
+    expect(continuation.messages.at(-1)).toEqual({ role: "user", content: "use tabs instead" });
+    const partial = continuation.messages.at(-2);
+    expect(partial?.role).toBe("assistant");
+    expect(partial?.content.startsWith("word0")).toBe(true);
+    expect(partial?.content.length).toBeLessThan(long.length);
+    const texts = h.events.flatMap((e) =>
+      e.type === "item.completed" && e.item.type === "agent_message" ? [e.item.text] : [],
+    );
+    expect(texts.at(-1)).toBe("Switching to tabs.");
+    expect(h.events.find((e) => e.type === "turn.completed")).toMatchObject({ status: "completed" });
+  });
+
+  test("interrupt stops the turn and leaves no half-applied edit", async () => {
+    const slow = Array.from({ length: 400 }, (_, i) => `w${i}`).join(" ");
+    const model = recorded([
+      { text: slow, toolCalls: [{ name: "apply_patch", arguments: JSON.stringify({ patch: PATCH }) }] },
+    ]);
+    await using h = await agentHarness(
+      { "src/math.ts": MATH },
+      { script: model.script, tokensPerSecond: 200 },
+    );
+    const firstDelta = h.next("item.delta");
+    const turn = h.thread.startTurn("fix add");
+    await firstDelta;
+    h.thread.interrupt();
+    await turn;
+    expect(h.events.find((e) => e.type === "turn.completed")).toMatchObject({ status: "interrupted" });
+    expect(await readFile(path.join(h.dir, "src/math.ts"), "utf8")).toBe(MATH);
+    // The conversation stays valid: the next turn works.
+    await h.thread.startTurn("never mind");
+    expect(h.events.filter((e) => e.type === "turn.completed").at(-1)).toMatchObject({ status: "completed" });
+    await writeFile(path.join(h.dir, "unused"), "");
+  });
+});

@@ -1,0 +1,420 @@
+import { randomUUID } from "node:crypto";
+import type { ResponseStream, ResponsesClient } from "../client/responses-client.js";
+import type { ThreadEvent, ThreadInfo, ThreadItem, TurnStats, TurnStatus } from "../protocol/agent.js";
+import { SparkError } from "../protocol/errors.js";
+import type { ResponseObject } from "../protocol/responses.js";
+import type { ApprovalPolicy } from "./approval.js";
+import { approvalFor } from "./approval.js";
+import { type ConversationInput, compactHistory, historyFromItems } from "./conversation-history.js";
+import { EditJournal } from "./edit-journal.js";
+import { asksToRunCommands } from "./system-prompt.js";
+import { toolsFor } from "./tools/index.js";
+import type { ApprovalRequest, Tool, ToolContext } from "./tools/tool.js";
+import { runTool } from "./tools/tool.js";
+import type { Workspace } from "./workspace.js";
+
+export interface AgentThreadOptions {
+  client: ResponsesClient;
+  workspace: Workspace;
+  /** The system prompt (see buildSystemPrompt). */
+  instructions: string;
+  /** Model id sent with each request. Default: "" (the server's default). */
+  model?: string;
+  /** Offer the shell tool on every turn, not only when the user asks for a command. Default: false. */
+  allowShell?: boolean;
+  /** Whether commands need the user's approval. Default: "ask". */
+  approvalPolicy?: ApprovalPolicy;
+  /** Token budget of the conversation; past 80% of it old turns are compacted. Default: 128K. */
+  contextBudget?: number;
+  /** Sampling temperature. Default: the server's. */
+  temperature?: number;
+  /** Items of a saved session to continue. */
+  resume?: { thread: ThreadInfo; items: ThreadItem[] };
+}
+
+type Listener = (event: ThreadEvent) => void;
+
+interface ActiveTurn {
+  id: string;
+  controller: AbortController;
+  stream: ResponseStream | null;
+  /** Steering input that arrived while tools ran; it joins the next request. */
+  steers: string[];
+  firstTokenAt: number | null;
+}
+
+/**
+ * One conversation with the coding agent. It talks to a model only through the Responses client,
+ * runs tools on the workspace, and narrates everything as thread events (the terminal UI, the agent
+ * host and `spark exec` all listen to the same events). It knows nothing of any UI.
+ */
+export class AgentThread {
+  readonly info: ThreadInfo;
+  readonly journal = new EditJournal();
+  private readonly listeners = new Set<Listener>();
+  private readonly items: ThreadItem[] = [];
+  private readonly queue: string[] = [];
+  private readonly approvals = new Map<string, (approved: boolean) => void>();
+  private lastResponseId: string | null = null;
+  private lastInputTokens = 0;
+  /** Tool calls the chain still owes outputs for (after an interrupt). */
+  private owedOutputs: ConversationInput[] = [];
+  /** The conversation to resend when the chain must start over (resume, compaction). */
+  private restart: ConversationInput[] | null = null;
+  private active: ActiveTurn | null = null;
+  private idle: Promise<void> = Promise.resolve();
+
+  constructor(private readonly options: AgentThreadOptions) {
+    const now = new Date().toISOString();
+    this.info = options.resume?.thread ?? {
+      id: `thr_${randomUUID().replaceAll("-", "").slice(0, 20)}`,
+      title: "New session",
+      cwd: options.workspace.root,
+      model: options.model ?? "",
+      createdAt: now,
+      updatedAt: now,
+    };
+    if (options.resume) {
+      this.items.push(...options.resume.items);
+      this.restart = historyFromItems(options.resume.items);
+    }
+  }
+
+  /** Subscribes to the thread's events; returns the unsubscribe function. */
+  on(listener: Listener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  get busy(): boolean {
+    return this.active !== null;
+  }
+
+  get history(): readonly ThreadItem[] {
+    return this.items;
+  }
+
+  /**
+   * Evaluates the system prompt and tool definitions into the server's state (`generate: false`),
+   * so the first question starts decoding at once.
+   */
+  async prewarm(): Promise<void> {
+    const stream = this.options.client.create({
+      ...this.requestSettings(this.toolsForTurn(false)),
+      input: this.restart ?? [],
+      generate: false,
+    });
+    // Pre-warm produces no output; draining the events just waits for the state to be ready.
+    for await (const event of stream) void event;
+    const response = await stream.final;
+    this.lastResponseId = response.id;
+    this.restart = null;
+  }
+
+  /** Enter: starts a turn when idle; while a turn runs, steers it. */
+  submit(input: string): void {
+    if (this.active) this.steer(input);
+    else this.startTurn(input);
+  }
+
+  /** Tab: runs `input` as the next turn once the current one ends. */
+  enqueue(input: string): void {
+    if (!this.active) {
+      this.startTurn(input);
+      return;
+    }
+    this.queue.push(input);
+    this.emit({ type: "turn.queued", input });
+  }
+
+  /** Starts a turn and resolves when it (and anything queued behind it) has finished. */
+  startTurn(input: string): Promise<void> {
+    if (this.active)
+      throw new SparkError(
+        "response_in_progress",
+        "A turn is already running; steer it or queue the message.",
+      );
+    this.idle = this.runTurns(input);
+    return this.idle;
+  }
+
+  /** Resolves when no turn is running. */
+  whenIdle(): Promise<void> {
+    return this.idle;
+  }
+
+  /** Redirects the running turn: the model continues from where it is, with `input` added. */
+  steer(input: string): void {
+    const turn = this.active;
+    if (!turn) {
+      this.startTurn(input);
+      return;
+    }
+    this.emit({ type: "turn.steered", turn_id: turn.id, input });
+    this.recordUserMessage(turn.id, input);
+    if (turn.stream) {
+      void this.options.client.steer(turn.stream, input).then((outcome) => {
+        if (outcome.status !== "accepted") turn.steers.push(input);
+      });
+    } else turn.steers.push(input);
+  }
+
+  /** Esc: stops the running turn at once. Pending tool calls are answered as aborted. */
+  interrupt(): void {
+    const turn = this.active;
+    if (!turn) return;
+    this.queue.length = 0;
+    turn.controller.abort();
+    turn.stream?.cancel();
+    for (const resolve of this.approvals.values()) resolve(false);
+  }
+
+  respondToApproval(approvalId: string, approved: boolean): void {
+    const resolve = this.approvals.get(approvalId);
+    if (!resolve) return;
+    this.approvals.delete(approvalId);
+    this.emit({ type: "approval.resolved", approval_id: approvalId, approved });
+    resolve(approved);
+  }
+
+  /** Reverts the last applied patch byte for byte; returns the files it restored. */
+  async undo(): Promise<string[]> {
+    if (!this.journal.canUndo) return [];
+    const { paths } = await this.journal.undo();
+    return paths.map((p) => this.options.workspace.relative(p));
+  }
+
+  private async runTurns(first: string): Promise<void> {
+    let input: string | undefined = first;
+    while (input !== undefined) {
+      await this.runTurn(input);
+      input = this.queue.shift();
+    }
+  }
+
+  private async runTurn(input: string): Promise<TurnStatus> {
+    const turn: ActiveTurn = {
+      id: `turn_${randomUUID().replaceAll("-", "").slice(0, 16)}`,
+      controller: new AbortController(),
+      stream: null,
+      steers: [],
+      firstTokenAt: null,
+    };
+    this.active = turn;
+    const started = performance.now();
+    const stats: TurnStats = {
+      timeToFirstTokenMs: null,
+      tokensPerSecond: null,
+      inputTokens: 0,
+      cachedInputTokens: 0,
+      outputTokens: 0,
+    };
+    let decodeMs = 0;
+    this.emit({ type: "turn.started", turn_id: turn.id, input });
+    if (this.info.title === "New session")
+      this.info.title = input.trim().split("\n")[0]!.slice(0, 60) || "New session";
+    this.recordUserMessage(turn.id, input);
+
+    const tools = this.toolsForTurn(this.options.allowShell === true || asksToRunCommands(input));
+    let next: ConversationInput[] = [...this.owedOutputs, { role: "user", content: input }];
+    this.owedOutputs = [];
+    let status: TurnStatus = "completed";
+    let error: SparkError | undefined;
+    try {
+      for (;;) {
+        if (this.lastInputTokens > (this.options.contextBudget ?? 128_000) * 0.8) this.compact();
+        const { response, calls } = await this.stream(turn, tools, next);
+        stats.inputTokens += response.usage?.input_tokens ?? 0;
+        stats.cachedInputTokens += response.usage?.input_tokens_details.cached_tokens ?? 0;
+        stats.outputTokens += response.usage?.output_tokens ?? 0;
+        this.lastInputTokens = (response.usage?.input_tokens ?? 0) + (response.usage?.output_tokens ?? 0);
+        if (response.timing && response.usage && response.timing.tokens_per_second > 0) {
+          decodeMs += ((response.usage.output_tokens - 1) * 1000) / response.timing.tokens_per_second;
+        }
+        if (turn.controller.signal.aborted) {
+          this.owedOutputs = calls.map((call) => ({
+            type: "function_call_output",
+            call_id: call.call_id,
+            output: "Aborted: the user interrupted.",
+          }));
+          status = "interrupted";
+          break;
+        }
+        if (calls.length === 0 && turn.steers.length === 0) break;
+        next = [];
+        for (const call of calls) next.push(await this.runCall(turn, tools, call));
+        if (turn.controller.signal.aborted) {
+          status = "interrupted";
+          this.owedOutputs = next;
+          break;
+        }
+        next.push(...turn.steers.splice(0).map((text) => ({ role: "user" as const, content: text })));
+      }
+    } catch (caught) {
+      if (turn.controller.signal.aborted) status = "interrupted";
+      else {
+        status = "failed";
+        error = SparkError.from(caught);
+      }
+    }
+    if (turn.firstTokenAt !== null) stats.timeToFirstTokenMs = turn.firstTokenAt - started;
+    if (decodeMs > 0) stats.tokensPerSecond = (stats.outputTokens * 1000) / decodeMs;
+    this.active = null;
+    this.info.updatedAt = new Date().toISOString();
+    this.emit({
+      type: "turn.completed",
+      turn_id: turn.id,
+      status,
+      stats,
+      ...(error ? { error: error.toWire() } : {}),
+    });
+    return status;
+  }
+
+  /** One model response (following any steered successors), narrated as an agent_message item. */
+  private async stream(
+    turn: ActiveTurn,
+    tools: Tool[],
+    input: ConversationInput[],
+  ): Promise<{ response: ResponseObject; calls: FunctionCall[] }> {
+    const restart = this.restart;
+    this.restart = null;
+    const stream = this.options.client.create(
+      {
+        ...this.requestSettings(tools),
+        input: restart ? [...restart, ...input] : input,
+        ...(restart || !this.lastResponseId ? {} : { previous_response_id: this.lastResponseId }),
+      },
+      { signal: turn.controller.signal },
+    );
+    turn.stream = stream;
+    let message: { id: string; text: string } | null = null;
+    const calls: FunctionCall[] = [];
+    try {
+      for await (const event of stream) {
+        if (event.type === "response.output_text.delta") {
+          turn.firstTokenAt ??= performance.now();
+          if (!message) {
+            message = { id: `item_${randomUUID().slice(0, 8)}`, text: "" };
+            this.emit({
+              type: "item.started",
+              turn_id: turn.id,
+              item: { type: "agent_message", id: message.id, text: "" },
+            });
+          }
+          message.text += event.delta;
+          this.emit({ type: "item.delta", turn_id: turn.id, item_id: message.id, delta: event.delta });
+        } else if (event.type === "response.output_item.done" && event.item.type === "function_call") {
+          calls.push(event.item);
+        } else if (event.type === "response.created" && message) {
+          // A steered successor begins: what was said so far is one finished message.
+          this.completeItem(turn.id, { type: "agent_message", id: message.id, text: message.text });
+          message = null;
+        }
+      }
+    } finally {
+      turn.stream = null;
+      if (message) this.completeItem(turn.id, { type: "agent_message", id: message.id, text: message.text });
+    }
+    const response = await stream.final;
+    this.lastResponseId = response.id;
+    return { response, calls };
+  }
+
+  private async runCall(turn: ActiveTurn, tools: Tool[], call: FunctionCall): Promise<ConversationInput> {
+    const item: Extract<ThreadItem, { type: "tool_call" }> = {
+      type: "tool_call",
+      id: call.call_id,
+      name: call.name,
+      arguments: call.arguments,
+      status: "running",
+    };
+    this.emit({ type: "item.started", turn_id: turn.id, item: { ...item } });
+    const tool = tools.find((candidate) => candidate.name === call.name);
+    const result = tool
+      ? await runTool(tool, call.arguments, this.toolContext(turn))
+      : {
+          output: `Unknown tool '${call.name}'. Available: ${tools.map((t) => t.name).join(", ")}.`,
+          isError: true,
+        };
+    this.completeItem(turn.id, {
+      ...item,
+      status: result.isError ? "failed" : "completed",
+      output: result.output,
+      ...("display" in result && result.display ? { display: result.display } : {}),
+    });
+    return { type: "function_call_output", call_id: call.call_id, output: result.output };
+  }
+
+  private toolContext(turn: ActiveTurn): ToolContext {
+    return {
+      workspace: this.options.workspace,
+      journal: this.journal,
+      signal: turn.controller.signal,
+      approve: (request) => this.approve(turn, request),
+    };
+  }
+
+  private approve(turn: ActiveTurn, request: ApprovalRequest): Promise<boolean> {
+    const decision = approvalFor(request, this.options.approvalPolicy ?? "ask");
+    if (decision !== "ask-user") return Promise.resolve(decision === "auto-approve");
+    const approvalId = `appr_${randomUUID().slice(0, 8)}`;
+    return new Promise((resolve) => {
+      this.approvals.set(approvalId, resolve);
+      this.emit({ type: "approval.requested", turn_id: turn.id, approval_id: approvalId, ...request });
+    });
+  }
+
+  private toolsForTurn(shell: boolean): Tool[] {
+    return toolsFor({ shell });
+  }
+
+  private requestSettings(tools: Tool[]) {
+    return {
+      model: this.options.model ?? "",
+      instructions: this.options.instructions,
+      tools: tools.map((tool) => ({
+        type: "function" as const,
+        name: tool.name,
+        description: tool.description,
+        parameters: tool.parameters,
+        strict: false,
+      })),
+      store: true,
+      ...(this.options.temperature === undefined ? {} : { temperature: this.options.temperature }),
+    };
+  }
+
+  /** Starts a new chain whose input is a compacted copy of the conversation. */
+  private compact(): void {
+    this.restart = compactHistory(this.items);
+    this.lastResponseId = null;
+    const notice = "Older turns were compacted to fit the context window.";
+    this.completeItem(this.active?.id ?? "", {
+      type: "notice",
+      id: `item_${randomUUID().slice(0, 8)}`,
+      text: notice,
+    });
+  }
+
+  private recordUserMessage(turnId: string, text: string): void {
+    const item: ThreadItem = { type: "user_message", id: `item_${randomUUID().slice(0, 8)}`, text };
+    this.emit({ type: "item.started", turn_id: turnId, item });
+    this.completeItem(turnId, item);
+  }
+
+  private completeItem(turnId: string, item: ThreadItem): void {
+    this.items.push(item);
+    this.emit({ type: "item.completed", turn_id: turnId, item });
+  }
+
+  private emit(event: ThreadEvent): void {
+    for (const listener of this.listeners) listener(event);
+  }
+}
+
+interface FunctionCall {
+  call_id: string;
+  name: string;
+  arguments: string;
+}

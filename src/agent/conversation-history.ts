@@ -1,0 +1,64 @@
+import type { ThreadItem } from "../protocol/agent.js";
+
+/** A Responses input item as the agent sends it. */
+export type ConversationInput =
+  | { role: "user" | "assistant" | "developer"; content: string }
+  | { type: "function_call"; call_id: string; name: string; arguments: string }
+  | { type: "function_call_output"; call_id: string; output: string };
+
+/** The whole conversation as Responses input, for starting a chain over (resume after a restart). */
+export function historyFromItems(items: readonly ThreadItem[]): ConversationInput[] {
+  const out: ConversationInput[] = [];
+  for (const item of items) {
+    switch (item.type) {
+      case "user_message":
+        out.push({ role: "user", content: item.text });
+        break;
+      case "agent_message":
+        out.push({ role: "assistant", content: item.text });
+        break;
+      case "tool_call":
+        out.push({ type: "function_call", call_id: item.id, name: item.name, arguments: item.arguments });
+        out.push({ type: "function_call_output", call_id: item.id, output: item.output ?? "Aborted." });
+        break;
+      case "notice":
+        break;
+      default: {
+        const unknown: never = item;
+        throw new Error(`Unknown item ${JSON.stringify(unknown)}`);
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * Compaction without a model call: earlier turns become a short digest (what the user asked, which
+ * files were read or changed), the last `keepTurns` turns stay verbatim. Deterministic and instant,
+ * so it never stalls the loop.
+ */
+export function compactHistory(items: readonly ThreadItem[], keepTurns = 2): ConversationInput[] {
+  const turnStarts = items.flatMap((item, index) => (item.type === "user_message" ? [index] : []));
+  const cut = turnStarts.length > keepTurns ? turnStarts[turnStarts.length - keepTurns]! : 0;
+  const older = items.slice(0, cut);
+  const recent = items.slice(cut);
+  if (older.length === 0) return historyFromItems(recent);
+  const asked = older.flatMap((item) =>
+    item.type === "user_message" ? [`- ${item.text.split("\n")[0]!.slice(0, 200)}`] : [],
+  );
+  const touched = new Set<string>();
+  for (const item of older) {
+    if (item.type !== "tool_call") continue;
+    const match = /"path"\s*:\s*"([^"]+)"/.exec(item.arguments);
+    if (match) touched.add(`${item.name} ${match[1]}`);
+    for (const file of item.display?.kind === "diff" ? item.display.files : [])
+      touched.add(`changed ${file.path}`);
+  }
+  const digest = [
+    "Summary of the earlier conversation (compacted to fit the context window):",
+    "The user asked:",
+    ...asked,
+    ...(touched.size ? ["Files involved:", ...[...touched].map((t) => `- ${t}`)] : []),
+  ].join("\n");
+  return [{ role: "developer", content: digest }, ...historyFromItems(recent)];
+}

@@ -1,0 +1,83 @@
+import { readFile, stat } from "node:fs/promises";
+import { z } from "zod";
+import type { FileDiff } from "../diff.js";
+import type { Workspace } from "../workspace.js";
+import { parsePatch } from "./patch-parser.js";
+import { type PatchFileReader, planPatch } from "./patch-planner.js";
+import { applyChanges } from "./patch-writer.js";
+import { parametersOf, type Tool, ToolError } from "./tool.js";
+
+const description = `Edit files with a patch. Make minimal, targeted changes: only the lines that must \
+change, with a few unchanged lines around them copied exactly from the file as you last read it. \
+Either the whole patch applies or nothing changes. Format:
+
+*** Begin Patch
+*** Update File: src/app.ts
+@@ function start() {
+   const port = 8080;
+-  listen(port);
++  listen(port, host);
+   log("ready");
+*** Add File: src/host.ts
++export const host = "localhost";
+*** Delete File: src/old.ts
+*** End Patch
+
+Update File: each hunk starts with "@@" and lists lines prefixed with " " (unchanged context), "-" \
+(remove) or "+" (add); give about 3 context lines above and below each change. Text after "@@" names \
+a line above the hunk (such as the enclosing function or class) and places the hunk when the context \
+alone would match in several places. Hunks must be in file order. "*** Move to: <path>" right after \
+"*** Update File:" renames the file. Add File: every line starts with "+". Paths are relative to the \
+workspace root. If a patch is rejected, read the file again and retry with its current text.`;
+
+const schema = z.strictObject({
+  patch: z.string().min(1).describe('The whole patch text, from "*** Begin Patch" to "*** End Patch".'),
+});
+
+export const applyPatchTool: Tool<z.infer<typeof schema>> = {
+  name: "apply_patch",
+  description,
+  parameters: parametersOf(schema),
+  schema,
+  async run(args, ctx) {
+    const patch = parsePatch(args.patch);
+    const changes = await planPatch(patch, readerFor(ctx.workspace));
+    ctx.signal.throwIfAborted();
+    const diffs = await applyChanges(changes, ctx.workspace, ctx.journal);
+    return { output: diffs.map(summary).join("\n"), isError: false, display: { kind: "diff", files: diffs } };
+  },
+};
+
+/** One line per file: `Updated src/a.ts (+2 -1)`. */
+function summary(diff: FileDiff): string {
+  const counts = `(+${diff.added} -${diff.removed})`;
+  switch (diff.kind) {
+    case "add":
+      return `Added ${diff.path} ${counts}`;
+    case "update":
+      return `Updated ${diff.path} ${counts}`;
+    case "delete":
+      return `Deleted ${diff.path} ${counts}`;
+    case "move":
+      return `Moved ${diff.from} to ${diff.path} ${counts}`;
+    default: {
+      const unknown: never = diff.kind;
+      throw new Error(`Unknown diff kind: ${String(unknown)}`);
+    }
+  }
+}
+
+function readerFor(workspace: Workspace): PatchFileReader {
+  return async (path) => {
+    const absolute = await workspace.resolve(path);
+    try {
+      if ((await stat(absolute)).isDirectory()) {
+        throw new ToolError("invalid_arguments", `${path} is a directory; a patch can only change files.`);
+      }
+      return await readFile(absolute);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
+      throw error;
+    }
+  };
+}

@@ -1,0 +1,20 @@
+import { applyPatchTool } from "./apply-patch.js";
+import { listDirTool } from "./list-dir.js";
+import { readFileTool } from "./read-file.js";
+import { searchTool } from "./search.js";
+import { shellTool } from "./shell.js";
+import type { Tool } from "./tool.js";
+
+export interface ToolsForOptions {
+  /** Offer the shell tool. Only when the person asked for commands to be run. */
+  shell: boolean;
+}
+
+/** The tools offered to the model, in the order they are listed to it. */
+// biome-ignore lint/suspicious/noExplicitAny: a registry holds tools of every argument type
+export function toolsFor(options: ToolsForOptions): Tool<any>[] {
+  // biome-ignore lint/suspicious/noExplicitAny: as above
+  const tools: Tool<any>[] = [readFileTool, listDirTool, searchTool, applyPatchTool];
+  if (options.shell) tools.push(shellTool);
+  return tools;
+}

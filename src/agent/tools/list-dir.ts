@@ -1,0 +1,91 @@
+import { z } from "zod";
+import { listFiles } from "./internal/file-list.js";
+import { statOrNotFound } from "./internal/stat-path.js";
+import { parametersOf, type Tool, ToolError } from "./tool.js";
+
+/** Most entries one listing shows. */
+export const LIST_MAX_ENTRIES = 1000;
+
+const description = `List a directory of the workspace as an indented tree; directory names end with \
+"/". Files ignored by .gitignore, .git and node_modules are left out. Use depth to see deeper levels \
+(1 to 4, default 2); at most ${LIST_MAX_ENTRIES} entries are shown.`;
+
+const schema = z.strictObject({
+  path: z.string().default(".").describe('Directory to list, relative to the workspace root. Default: ".".'),
+  depth: z
+    .number()
+    .int()
+    .min(1)
+    .max(4)
+    .default(2)
+    .describe("How many levels to show (1: only the directory's own entries). Default: 2."),
+});
+
+interface TreeNode {
+  children: Map<string, TreeNode> | null;
+}
+
+export const listDirTool: Tool<z.infer<typeof schema>> = {
+  name: "list_dir",
+  description,
+  parameters: parametersOf(schema),
+  schema,
+  async run(args, ctx) {
+    const absolute = await ctx.workspace.resolve(args.path);
+    const shown = ctx.workspace.relative(absolute);
+    const stats = await statOrNotFound(absolute, shown);
+    if (!stats.isDirectory()) {
+      throw new ToolError(
+        "invalid_arguments",
+        `${shown} is a file, not a directory; use read_file to read it.`,
+      );
+    }
+    const listing = await listFiles(absolute, {
+      signal: ctx.signal,
+      maxDepth: args.depth,
+      limit: LIST_MAX_ENTRIES * 20,
+    });
+
+    const root: TreeNode = { children: new Map() };
+    const insert = (path: string, isDirectory: boolean) => {
+      let node = root;
+      const parts = path.split("/");
+      parts.forEach((part, i) => {
+        const last = i === parts.length - 1;
+        let child = node.children!.get(part);
+        if (!child) {
+          child = { children: last && !isDirectory ? null : new Map() };
+          node.children!.set(part, child);
+        }
+        node = child;
+      });
+    };
+    for (const directory of listing.directories) insert(directory, true);
+    for (const file of listing.files) insert(file, false);
+
+    const lines = [shown === "." ? "./" : `${shown}/`];
+    let capped = listing.truncated;
+    const render = (node: TreeNode, indent: string) => {
+      const entries = [...node.children!].sort(([nameA, a], [nameB, b]) => {
+        if ((a.children === null) !== (b.children === null)) return a.children === null ? 1 : -1;
+        return nameA < nameB ? -1 : nameA > nameB ? 1 : 0;
+      });
+      for (const [name, child] of entries) {
+        if (lines.length > LIST_MAX_ENTRIES) {
+          capped = true;
+          return;
+        }
+        lines.push(`${indent}${name}${child.children ? "/" : ""}`);
+        if (child.children) render(child, `${indent}  `);
+      }
+    };
+    render(root, "  ");
+    if (lines.length === 1) lines.push("  (empty)");
+    if (capped) {
+      lines.push(
+        `[Listing capped at ${LIST_MAX_ENTRIES} entries; list a subdirectory or pass a smaller depth to see the rest.]`,
+      );
+    }
+    return { output: lines.join("\n"), isError: false };
+  },
+};

@@ -1,0 +1,131 @@
+import { spawn } from "node:child_process";
+import { z } from "zod";
+import { OutputCapture } from "./internal/output-capture.js";
+import { parametersOf, type Tool, ToolError } from "./tool.js";
+
+/** Bytes of output kept: the first and last halves, the middle dropped. */
+export const SHELL_MAX_OUTPUT_BYTES = 64 * 1024;
+/** How long the output pipes may stay open after bash exits (a background job holding them). */
+const DRAIN_AFTER_EXIT_MS = 500;
+
+const description = `Run a bash command in the workspace root and return its exit code and output \
+(stdout and stderr together; at most ${SHELL_MAX_OUTPUT_BYTES / 1024} KiB, the middle of longer output \
+is dropped). Only run commands the person asked for, such as running the tests or a build. The person \
+may have to approve a command first; a denied command does not run. Commands are not interactive (stdin is empty) and are killed when they \
+exceed timeout_ms.`;
+
+const schema = z.strictObject({
+  command: z.string().min(1).describe("The bash command line to run."),
+  timeout_ms: z
+    .number()
+    .int()
+    .min(1)
+    .max(600_000)
+    .default(120_000)
+    .describe("Kill the command after this many milliseconds (at most 600000). Default: 120000."),
+});
+
+export const shellTool: Tool<z.infer<typeof schema>> = {
+  name: "shell",
+  description,
+  parameters: parametersOf(schema),
+  schema,
+  async run(args, ctx) {
+    const cwd = ctx.workspace.root;
+    if (!(await ctx.approve({ kind: "shell", command: args.command, cwd }))) {
+      throw new ToolError("denied", "The user denied this command.");
+    }
+    ctx.signal.throwIfAborted();
+    const run = await runCommand(args.command, cwd, args.timeout_ms, ctx.signal);
+    ctx.signal.throwIfAborted();
+    const display = {
+      kind: "command" as const,
+      command: args.command,
+      exitCode: run.exitCode,
+      output: run.output,
+    };
+    const body = run.output === "" ? "(no output)" : run.output;
+    if (run.timedOut) {
+      return {
+        output: `Command timed out after ${args.timeout_ms} ms and was killed.\nOutput:\n${body}`,
+        isError: true,
+        errorCode: "timeout",
+        display,
+      };
+    }
+    const status = run.exitCode !== null ? `Exit code: ${run.exitCode}` : `Killed by signal ${run.signal}`;
+    return { output: `${status}\nOutput:\n${body}`, isError: run.exitCode !== 0, display };
+  },
+};
+
+interface CommandRun {
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+  output: string;
+  timedOut: boolean;
+}
+
+/**
+ * Runs `bash -c` as the leader of its own process group, so a timeout or an abort kills the
+ * command's children too, not just bash.
+ */
+function runCommand(
+  command: string,
+  cwd: string,
+  timeoutMs: number,
+  signal: AbortSignal,
+): Promise<CommandRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn("bash", ["-c", command], {
+      cwd,
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"],
+      // Pagers and credential prompts would wait for a person who cannot answer.
+      env: { ...process.env, PAGER: "cat", GIT_PAGER: "cat", GIT_TERMINAL_PROMPT: "0" },
+    });
+    const capture = new OutputCapture(SHELL_MAX_OUTPUT_BYTES);
+    child.stdout.on("data", (chunk: Buffer) => capture.add(chunk));
+    child.stderr.on("data", (chunk: Buffer) => capture.add(chunk));
+
+    let timedOut = false;
+    let exit: { code: number | null; signal: NodeJS.Signals | null } | null = null;
+    let drainTimer: NodeJS.Timeout | undefined;
+    const killGroup = () => {
+      try {
+        if (child.pid !== undefined) process.kill(-child.pid, "SIGKILL");
+      } catch {
+        // Already gone.
+      }
+    };
+    const onAbort = () => killGroup();
+    const timer = setTimeout(() => {
+      timedOut = true;
+      killGroup();
+    }, timeoutMs);
+    signal.addEventListener("abort", onAbort, { once: true });
+    const cleanup = () => {
+      clearTimeout(timer);
+      clearTimeout(drainTimer);
+      signal.removeEventListener("abort", onAbort);
+    };
+
+    child.on("error", (error) => {
+      cleanup();
+      reject(new ToolError("failed", `Could not start bash: ${error.message}`, { cause: error }));
+    });
+    child.on("exit", (code, exitSignal) => {
+      exit = { code, signal: exitSignal };
+      // A background job may keep the pipes open long after bash is gone; stop waiting for it.
+      drainTimer = setTimeout(() => {
+        child.stdout.destroy();
+        child.stderr.destroy();
+      }, DRAIN_AFTER_EXIT_MS);
+    });
+    child.on("close", (code, exitSignal) => {
+      cleanup();
+      const status = exit ?? { code, signal: exitSignal };
+      resolve({ exitCode: status.code, signal: status.signal, output: capture.text(), timedOut });
+    });
+    if (signal.aborted) killGroup();
+  });
+}

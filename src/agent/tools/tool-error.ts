@@ -1,0 +1,25 @@
+/**
+ * Why a tool call failed. The code is a closed union so the agent loop and the UIs branch on it,
+ * never on message text; the message is written for the model: it says what was wrong and what to
+ * do instead.
+ */
+export type ToolErrorCode =
+  | "invalid_arguments"
+  | "path_outside_workspace"
+  | "not_found"
+  | "patch_rejected"
+  | "not_allowed"
+  | "denied"
+  | "timeout"
+  | "failed";
+
+export class ToolError extends Error {
+  constructor(
+    readonly code: ToolErrorCode,
+    message: string,
+    options: { cause?: unknown } = {},
+  ) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = "ToolError";
+  }
+}

@@ -1,0 +1,137 @@
+import { z } from "zod";
+import type { ToolDisplay } from "../../protocol/agent.js";
+import type { EditJournal } from "../edit-journal.js";
+import type { Workspace } from "../workspace.js";
+import { ToolError, type ToolErrorCode } from "./tool-error.js";
+
+export { ToolError, type ToolErrorCode } from "./tool-error.js";
+
+/** A side effect the person may have to approve before a tool performs it. */
+export interface ApprovalRequest {
+  kind: "shell";
+  command: string;
+  /** Absolute directory the command runs in. */
+  cwd: string;
+}
+
+/** What a tool may touch. One context per tool call; the signal is the turn's. */
+export interface ToolContext {
+  workspace: Workspace;
+  journal: EditJournal;
+  signal: AbortSignal;
+  /** Resolves true when the request may go ahead. May wait for the person. */
+  approve(request: ApprovalRequest): Promise<boolean>;
+}
+
+/** What a UI shows for a finished call, beside the text the model sees. */
+export type { ToolDisplay };
+
+export interface ToolResult {
+  /** What the model sees. */
+  output: string;
+  isError: boolean;
+  /** Why the call failed, for the loop and the UIs; set only on errors. */
+  errorCode?: ToolErrorCode | "aborted";
+  display?: ToolDisplay;
+}
+
+export interface Tool<A = unknown> {
+  name: string;
+  /** Shown to the model: what the tool does and when to use it. */
+  description: string;
+  /** JSON Schema of the arguments, shown to the model. */
+  parameters: Record<string, unknown>;
+  /** Validates the parsed arguments; the source of `parameters`. */
+  schema: z.ZodType<A>;
+  /** Throws a ToolError for failures the model can act on. */
+  run(args: A, ctx: ToolContext): Promise<ToolResult>;
+}
+
+/** The model-facing JSON Schema of an argument schema (without the `$schema` header). */
+export function parametersOf(schema: z.ZodType): Record<string, unknown> {
+  const json = z.toJSONSchema(schema, {
+    io: "input",
+    // zod bounds every int by the safe-integer range: tokens the model reads for nothing.
+    override: ({ jsonSchema }) => {
+      if (jsonSchema.maximum === Number.MAX_SAFE_INTEGER) delete jsonSchema.maximum;
+      if (jsonSchema.minimum === Number.MIN_SAFE_INTEGER) delete jsonSchema.minimum;
+    },
+  }) as Record<string, unknown>;
+  const { $schema: _, ...rest } = json;
+  return rest;
+}
+
+/** The output the model gets for a call cut short by the turn's signal. */
+export const ABORTED_OUTPUT = "aborted";
+
+/**
+ * Parses the model's JSON arguments, validates them, runs the tool. Never throws for bad input or
+ * tool failures: they become `{isError: true, output}` messages the model can act on. An abort of
+ * `ctx.signal` answers `"aborted"` at once, without waiting for the tool to wind down (every tool
+ * here stops promptly on its own; an apply_patch already writing finishes and stays undoable).
+ */
+export async function runTool(
+  // biome-ignore lint/suspicious/noExplicitAny: a registry holds tools of every argument type
+  tool: Tool<any>,
+  argumentsJson: string,
+  ctx: ToolContext,
+): Promise<ToolResult> {
+  if (ctx.signal.aborted) return aborted();
+  let raw: unknown;
+  try {
+    // Models send an empty string for a call without arguments.
+    raw = argumentsJson.trim() === "" ? {} : JSON.parse(argumentsJson);
+  } catch (error) {
+    return failure(
+      "invalid_arguments",
+      `The arguments to ${tool.name} are not valid JSON (${messageOf(error)}). ` +
+        `Send one JSON object matching the tool's parameters.`,
+    );
+  }
+  const parsed = tool.schema.safeParse(raw);
+  if (!parsed.success) {
+    return failure(
+      "invalid_arguments",
+      `Invalid arguments to ${tool.name}: ${describeIssues(parsed.error.issues)}. ` +
+        `The parameters are: ${JSON.stringify(tool.parameters)}`,
+    );
+  }
+
+  let onAbort = () => {};
+  const abortion = new Promise<ToolResult>((resolve) => {
+    onAbort = () => resolve(aborted());
+    ctx.signal.addEventListener("abort", onAbort, { once: true });
+  });
+  try {
+    // Wrapped so a tool that throws before its first await is caught the same way.
+    const run = (async () => tool.run(parsed.data, ctx))().catch((error: unknown) => {
+      if (ctx.signal.aborted) return aborted();
+      if (error instanceof ToolError) return failure(error.code, error.message);
+      return failure("failed", `${tool.name} failed: ${messageOf(error)}`);
+    });
+    return await Promise.race([run, abortion]);
+  } finally {
+    ctx.signal.removeEventListener("abort", onAbort);
+  }
+}
+
+function aborted(): ToolResult {
+  return { output: ABORTED_OUTPUT, isError: true, errorCode: "aborted" };
+}
+
+function failure(code: ToolErrorCode, output: string): ToolResult {
+  return { output, isError: true, errorCode: code };
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+function describeIssues(issues: readonly z.core.$ZodIssue[]): string {
+  return issues
+    .map((issue) => {
+      const where = issue.path.map(String).join(".");
+      return where ? `'${where}': ${issue.message}` : issue.message;
+    })
+    .join("; ");
+}

@@ -1,0 +1,162 @@
+import { type Command, Option } from "commander";
+import { listSessions, sessionsDir } from "../agent/transcript.js";
+import { SparkError } from "../protocol/errors.js";
+import { AgentRuntime, type AgentRuntimeOptions } from "./agent-runtime.js";
+import { StatusLine } from "./status-line.js";
+import { runPlain } from "./tui/plain-output.js";
+import { runTui } from "./tui/run-tui.js";
+
+interface AgentFlags {
+  model?: string;
+  server?: string;
+  apiKey?: string;
+  allowShell: boolean;
+  approval: "ask" | "auto";
+  prewarm: boolean;
+  engine: "llama" | "scripted";
+  cd?: string;
+  json?: boolean;
+  last?: boolean;
+}
+
+const AGENT_HELP = `
+Keys: Enter sends (and steers while the model types), Tab queues, Esc interrupts, /help for more.
+
+Examples:
+  $ spark                                  # interactive session in this repository
+  $ spark "why does the parser drop the last line?"
+  $ spark exec "rename parseLine to parseRow"    # one task, prints the answer, exits
+  $ spark exec --json "list the TODOs"           # JSON Lines of every event
+  $ spark --server http://gpu-box:8000/v1 --model qwen2.5-coder-32b
+  $ spark resume --last
+
+Spark never runs commands or tests unless you ask in that message (or pass --allow-shell), and
+then asks before each command unless --approval auto.
+`;
+
+function addAgentOptions(command: Command): Command {
+  return command
+    .option(
+      "-m, --model <model>",
+      "GGUF path or hf: URI for the embedded engine; with --server, the model id",
+    )
+    .option(
+      "--server <url>",
+      "use a Responses-compatible server (e.g. http://host:8080/v1) instead of the embedded engine",
+    )
+    .option("--api-key <key>", "API key for --server (default: $SPARK_API_KEY, $OPENAI_API_KEY)")
+    .option("--allow-shell", "offer the shell tool on every turn, not only when you ask for a command", false)
+    .addOption(
+      new Option("--approval <policy>", "ask before each command, or run them without asking")
+        .choices(["ask", "auto"])
+        .default("ask"),
+    )
+    .option("--no-prewarm", "do not pre-warm the model with the system prompt at start")
+    .addOption(
+      new Option("--engine <name>", "embedded engine")
+        .choices(["llama", "scripted"])
+        .default("llama")
+        .hideHelp(),
+    )
+    .option("-C, --cd <dir>", "workspace directory (default: the current directory)");
+}
+
+export function registerAgentCommands(program: Command): void {
+  addAgentOptions(program)
+    .argument("[prompt...]", "a first message to send")
+    .addHelpText("after", AGENT_HELP)
+    .action(async (prompt: string[], flags: AgentFlags) => {
+      process.exitCode = await interactive(flags, prompt.join(" "));
+    });
+
+  addAgentOptions(program.command("exec"))
+    .description("run one task non-interactively: prints the final answer (or JSON Lines with --json)")
+    .argument("<prompt...>", "the task")
+    .option("--json", "print every event as one JSON line", false)
+    .action(async (prompt: string[], flags: AgentFlags) => {
+      process.exitCode = await exec(flags, prompt.join(" "));
+    });
+
+  addAgentOptions(program.command("resume"))
+    .description("continue a saved session")
+    .argument("[id]", "session id (see the sessions folder)")
+    .option("--last", "the most recent session", false)
+    .action(async (id: string | undefined, flags: AgentFlags) => {
+      process.exitCode = await interactive(flags, "", await findSession(id, flags.last === true));
+    });
+}
+
+async function startRuntime(flags: AgentFlags, quiet: boolean): Promise<AgentRuntime> {
+  let status: StatusLine | null = null;
+  const options: AgentRuntimeOptions = {
+    cwd: flags.cd ?? process.cwd(),
+    ...(flags.model ? { model: flags.model } : {}),
+    ...(flags.server ? { server: flags.server } : {}),
+    ...(flags.server
+      ? { apiKey: flags.apiKey ?? process.env.SPARK_API_KEY ?? process.env.OPENAI_API_KEY }
+      : {}),
+    engine: flags.engine,
+    allowShell: flags.allowShell,
+    approval: flags.approval,
+    prewarm: flags.prewarm,
+    onNotice: (message) => process.stderr.write(`spark: ${message}\n`),
+    onProgress: quiet
+      ? undefined
+      : (stage, fraction) => {
+          status ??= new StatusLine(stage === "download" ? "Downloading the model" : "Loading the model");
+          status.update(fraction);
+        },
+  };
+  const runtime = await AgentRuntime.start(options);
+  (status as StatusLine | null)?.done(`Model ready: ${runtime.modelId}`);
+  return runtime;
+}
+
+async function exec(flags: AgentFlags, prompt: string): Promise<number> {
+  if (!prompt.trim())
+    throw new SparkError(
+      "invalid_request",
+      'spark exec needs a task, e.g. spark exec "fix the failing import".',
+    );
+  await using runtime = await startRuntime(flags, true);
+  const { thread, transcript } = await runtime.newThread();
+  const status = await runPlain(thread, {
+    input: prompt,
+    stdout: process.stdout,
+    stderr: process.stderr,
+    json: flags.json === true,
+  });
+  await transcript.flush();
+  return status === "completed" ? 0 : 1;
+}
+
+async function interactive(flags: AgentFlags, prompt: string, resumeFile?: string): Promise<number> {
+  if (!process.stdin.isTTY || !process.stdout.isTTY) {
+    if (!prompt.trim()) {
+      throw new SparkError(
+        "invalid_request",
+        'Not a terminal: pass the task as an argument, or use spark exec "...".',
+      );
+    }
+    return exec(flags, prompt);
+  }
+  await using runtime = await startRuntime(flags, false);
+  const first = await runtime.newThread(resumeFile);
+  if (prompt.trim()) first.thread.submit(prompt);
+  await runTui({
+    thread: first.thread,
+    modelId: runtime.modelId,
+    newThread: async () => (await runtime.newThread()).thread,
+  });
+  await first.transcript.flush();
+  return 0;
+}
+
+async function findSession(id: string | undefined, last: boolean): Promise<string> {
+  const sessions = await listSessions(sessionsDir());
+  if (sessions.length === 0) throw new SparkError("not_found", `No saved sessions in ${sessionsDir()}.`);
+  if (last || !id) return sessions[0]!.file;
+  const match = sessions.find((session) => session.id === id || session.id.startsWith(id));
+  if (!match) throw new SparkError("not_found", `No session '${id}' in ${sessionsDir()}.`);
+  return match.file;
+}

@@ -1,0 +1,185 @@
+import { describe, expect, test } from "vitest";
+import type { ThreadEvent, TurnStats } from "../../protocol/agent.js";
+import { ConversationStore, type Entry } from "./conversation-store.js";
+
+const T = "turn_1";
+const STATS: TurnStats = {
+  timeToFirstTokenMs: 12,
+  tokensPerSecond: 80,
+  inputTokens: 10,
+  cachedInputTokens: 0,
+  outputTokens: 5,
+};
+
+function storeWithClock() {
+  const clock = { now: 0 };
+  const store = new ConversationStore({ now: () => clock.now });
+  const apply = (...events: ThreadEvent[]) => {
+    for (const event of events) store.apply(event);
+    store.flush();
+    return store.getSnapshot();
+  };
+  return { store, clock, apply };
+}
+
+const started: ThreadEvent = { type: "turn.started", turn_id: T, input: "hi" };
+const message = (id = "m1"): ThreadEvent => ({
+  type: "item.started",
+  turn_id: T,
+  item: { type: "agent_message", id, text: "" },
+});
+const delta = (text: string, id = "m1"): ThreadEvent => ({
+  type: "item.delta",
+  turn_id: T,
+  item_id: id,
+  delta: text,
+});
+const done = (text: string, id = "m1"): ThreadEvent => ({
+  type: "item.completed",
+  turn_id: T,
+  item: { type: "agent_message", id, text },
+});
+const agentTexts = (entries: readonly Entry[]) =>
+  entries.flatMap((e) => (e.kind === "agent" ? [e.text] : []));
+
+describe("ConversationStore", () => {
+  test("finished lines of a streaming message become entries at once; the partial line stays live", () => {
+    const { apply } = storeWithClock();
+    let view = apply(started, message(), delta("Hello"), delta(" world"));
+    expect(view.phase).toBe("streaming");
+    expect(view.streaming).toEqual({ text: "Hello world", continued: false, fenced: false });
+    expect(agentTexts(view.entries)).toEqual([]);
+    view = apply(delta(".\nNext"));
+    expect(agentTexts(view.entries)).toEqual(["Hello world."]);
+    expect(view.streaming).toMatchObject({ text: "Next", continued: true });
+    view = apply(delta(" line\n\n"), delta("\nThird"), done("..."));
+    expect(agentTexts(view.entries)).toEqual(["Hello world.", "Next line", "\n\nThird"]);
+    expect(view.entries.filter((e) => e.kind === "agent").map((e) => e.kind === "agent" && e.first)).toEqual([
+      true,
+      false,
+      false,
+    ]);
+    expect(view.streaming).toBeNull();
+    expect(view.phase).toBe("thinking");
+  });
+
+  test("leading and trailing blank lines of a message are dropped", () => {
+    const { apply } = storeWithClock();
+    const view = apply(started, message(), delta("\n\n  indented\n"), delta("end\n\n\n"), done(""));
+    expect(agentTexts(view.entries)).toEqual(["  indented", "end"]);
+  });
+
+  test("remembers whether a chunk starts inside a code block", () => {
+    const { apply } = storeWithClock();
+    const view = apply(
+      started,
+      message(),
+      delta("Code:\n```ts\nconst a = 1;\n"),
+      delta("```\nafter\n"),
+      done(""),
+    );
+    const chunks = view.entries.filter((e) => e.kind === "agent");
+    expect(chunks.map((e) => e.kind === "agent" && [e.text, e.fenced])).toEqual([
+      ["Code:\n```ts\nconst a = 1;", false],
+      ["```\nafter", true],
+    ]);
+  });
+
+  test("publishes once per batch of events", async () => {
+    const store = new ConversationStore();
+    let published = 0;
+    store.subscribe(() => published++);
+    store.apply(started);
+    for (let i = 0; i < 100; i++) store.apply(delta(`w${i} `));
+    expect(published).toBe(0);
+    await new Promise<void>((resolve) => store.subscribe(resolve));
+    expect(published).toBe(1);
+    expect(store.getSnapshot().streaming?.text).toContain("w99");
+  });
+
+  test("queued messages show until their turn starts; an interrupt drops them", () => {
+    const { apply } = storeWithClock();
+    let view = apply(started, { type: "turn.queued", input: "two" }, { type: "turn.queued", input: "three" });
+    expect(view.queued).toEqual(["two", "three"]);
+    view = apply(
+      { type: "turn.completed", turn_id: T, status: "completed", stats: STATS },
+      { type: "turn.started", turn_id: "t2", input: "two" },
+    );
+    expect(view.queued).toEqual(["three"]);
+    view = apply({ type: "turn.completed", turn_id: "t2", status: "interrupted", stats: STATS });
+    expect(view.queued).toEqual([]);
+    expect(view.entries.at(-1)).toMatchObject({
+      kind: "notice",
+      text: "Interrupted. 1 queued message dropped.",
+      tone: "warn",
+    });
+    expect(view.turn).toMatchObject({ status: "interrupted", stats: STATS });
+    expect(view.phase).toBe("idle");
+  });
+
+  test("approvals are live until resolved, then noted", () => {
+    const { apply, store } = storeWithClock();
+    const approval: ThreadEvent = {
+      type: "approval.requested",
+      turn_id: T,
+      approval_id: "a1",
+      kind: "shell",
+      command: "npm test",
+      cwd: "/w",
+    };
+    let view = apply(started, approval);
+    expect(view.phase).toBe("waiting for approval");
+    expect(store.pendingApproval?.command).toBe("npm test");
+    view = apply({ type: "approval.resolved", approval_id: "a1", approved: false });
+    expect(view.approvals).toEqual([]);
+    expect(view.entries.at(-1)).toMatchObject({ kind: "notice", text: "Denied: $ npm test", tone: "warn" });
+  });
+
+  test("a failed turn becomes an error entry; steering marks the next user message", () => {
+    const { apply } = storeWithClock();
+    const view = apply(
+      started,
+      { type: "turn.steered", turn_id: T, input: "no, this" },
+      { type: "item.completed", turn_id: T, item: { type: "user_message", id: "u", text: "no, this" } },
+      {
+        type: "turn.completed",
+        turn_id: T,
+        status: "failed",
+        stats: STATS,
+        error: { type: "server_error", code: "server_error", message: "boom", param: null },
+      },
+    );
+    expect(view.entries[0]).toMatchObject({ kind: "user", text: "no, this", steer: true });
+    expect(view.entries.at(-1)).toMatchObject({ kind: "notice", text: "Error: boom", tone: "error" });
+  });
+
+  test("measures time to first token and the live delta rate", () => {
+    const { apply, clock } = storeWithClock();
+    apply(started, message());
+    clock.now = 100;
+    apply(delta("a"));
+    clock.now = 200;
+    const view = apply(delta(" b"), delta(" c"));
+    expect(view.turn).toMatchObject({
+      startedAt: 0,
+      firstTokenAt: 100,
+      message: { firstAt: 100, lastAt: 200, deltas: 3 },
+    });
+  });
+
+  test("loads a thread's earlier items, and knows a turn is already running", () => {
+    const { store } = storeWithClock();
+    store.load(
+      [
+        { type: "user_message", id: "u", text: "hi" },
+        { type: "agent_message", id: "a", text: "hello\n" },
+        { type: "tool_call", id: "c", name: "read_file", arguments: "{}", status: "completed" },
+      ],
+      true,
+    );
+    store.flush();
+    const view = store.getSnapshot();
+    expect(view.entries.map((e) => e.kind)).toEqual(["user", "agent", "tool"]);
+    expect(view.phase).toBe("thinking");
+  });
+});

@@ -1,0 +1,82 @@
+import type { FileDiff } from "../../protocol/agent.js";
+
+/** One line of a tool's display, tagged so the view can colour it. */
+export type DisplayRow =
+  | { kind: "file"; path: string; added: number; removed: number; label: string }
+  | { kind: "hunk" | "add" | "remove" | "context" | "output" | "omitted"; text: string };
+
+export interface DiffRowsOptions {
+  /** Diff lines shown in all (hunk headers included) before the rest is summarised. Default: 400. */
+  maxLines?: number;
+}
+
+/**
+ * The rows of a unified diff for the terminal: a header per file (`path +N -M`), `@@` hunk
+ * headers, and `+`/`-`/` ` lines. Tabs are expanded, since terminals and the layout engine disagree
+ * on their width.
+ */
+export function diffRows(files: readonly FileDiff[], options: DiffRowsOptions = {}): DisplayRow[] {
+  const maxLines = options.maxLines ?? 400;
+  const rows: DisplayRow[] = [];
+  let shown = 0;
+  let omitted = 0;
+  for (const file of files) {
+    const label =
+      file.kind === "add"
+        ? "new file"
+        : file.kind === "delete"
+          ? "deleted"
+          : file.kind === "move"
+            ? `moved from ${file.from ?? "?"}`
+            : "";
+    rows.push({ kind: "file", path: file.path, added: file.added, removed: file.removed, label });
+    for (const hunk of file.hunks) {
+      if (shown >= maxLines) {
+        omitted += hunk.lines.length + 1;
+        continue;
+      }
+      rows.push({
+        kind: "hunk",
+        text: `@@ -${hunk.oldStart},${hunk.oldLines} +${hunk.newStart},${hunk.newLines} @@`,
+      });
+      shown++;
+      for (const line of hunk.lines) {
+        if (shown >= maxLines) {
+          omitted++;
+          continue;
+        }
+        const sign = line.kind === "add" ? "+" : line.kind === "remove" ? "-" : " ";
+        rows.push({ kind: line.kind, text: `${sign}${expandTabs(line.text)}` });
+        shown++;
+      }
+    }
+  }
+  if (omitted > 0) rows.push({ kind: "omitted", text: `... ${omitted} more diff lines` });
+  return rows;
+}
+
+export interface ExcerptOptions {
+  /** Lines kept from the start. Default: 3. */
+  head?: number;
+  /** Lines kept from the end. Default: 3. */
+  tail?: number;
+}
+
+/** The first and last lines of a command's output, with a count of what lies between. */
+export function outputRows(output: string, options: ExcerptOptions = {}): DisplayRow[] {
+  const head = options.head ?? 3;
+  const tail = options.tail ?? 3;
+  const lines = output.replace(/\s+$/, "").split("\n");
+  if (lines.length === 1 && lines[0] === "") return [];
+  const row = (text: string): DisplayRow => ({ kind: "output", text: expandTabs(text.replace(/\r$/, "")) });
+  if (lines.length <= head + tail + 1) return lines.map(row);
+  return [
+    ...lines.slice(0, head).map(row),
+    { kind: "omitted", text: `... ${lines.length - head - tail} more lines` },
+    ...lines.slice(lines.length - tail).map(row),
+  ];
+}
+
+export function expandTabs(text: string): string {
+  return text.includes("\t") ? text.replaceAll("\t", "    ") : text;
+}

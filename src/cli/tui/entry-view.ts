@@ -1,0 +1,166 @@
+import { Box, Text } from "ink";
+import React from "react";
+import { type Span, styleAgentText } from "./agent-markdown.js";
+import type { Entry, Tone } from "./conversation-store.js";
+import { type DisplayRow, diffRows, outputRows } from "./display-rows.js";
+import { firstLine, summarizeToolCall, type ToolCallItem } from "./tool-summary.js";
+
+const h = React.createElement;
+
+/** Bullet in front of tool calls. */
+export const BULLET = "•";
+
+/** One finished entry of the conversation. */
+export function EntryView({ entry }: { entry: Entry }): React.ReactElement {
+  switch (entry.kind) {
+    case "user":
+      return h(
+        Box,
+        { marginTop: 1 },
+        h(Text, { color: "cyan", bold: true }, entry.steer ? "> steer: " : "> "),
+        h(Text, { bold: true }, entry.text),
+      );
+    case "agent":
+      return h(AgentText, { text: entry.text, fenced: entry.fenced, marginTop: entry.first ? 1 : 0 });
+    case "tool":
+      return h(ToolCallView, { item: entry.item });
+    case "notice":
+      return h(Box, { marginTop: 1 }, h(Text, toneStyle(entry.tone), entry.text));
+    default: {
+      const unknown: never = entry;
+      return unknown;
+    }
+  }
+}
+
+/** Agent text with light Markdown styling (see {@link styleAgentText}). */
+export function AgentText({
+  text,
+  fenced,
+  marginTop,
+}: {
+  text: string;
+  fenced: boolean;
+  marginTop: number;
+}): React.ReactElement {
+  const { lines } = styleAgentText(text, fenced);
+  return h(
+    Box,
+    { flexDirection: "column", marginTop },
+    lines.map((spans, index) =>
+      h(
+        Text,
+        { key: index },
+        spans.length === 0
+          ? " "
+          : spans.map((span, at) => h(Text, { key: at, ...spanStyle(span) }, span.text)),
+      ),
+    ),
+  );
+}
+
+function spanStyle(span: Span): { bold?: boolean; color?: string; dimColor?: boolean } {
+  switch (span.style) {
+    case "bold":
+      return { bold: true };
+    case "code":
+      return { color: "cyan" };
+    case "dim":
+      return { dimColor: true };
+    default:
+      return {};
+  }
+}
+
+export function toneStyle(tone: Tone): { color?: string; dimColor?: boolean } {
+  switch (tone) {
+    case "dim":
+      return { dimColor: true };
+    case "info":
+      return {};
+    case "warn":
+      return { color: "yellow" };
+    case "error":
+      return { color: "red" };
+    default: {
+      const unknown: never = tone;
+      return unknown;
+    }
+  }
+}
+
+/**
+ * A tool call: a one-line summary with a coloured bullet (yellow running, green done, red failed),
+ * then a patch's diff, or a command's exit code and the first and last lines of its output.
+ */
+export function ToolCallView({ item }: { item: ToolCallItem }): React.ReactElement {
+  const colour = item.status === "running" ? "yellow" : item.status === "completed" ? "green" : "red";
+  const display = item.display;
+  const rows: DisplayRow[] = [];
+  let exit: React.ReactElement | null = null;
+  if (display?.kind === "diff") rows.push(...diffRows(display.files));
+  else if (display?.kind === "command") {
+    exit = exitLabel(display.exitCode);
+    rows.push(...outputRows(display.output));
+  } else if (item.status === "failed" && item.output) {
+    rows.push({ kind: "output", text: firstLine(item.output) });
+  }
+  return h(
+    Box,
+    { flexDirection: "column", marginTop: 1 },
+    h(
+      Text,
+      null,
+      h(Text, { color: colour }, `${BULLET} `),
+      // The diff's own file headers carry the counts.
+      h(Text, { bold: true }, summarizeToolCall(item, { diffCounts: false })),
+      exit ? h(Text, null, "  ", exit) : null,
+      item.status === "running" ? h(Text, { dimColor: true }, "  running...") : null,
+    ),
+    rows.length > 0
+      ? h(
+          Box,
+          { flexDirection: "column", paddingLeft: 2 },
+          rows.map((row, index) => h(RowView, { key: index, row, failed: item.status === "failed" })),
+        )
+      : null,
+  );
+}
+
+function RowView({ row, failed }: { row: DisplayRow; failed: boolean }): React.ReactElement {
+  switch (row.kind) {
+    case "file":
+      return h(
+        Text,
+        null,
+        h(Text, { bold: true }, row.path),
+        " ",
+        h(Text, { color: "green" }, `+${row.added}`),
+        " ",
+        h(Text, { color: "red" }, `-${row.removed}`),
+        row.label ? h(Text, { dimColor: true }, ` (${row.label})`) : null,
+      );
+    case "hunk":
+      return h(Text, { color: "cyan", dimColor: true }, row.text);
+    case "add":
+      return h(Text, { color: "green" }, row.text);
+    case "remove":
+      return h(Text, { color: "red" }, row.text);
+    case "context":
+      return h(Text, { dimColor: true }, row.text);
+    case "output":
+      return h(Text, failed ? { color: "red" } : { dimColor: true }, row.text || " ");
+    case "omitted":
+      return h(Text, { dimColor: true, italic: true }, row.text);
+    default: {
+      const unknown: never = row;
+      return unknown;
+    }
+  }
+}
+
+function exitLabel(code: number | null): React.ReactElement {
+  if (code === 0) return h(Text, { color: "green" }, "exit 0");
+  if (code === null) return h(Text, { color: "yellow" }, "killed");
+  return h(Text, { color: "red" }, `exit ${code}`);
+}

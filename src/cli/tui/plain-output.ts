@@ -1,0 +1,109 @@
+import type { AgentThread } from "../../agent/agent-thread.js";
+import { formatUnifiedDiff } from "../../agent/diff.js";
+import type { ThreadEvent, TurnStatus } from "../../protocol/agent.js";
+import { outputRows } from "./display-rows.js";
+import { firstLine, summarizeToolCall } from "./tool-summary.js";
+
+export interface PlainOptions {
+  /** The task: the one turn's message. */
+  input: string;
+  /** Agent text (text mode) or one JSON line per event (`json`). */
+  stdout: NodeJS.WritableStream;
+  /** Tool summaries, diffs, notices and errors (both modes). */
+  stderr: NodeJS.WritableStream;
+  /** Write every ThreadEvent as one JSON line to stdout instead of text. */
+  json: boolean;
+  /** Aborting interrupts the turn (e.g. on SIGINT); it then resolves `interrupted`. */
+  signal?: AbortSignal;
+}
+
+/**
+ * The non-interactive rendering (`spark exec`, or `spark` without a terminal): runs ONE turn and
+ * streams it without ANSI codes. Agent text goes to stdout as it arrives; tool calls, plain unified
+ * diffs and notices go to stderr, so `spark exec ... > answer.txt` keeps only the answer. With
+ * `json`, stdout carries every event as a JSON line instead. Commands that need approval are
+ * denied, with a note on stderr: nobody is there to ask (a thread whose policy auto-approves never
+ * asks). Resolves with the turn's status.
+ */
+export async function runPlain(thread: AgentThread, options: PlainOptions): Promise<TurnStatus> {
+  const { stdout, stderr } = options;
+  let turnId: string | null = null;
+  let status: TurnStatus | null = null;
+  /** Whether the agent text written so far ends a line (or nothing was written). */
+  let atLineStart = true;
+
+  const text = (event: ThreadEvent) => {
+    switch (event.type) {
+      case "item.delta":
+        if (event.delta === "") return;
+        stdout.write(event.delta);
+        atLineStart = event.delta.endsWith("\n");
+        return;
+      case "item.completed": {
+        const item = event.item;
+        if (item.type === "agent_message") {
+          if (!atLineStart) stdout.write("\n");
+          atLineStart = true;
+        } else if (item.type === "tool_call") {
+          stderr.write(toolText(item));
+        } else if (item.type === "notice") {
+          stderr.write(`note: ${item.text}\n`);
+        }
+        return;
+      }
+      case "turn.completed":
+        if (!atLineStart) stdout.write("\n");
+        atLineStart = true;
+        if (event.status === "interrupted") stderr.write("spark: interrupted\n");
+        if (event.status === "failed")
+          stderr.write(`spark: error: ${event.error?.message ?? "the turn failed"}\n`);
+        return;
+      default:
+        return;
+    }
+  };
+
+  const unsubscribe = thread.on((event) => {
+    if (options.json) stdout.write(`${JSON.stringify(event)}\n`);
+    else text(event);
+    if (event.type === "turn.started") turnId ??= event.turn_id;
+    if (event.type === "turn.completed" && event.turn_id === turnId) status = event.status;
+    if (event.type === "approval.requested") {
+      stderr.write(
+        `spark: denied \`${event.command}\`: spark exec cannot ask for approval (pass --approval auto to let the agent run commands)\n`,
+      );
+      // Answered after every listener has seen the request, so each sees it before its resolution.
+      queueMicrotask(() => thread.respondToApproval(event.approval_id, false));
+    }
+  });
+  const interrupt = () => thread.interrupt();
+  options.signal?.addEventListener("abort", interrupt, { once: true });
+  try {
+    if (options.signal?.aborted) return "interrupted";
+    await thread.startTurn(options.input);
+  } finally {
+    options.signal?.removeEventListener("abort", interrupt);
+    unsubscribe();
+  }
+  return status ?? "failed";
+}
+
+/** A finished tool call as plain text: a summary line, then the diff or the command's output. */
+function toolText(
+  item: Extract<ThreadEvent, { type: "item.completed" }>["item"] & { type: "tool_call" },
+): string {
+  const summary = summarizeToolCall(item);
+  const display = item.display;
+  if (display?.kind === "diff") {
+    return `* ${summary}\n${display.files.map((file) => formatUnifiedDiff(file)).join("")}`;
+  }
+  if (display?.kind === "command") {
+    const exit = display.exitCode === null ? "killed" : `exit ${display.exitCode}`;
+    const lines = outputRows(display.output).map(
+      (row) => `    ${row.kind === "file" ? row.path : row.text}\n`,
+    );
+    return `* ${summary} (${exit})\n${lines.join("")}`;
+  }
+  if (item.status === "failed") return `* ${summary}: failed: ${firstLine(item.output ?? "")}\n`;
+  return `* ${summary}\n`;
+}

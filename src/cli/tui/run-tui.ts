@@ -1,0 +1,62 @@
+import { type Instance, type RenderOptions, render } from "ink";
+import React from "react";
+import type { ConversationStoreOptions } from "./conversation-store.js";
+import { TuiApp } from "./tui-app.js";
+import type { TuiOptions } from "./tui-options.js";
+import { TuiSession } from "./tui-session.js";
+
+export type { TuiOptions } from "./tui-options.js";
+
+/** Renders until the user quits (Ctrl+C twice, or Ctrl+D on an empty prompt, or /exit); resolves then. */
+export async function runTui(options: TuiOptions): Promise<void> {
+  await mountTui(options).exited;
+}
+
+export interface MountTuiOptions {
+  /** Ink render options (tests pass `debug: true`, which writes each whole frame). */
+  ink?: Partial<RenderOptions>;
+  store?: ConversationStoreOptions;
+}
+
+export interface MountedTui {
+  instance: Instance;
+  /** Resolves once the person has quit and Ink has restored the terminal. */
+  exited: Promise<void>;
+}
+
+/** {@link runTui} without the wait: mounts the view and returns at once. */
+export function mountTui(options: TuiOptions, mount: MountTuiOptions = {}): MountedTui {
+  const stdout = options.stdout ?? process.stdout;
+  const stdin = options.stdin ?? process.stdin;
+  let onExit = () => {};
+  const quit = new Promise<void>((resolve) => {
+    onExit = resolve;
+  });
+  const session = new TuiSession(options.thread, options.modelId, mount.store);
+  const instance = render(
+    React.createElement(TuiApp, {
+      options,
+      session,
+      onExit,
+      ...(mount.store ? { storeOptions: mount.store } : {}),
+    }),
+    {
+      stdout,
+      stdin,
+      exitOnCtrlC: false,
+      // The CLI only runs the TUI on a terminal; a CI variable in a person's shell must not turn
+      // it into a print-the-last-frame logger.
+      interactive: Boolean(stdout.isTTY),
+      ...mount.ink,
+    },
+  );
+  const unmounted = quit.then(async () => {
+    instance.unmount();
+    await instance.waitUntilExit();
+  });
+  // Ink exits on its own only when rendering threw; that error is the caller's to see.
+  const exited = Promise.race([unmounted, instance.waitUntilExit().then(() => undefined)]).finally(() =>
+    session.close(),
+  );
+  return { instance, exited };
+}

@@ -1,0 +1,61 @@
+import { describe, expect, test } from "vitest";
+import type { ConversationView, TurnMeter } from "./conversation-store.js";
+import { hints, stateLabel, turnMetrics } from "./status-bar.js";
+
+const meter = (over: Partial<TurnMeter>): TurnMeter => ({
+  startedAt: 1000,
+  firstTokenAt: null,
+  message: null,
+  endedAt: null,
+  status: null,
+  stats: null,
+  ...over,
+});
+const view = (over: Partial<ConversationView>): ConversationView => ({
+  entries: [],
+  streaming: null,
+  running: [],
+  approvals: [],
+  queued: [],
+  phase: "idle",
+  turn: null,
+  ...over,
+});
+
+describe("status line", () => {
+  test("a live estimate while streaming, the agent's numbers once the turn is done", () => {
+    expect(turnMetrics(null, 0)).toEqual([]);
+    expect(
+      turnMetrics(meter({ firstTokenAt: 1120, message: { firstAt: 1120, lastAt: 2120, deltas: 51 } }), 2200),
+    ).toEqual(["ttft 120 ms", "~50.0 tok/s"]);
+    const stats = {
+      timeToFirstTokenMs: 95.4,
+      tokensPerSecond: 212.6,
+      inputTokens: 0,
+      cachedInputTokens: 0,
+      outputTokens: 0,
+    };
+    expect(turnMetrics(meter({ stats, status: "completed", endedAt: 3000 }), 0)).toEqual([
+      "ttft 95 ms",
+      "213 tok/s",
+    ]);
+    expect(turnMetrics(meter({ stats, status: "interrupted", endedAt: 3000 }), 0)).toContain(
+      "last turn interrupted",
+    );
+  });
+
+  test("state with elapsed time, and the keys that apply", () => {
+    expect(stateLabel(view({}), 0)).toBe("idle");
+    expect(stateLabel(view({ phase: "thinking", turn: meter({}) }), 2500)).toBe("thinking 1.5s");
+    expect(hints(view({}))).toBe("Enter send · Tab queue · /help");
+    expect(hints(view({ phase: "streaming" }))).toBe("Esc interrupt · Enter steer · Tab queue · /help");
+    expect(
+      hints(
+        view({
+          phase: "waiting for approval",
+          approvals: [{ approval_id: "a", turn_id: "t", kind: "shell", command: "ls", cwd: "/" }],
+        }),
+      ),
+    ).toBe("y approve · n deny · Esc interrupt");
+  });
+});

@@ -1,0 +1,96 @@
+import { Box, Text, useWindowSize } from "ink";
+import React from "react";
+import type { ConversationView, TurnMeter } from "./conversation-store.js";
+
+const h = React.createElement;
+
+export interface StatusBarProps {
+  modelId: string;
+  view: ConversationView;
+  /** The clock, for elapsed time and live rates (ms, same origin as the store's). */
+  now: number;
+  /** Something the UI itself is doing (starting a session, switching models). */
+  activity: string | null;
+  /** Ctrl+C was pressed once on an empty prompt. */
+  quitArmed: boolean;
+}
+
+/** The line under the prompt: model, state, turn timing, and the keys that apply now. */
+export function StatusBar({ modelId, view, now, activity, quitArmed }: StatusBarProps): React.ReactElement {
+  const { columns } = useWindowSize();
+  const state = activity ?? stateLabel(view, now);
+  const busy = activity !== null || view.phase !== "idle";
+  const model = modelId || "default model";
+  const metrics = turnMetrics(view.turn, now);
+  const details = metrics.length > 0 ? ` · ${metrics.join(" · ")}` : "";
+  // Padding 1 each side, and at least 2 spaces between the halves; hints shorten, then give way.
+  const room = columns - (model.length + 3 + state.length + details.length + 4);
+  const right = quitArmed
+    ? "Press Ctrl+C again to quit"
+    : ([hints(view), hints(view, true)].find((hint) => hint.length <= room) ?? "");
+  const showRight = right !== "";
+  return h(
+    Box,
+    { paddingX: 1 },
+    h(
+      Box,
+      { flexGrow: 1, flexShrink: 1 },
+      h(
+        Text,
+        { wrap: "truncate-end" },
+        h(Text, { color: "cyan" }, model),
+        h(Text, { dimColor: true }, " · "),
+        h(Text, { color: busy ? "yellow" : "green" }, state),
+        details ? h(Text, { dimColor: true }, details) : null,
+      ),
+    ),
+    showRight
+      ? h(
+          Box,
+          { flexShrink: 0, marginLeft: 2 },
+          h(Text, quitArmed ? { color: "yellow" } : { dimColor: true }, right),
+        )
+      : null,
+  );
+}
+
+/** `idle`, `thinking 1.2s`, `streaming 3.4s`, ... */
+export function stateLabel(view: ConversationView, now: number): string {
+  if (view.phase === "idle" || !view.turn) return view.phase;
+  return `${view.phase} ${((now - view.turn.startedAt) / 1000).toFixed(1)}s`;
+}
+
+/**
+ * Time to first token and tokens per second: the agent's own numbers once a turn has completed; a
+ * live estimate from the deltas of the message being streamed before that (marked `~`).
+ */
+export function turnMetrics(turn: TurnMeter | null, _now: number): string[] {
+  if (!turn) return [];
+  const parts: string[] = [];
+  const ttft = turn.stats
+    ? turn.stats.timeToFirstTokenMs
+    : turn.firstTokenAt === null
+      ? null
+      : turn.firstTokenAt - turn.startedAt;
+  if (ttft !== null) parts.push(`ttft ${Math.round(ttft)} ms`);
+  if (turn.stats) {
+    if (turn.stats.tokensPerSecond !== null) parts.push(`${formatRate(turn.stats.tokensPerSecond)} tok/s`);
+  } else if (turn.message && turn.message.deltas >= 2 && turn.message.lastAt > turn.message.firstAt) {
+    const rate = ((turn.message.deltas - 1) * 1000) / (turn.message.lastAt - turn.message.firstAt);
+    parts.push(`~${formatRate(rate)} tok/s`);
+  }
+  if (turn.status && turn.status !== "completed") parts.push(`last turn ${turn.status}`);
+  return parts;
+}
+
+/** The keys that apply now; `short` for a narrow terminal. */
+export function hints(view: ConversationView, short = false): string {
+  if (view.approvals.length > 0) return short ? "y/n · Esc" : "y approve · n deny · Esc interrupt";
+  if (view.phase !== "idle")
+    return short ? "Esc stop · Tab queue" : "Esc interrupt · Enter steer · Tab queue · /help";
+  return short ? "/help" : "Enter send · Tab queue · /help";
+}
+
+function formatRate(rate: number): string {
+  return rate >= 100 ? String(Math.round(rate)) : rate.toFixed(1);
+}

@@ -1,0 +1,338 @@
+import { Box, type Key, Static, useInput, usePaste, useStdout } from "ink";
+import React, { useEffect, useReducer, useRef, useSyncExternalStore } from "react";
+import type { AgentThread } from "../../agent/agent-thread.js";
+import type { ConversationStoreOptions, Entry } from "./conversation-store.js";
+import { EntryView } from "./entry-view.js";
+import { type EditorState, EMPTY_EDITOR, edit, InputHistory } from "./line-editor.js";
+import { LiveView } from "./live-view.js";
+import { PromptBox } from "./prompt-box.js";
+import { helpLines, parseSlashCommand, type SlashCommand } from "./slash-commands.js";
+import { StatusBar } from "./status-bar.js";
+import type { TuiOptions } from "./tui-options.js";
+import { TuiSession } from "./tui-session.js";
+
+const h = React.createElement;
+
+/** A second Ctrl+C within this long quits. */
+const QUIT_WINDOW_MS = 2000;
+/** How often the elapsed time redraws while the agent works. */
+const TICK_MS = 200;
+/** Clears the screen and the scrollback (for /new). */
+const CLEAR_SCREEN = "\x1b[2J\x1b[3J\x1b[H";
+
+export interface TuiAppProps {
+  options: TuiOptions;
+  session: TuiSession;
+  /** Called once, when the person quits; the current session is already closed. */
+  onExit: () => void;
+  storeOptions?: ConversationStoreOptions;
+}
+
+interface AppState {
+  session: TuiSession;
+  editor: EditorState;
+  history: InputHistory;
+  quitArmedAt: number | null;
+  /** What the UI itself is busy with (a new session, a model switch); input waits meanwhile. */
+  activity: string | null;
+  exited: boolean;
+}
+
+/**
+ * The interactive view: the conversation (finished entries printed once), the live part, the
+ * prompt and the status line. A pure view and input layer over {@link AgentThread}: keys become
+ * submit / enqueue / interrupt / respondToApproval / undo calls, events become entries.
+ */
+export function TuiApp({ options, session, onExit, storeOptions }: TuiAppProps): React.ReactElement {
+  const { stdout, write } = useStdout();
+  const ref = useRef<AppState | null>(null);
+  ref.current ??= {
+    session,
+    editor: EMPTY_EDITOR,
+    history: new InputHistory(),
+    quitArmedAt: null,
+    activity: null,
+    exited: false,
+  };
+  // Key handlers read and write this object, never a render's closure: several keys can arrive
+  // before React renders again.
+  const s = ref.current;
+  const [, rerender] = useReducer((n: number) => n + 1, 0);
+  const store = s.session.store;
+  const view = useSyncExternalStore(store.subscribe, store.getSnapshot);
+  const busy = view.phase !== "idle" || s.activity !== null;
+
+  useEffect(() => {
+    if (!busy) return;
+    const timer = setInterval(rerender, TICK_MS);
+    return () => clearInterval(timer);
+  }, [busy]);
+
+  const setEditor = (editor: EditorState) => {
+    s.editor = editor;
+    rerender();
+  };
+
+  const quit = () => {
+    if (s.exited) return;
+    s.exited = true;
+    if (s.session.thread.busy) s.session.thread.interrupt();
+    s.session.close();
+    onExit();
+  };
+
+  const switchTo = (thread: AgentThread, modelId: string, clear: boolean) => {
+    s.session.close();
+    s.session = new TuiSession(thread, modelId, storeOptions);
+    if (clear && (stdout as NodeJS.WriteStream).isTTY) write(CLEAR_SCREEN);
+    rerender();
+  };
+
+  /** Runs UI work that replaces the session; input waits until it is done. */
+  const runActivity = (label: string, work: () => Promise<void>) => {
+    s.activity = label;
+    rerender();
+    work()
+      .catch((error: unknown) => s.session.store.notice(`Error: ${messageOf(error)}`, "error"))
+      .finally(() => {
+        s.activity = null;
+        if (!s.exited) rerender();
+      });
+  };
+
+  const runCommand = (command: SlashCommand) => {
+    const { thread, store: current } = s.session;
+    switch (command.name) {
+      case "help":
+        current.notice(helpLines().join("\n"));
+        return;
+      case "exit":
+        quit();
+        return;
+      case "undo":
+        thread.undo().then(
+          (paths) =>
+            current.notice(
+              paths.length > 0 ? `Undid the last patch: restored ${paths.join(", ")}` : "Nothing to undo.",
+            ),
+          (error: unknown) => current.notice(`Undo failed: ${messageOf(error)}`, "error"),
+        );
+        return;
+      case "new":
+        runActivity("starting a new session", async () => {
+          if (thread.busy) thread.interrupt();
+          const next = await options.newThread();
+          if (s.exited) return;
+          switchTo(next, s.session.modelId, true);
+          s.session.store.notice("New session.", "dim");
+        });
+        return;
+      case "model":
+        changeModel(command.args);
+        return;
+      default: {
+        const unknown: never = command.name;
+        void unknown;
+      }
+    }
+  };
+
+  const changeModel = (name: string) => {
+    const { modelId, store: current, thread } = s.session;
+    const models = options.models ?? [];
+    const others = models.length > 0 ? ` Available: ${models.join(", ")}.` : "";
+    if (!name) {
+      current.notice(
+        `Model: ${modelId || "the server's default"}.${others}${others && options.onModelChange ? " Switch with /model <name>." : ""}`,
+      );
+      return;
+    }
+    if (name === modelId) {
+      current.notice(`Already using ${modelId}.`);
+      return;
+    }
+    const change = options.onModelChange;
+    if (!change || models.length === 0) {
+      current.notice(
+        `Switching models is not available here; the model is ${modelId || "the server's default"}.`,
+        "warn",
+      );
+      return;
+    }
+    if (!models.includes(name)) {
+      current.notice(`Unknown model '${name}'.${others}`, "error");
+      return;
+    }
+    runActivity(`switching to ${name}`, async () => {
+      if (thread.busy) thread.interrupt();
+      const next = await change(name);
+      if (s.exited) return;
+      switchTo(next, name, false);
+      s.session.store.notice(`Switched to ${name}.`);
+    });
+  };
+
+  const submit = (mode: "send" | "queue") => {
+    const text = s.editor.text.trim();
+    if (!text || s.activity) return;
+    s.history.push(text);
+    setEditor(EMPTY_EDITOR);
+    const command = parseSlashCommand(text);
+    if (command && "unknown" in command) {
+      s.session.store.notice(`Unknown command ${command.unknown}. /help lists the commands.`, "warn");
+      return;
+    }
+    if (command) {
+      runCommand(command);
+      return;
+    }
+    try {
+      if (mode === "queue") s.session.thread.enqueue(text);
+      else s.session.thread.submit(text);
+    } catch (error) {
+      s.session.store.notice(`Error: ${messageOf(error)}`, "error");
+    }
+  };
+
+  const onCtrlC = () => {
+    if (s.editor.text !== "") {
+      s.quitArmedAt = null;
+      setEditor(EMPTY_EDITOR);
+      return;
+    }
+    const now = performance.now();
+    if (s.quitArmedAt !== null && now - s.quitArmedAt < QUIT_WINDOW_MS) {
+      quit();
+      return;
+    }
+    if (s.session.thread.busy) {
+      s.session.thread.interrupt();
+      s.session.store.markInterrupting();
+    }
+    s.quitArmedAt = now;
+    rerender();
+    setTimeout(() => {
+      if (s.quitArmedAt !== now || s.exited) return;
+      s.quitArmedAt = null;
+      rerender();
+    }, QUIT_WINDOW_MS).unref();
+  };
+
+  const onKey = (input: string, key: Key) => {
+    if (s.exited) return;
+    if (key.ctrl && input === "c") return onCtrlC();
+    if (key.ctrl && input === "d") {
+      if (s.editor.text === "") return quit();
+      return setEditor(edit.deleteForward(s.editor));
+    }
+    if (s.quitArmedAt !== null) {
+      s.quitArmedAt = null;
+      rerender();
+    }
+    const approval = s.session.store.pendingApproval;
+    if (approval && s.editor.text === "" && !key.ctrl && !key.meta && /^[yn]$/i.test(input)) {
+      s.session.thread.respondToApproval(approval.approval_id, input.toLowerCase() === "y");
+      return;
+    }
+    if (key.escape) {
+      if (s.session.thread.busy) {
+        s.session.thread.interrupt();
+        s.session.store.markInterrupting();
+      }
+      return;
+    }
+    if (key.return) {
+      const before = s.editor.text.slice(0, s.editor.cursor);
+      if (key.meta) return setEditor(edit.insert(s.editor, "\n"));
+      // A backslash before Enter continues the message on a new line.
+      if (before.endsWith("\\")) return setEditor(edit.insert(edit.backspace(s.editor), "\n"));
+      return submit("send");
+    }
+    if (key.tab) return submit("queue");
+    if (key.upArrow) {
+      const previous = s.history.previous(s.editor.text);
+      if (previous !== null) setEditor(edit.set(previous));
+      return;
+    }
+    if (key.downArrow) {
+      const next = s.history.next();
+      if (next !== null) setEditor(edit.set(next));
+      return;
+    }
+    const editing = editKey(input, key);
+    if (editing) return setEditor(editing(s.editor));
+    if (key.ctrl || key.meta) return;
+    if (input) setEditor(edit.insert(s.editor, input));
+  };
+
+  useInput(onKey);
+  useEffect(() => () => s.session.close(), [s]);
+  usePaste((text) => {
+    if (!s.exited) setEditor(edit.insert(s.editor, text));
+  });
+
+  useEffect(() => {
+    if (options.prompt?.trim()) s.session.thread.submit(options.prompt.trim());
+  }, [options.prompt, s]);
+
+  const placeholder = s.activity
+    ? "One moment..."
+    : busy
+      ? "Steer with Enter, queue with Tab, interrupt with Esc"
+      : "Ask Spark, or /help";
+  return h(
+    Box,
+    { flexDirection: "column" },
+    h(EntryStatic, { key: s.session.id, items: view.entries as Entry[], children: renderEntry }),
+    h(LiveView, { view }),
+    h(PromptBox, { editor: s.editor, placeholder }),
+    h(StatusBar, {
+      modelId: s.session.modelId,
+      view,
+      now: performance.now(),
+      activity: s.activity,
+      quitArmed: s.quitArmedAt !== null,
+    }),
+  );
+}
+
+const EntryStatic = Static<Entry>;
+
+function renderEntry(entry: Entry): React.ReactElement {
+  return h(EntryView, { key: entry.key, entry });
+}
+
+/** The editing operation a key stands for, if any. */
+function editKey(input: string, key: Key): ((state: EditorState) => EditorState) | null {
+  if (key.leftArrow) return key.ctrl || key.meta ? edit.wordLeft : edit.left;
+  if (key.rightArrow) return key.ctrl || key.meta ? edit.wordRight : edit.right;
+  if (key.home) return edit.home;
+  if (key.end) return edit.end;
+  if (key.backspace) return key.meta ? edit.deleteWord : edit.backspace;
+  if (key.delete) return edit.deleteForward;
+  if (key.ctrl) {
+    const ctrl: Record<string, (state: EditorState) => EditorState> = {
+      a: edit.home,
+      e: edit.end,
+      b: edit.left,
+      f: edit.right,
+      h: edit.backspace,
+      u: edit.killToStart,
+      k: edit.killToEnd,
+      w: edit.deleteWord,
+    };
+    return ctrl[input] ?? null;
+  }
+  if (key.meta) {
+    if (input === "b") return edit.wordLeft;
+    if (input === "f") return edit.wordRight;
+    return null;
+  }
+  // Ctrl+J (a bare line feed) inserts a newline.
+  if (input === "\n") return (state) => edit.insert(state, "\n");
+  return null;
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
