@@ -2,4 +2,4 @@
  * Imported first by tests that check colours: chalk decides its colour level when it is loaded,
  * from the real stdout, which is not a terminal under vitest.
  */
-if (process.env.FORCE_COLOR === undefined) process.env.FORCE_COLOR = "1";
+process.env.FORCE_COLOR = "1";
