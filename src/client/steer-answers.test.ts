@@ -142,4 +142,36 @@ describe("steer answers over WebSocket", () => {
     expect((await stream.final).id).toBe("resp_3");
     expect(stream.responseIds).toEqual(["resp_1", "resp_2", "resp_3"]);
   });
+
+  test("a late steer.failed for an earlier steer does not answer a newer one", async () => {
+    let steers = 0;
+    await using server = await fakeSocketServer((event, send) => {
+      if (event.type === "response.create" && event.input === "go") {
+        send({ type: "response.created", response: response("resp_1") });
+        send(delta("a"));
+      } else if (event.type === "response.steer" && ++steers === 1) {
+        send({ type: "response.steer.accepted", steer: { id: "steer_1", previous_response_id: "resp_1" } });
+      } else if (event.type === "response.steer") {
+        // The response failed before the second steer was read; the first steer fails with it.
+        send({ type: "response.failed", response: response("resp_1", "failed") });
+        send({
+          type: "response.steer.failed",
+          error: { type: "invalid_request_error", code: "successor_creation_failed", message: "failed" },
+          steer: { id: "steer_1", previous_response_id: "resp_1", input: "one" },
+        });
+        send({
+          type: "response.steer.failed",
+          error: { type: "invalid_request_error", code: "response_already_completed", message: "ended" },
+          steer: { previous_response_id: "resp_1", input: event.input },
+        });
+      }
+    });
+    await using client = await ResponsesClient.connect({ baseUrl: server.url });
+    const stream = client.create({ input: "go" });
+    await stream.started;
+    expect(await client.steer(stream, "one")).toEqual({ status: "accepted", id: "steer_1" });
+    const second = client.steer(stream, "two");
+    await expect(stream.final).rejects.toMatchObject({ code: "server_error" });
+    expect(await second).toMatchObject({ status: "failed", code: "response_already_completed" });
+  });
 });

@@ -53,6 +53,11 @@ export class SocketTransport implements Transport {
   private readonly waiting: QueuedCreate[] = [];
   private wire: Wire | null = null;
   private acks: Ack[] = [];
+  /**
+   * Steers the server accepted on this connection and has not resolved: their later
+   * `steer.pending` / `steer.failed` (which carry the id) are news, not answers to a steer frame.
+   */
+  private readonly acceptedSteers = new Set<string>();
   /** Woken whenever a wire starts or ends, or its response changes (steers wait on this). */
   private changed: (() => void)[] = [];
 
@@ -107,6 +112,7 @@ export class SocketTransport implements Transport {
       this.endWire(new ClientError("connection_lost", "The WebSocket connection closed mid-response."));
       this.failSteerAcks("connection_lost", "The WebSocket connection closed.");
       this.acks = [];
+      this.acceptedSteers.clear();
       this.pump();
     });
   }
@@ -286,6 +292,7 @@ export class SocketTransport implements Transport {
       case "response.steer.accepted": {
         const ack = this.acks[0]?.kind === "steer" ? this.acks.shift() : undefined;
         if (ack?.kind === "steer") ack.resolve({ status: "accepted", id: event.steer.id });
+        this.acceptedSteers.add(event.steer.id);
         wire?.acceptedSteers.add(event.steer.id);
         wire?.stream.push(event);
         return;
@@ -293,7 +300,8 @@ export class SocketTransport implements Transport {
       case "response.steer.pending":
       case "response.steer.failed": {
         const id = event.steer.id;
-        if (wire && id !== undefined && wire.acceptedSteers.delete(id)) {
+        if (id !== undefined && this.acceptedSteers.delete(id)) {
+          if (!wire?.acceptedSteers.delete(id)) return; // about a chain that already ended
           wire.stream.push(event);
           if (wire.awaitingSuccessor && wire.acceptedSteers.size === 0) this.endWire(wire.awaitingSuccessor);
           return;
