@@ -1,4 +1,4 @@
-import { type Command, Option } from "commander";
+import { type Command, InvalidArgumentError, Option } from "commander";
 import { listSessions, sessionsDir } from "../agent/transcript.js";
 import { SparkError } from "../protocol/errors.js";
 import { AgentRuntime, type AgentRuntimeOptions } from "./agent-runtime.js";
@@ -15,6 +15,7 @@ interface AgentFlags {
   prewarm: boolean;
   engine: "llama" | "scripted";
   cd?: string;
+  ctxSize?: number;
   json?: boolean;
   last?: boolean;
 }
@@ -58,7 +59,17 @@ function addAgentOptions(command: Command): Command {
         .default("llama")
         .hideHelp(),
     )
-    .option("-C, --cd <dir>", "workspace directory (default: the current directory)");
+    .option("-C, --cd <dir>", "workspace directory (default: the current directory)")
+    .option(
+      "-c, --ctx-size <n>",
+      "embedded engine: tokens of context (default: the model's, at most 32768)",
+      (v) => {
+        const n = Number(v);
+        if (!Number.isInteger(n) || n < 1024 || n > 1 << 20)
+          throw new InvalidArgumentError("expected a whole number from 1024 to 1048576");
+        return n;
+      },
+    );
 }
 
 export function registerAgentCommands(program: Command): void {
@@ -96,6 +107,7 @@ async function startRuntime(flags: AgentFlags, quiet: boolean): Promise<AgentRun
       ? { apiKey: flags.apiKey ?? process.env.SPARK_API_KEY ?? process.env.OPENAI_API_KEY }
       : {}),
     engine: flags.engine,
+    ...(flags.ctxSize ? { contextSize: flags.ctxSize } : {}),
     allowShell: flags.allowShell,
     approval: flags.approval,
     prewarm: flags.prewarm,

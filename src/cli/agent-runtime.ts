@@ -23,6 +23,8 @@ export interface AgentRuntimeOptions {
   apiKey?: string;
   /** Embedded engine. Default: llama. `scripted` is for demos and tests. */
   engine?: "llama" | "scripted";
+  /** Embedded engine: tokens of context. Default: the model's, at most 32768. */
+  contextSize?: number;
   scripted?: ScriptedEngineOptions;
   allowShell?: boolean;
   approval?: ApprovalPolicy;
@@ -47,6 +49,8 @@ export class AgentRuntime implements AsyncDisposable {
     readonly workspace: Workspace,
     readonly instructions: string,
     readonly modelId: string,
+    /** The conversation budget: the embedded model's context, or 128K for a remote server. */
+    readonly contextBudget: number,
     private readonly options: AgentRuntimeOptions,
     private readonly owned: { server?: SparkServer; models?: ModelRegistry },
   ) {}
@@ -60,7 +64,7 @@ export class AgentRuntime implements AsyncDisposable {
         ...(options.apiKey ? { apiKey: options.apiKey } : {}),
         ...(options.onNotice ? { onNotice: options.onNotice } : {}),
       });
-      return new AgentRuntime(client, workspace, instructions, options.model ?? "", options, {});
+      return new AgentRuntime(client, workspace, instructions, options.model ?? "", 128_000, options, {});
     }
     const engine = await loadEngine(options);
     const models = new ModelRegistry();
@@ -73,7 +77,18 @@ export class AgentRuntime implements AsyncDisposable {
       apiKey,
       ...(options.onNotice ? { onNotice: options.onNotice } : {}),
     });
-    return new AgentRuntime(client, workspace, instructions, engine.info.id, options, { server, models });
+    return new AgentRuntime(
+      client,
+      workspace,
+      instructions,
+      engine.info.id,
+      engine.info.contextSize,
+      options,
+      {
+        server,
+        models,
+      },
+    );
   }
 
   /** A new thread (pre-warmed unless disabled), or a saved session continued. */
@@ -86,6 +101,7 @@ export class AgentRuntime implements AsyncDisposable {
       model: this.modelId,
       allowShell: this.options.allowShell ?? false,
       approvalPolicy: this.options.approval ?? "ask",
+      contextBudget: this.contextBudget,
       ...(resume ? { resume: { thread: resume.thread, items: resume.items } } : {}),
     });
     const dir = this.options.sessionsDir ?? sessionsDir();
@@ -118,6 +134,7 @@ async function loadEngine(options: AgentRuntimeOptions): Promise<Engine> {
   });
   return LlamaEngine.create({
     modelPath: resolved.path,
+    ...(options.contextSize ? { contextSize: options.contextSize } : {}),
     onLoadProgress: (fraction) => options.onProgress?.("load", fraction),
   });
 }

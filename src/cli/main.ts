@@ -13,6 +13,7 @@ export function createProgram(): Command {
     .description("Spark: a real-time coding assistant on your own machine.")
     .version(VERSION)
     .showHelpAfterError("(run with --help for usage)")
+    .enablePositionalOptions()
     .exitOverride();
   registerAgentCommands(program);
   registerServeCommand(program);

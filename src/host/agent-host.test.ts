@@ -35,7 +35,9 @@ beforeAll(async () => {
   execFileSync("git", ["init", "-q"], { cwd: dir });
   const models = new ModelRegistry();
   models.add("scripted", new ScriptedEngine({ script, tokensPerSecond: 300 }));
-  const saved: ThreadInfo[] = [{ id: "thr_saved", title: "old", cwd: dir, model: "", createdAt: "", updatedAt: "" }];
+  const saved: ThreadInfo[] = [
+    { id: "thr_saved", title: "old", cwd: dir, model: "", createdAt: "", updatedAt: "" },
+  ];
   const host = new AgentHost({
     create: async () =>
       new AgentThread({ client, workspace: new Workspace(dir), instructions: "You are Spark." }),
@@ -73,7 +75,9 @@ async function connect() {
     send: (message: object) => ws.send(JSON.stringify(message)),
     next: (match: (e: Event) => boolean, from = events.length) => {
       const found = events.slice(from).find(match);
-      return found ? Promise.resolve(found) : new Promise<Event>((resolve) => waiters.push({ match, from, resolve }));
+      return found
+        ? Promise.resolve(found)
+        : new Promise<Event>((resolve) => waiters.push({ match, from, resolve }));
     },
   };
 }
@@ -88,7 +92,9 @@ describe("agent host over a real WebSocket", () => {
     const done = await c.next((e) => e.type === "turn.completed");
     expect(done).toMatchObject({ status: "completed", thread_id: threadId });
     const types = c.events.map((e) => e.type);
-    expect(types).toEqual(expect.arrayContaining(["turn.started", "item.started", "item.delta", "item.completed"]));
+    expect(types).toEqual(
+      expect.arrayContaining(["turn.started", "item.started", "item.delta", "item.completed"]),
+    );
     const agentText = c.events
       .filter((e) => e.type === "item.delta")
       .map((e) => e.delta)
@@ -137,7 +143,9 @@ describe("agent host over a real WebSocket", () => {
     c.send({ type: "turn.steer", thread_id: threadId, input: "shorter" });
     const done = await c.next((e) => e.type === "turn.completed", mark);
     expect(done).toMatchObject({ status: "completed" });
-    const lastMessage = c.events.filter((e) => e.type === "item.completed" && (e.item as { type: string }).type === "agent_message").at(-1);
+    const lastMessage = c.events
+      .filter((e) => e.type === "item.completed" && (e.item as { type: string }).type === "agent_message")
+      .at(-1);
     expect((lastMessage?.item as { text: string }).text).toBe("echo: shorter");
     c.ws.close();
   });
@@ -149,9 +157,16 @@ describe("agent host over a real WebSocket", () => {
     c.send({ type: "turn.start", thread_id: threadId, input: "run true please" });
     const request = await c.next((e) => e.type === "approval.requested");
     expect(request).toMatchObject({ command: "true", kind: "shell" });
-    c.send({ type: "approval.respond", thread_id: threadId, approval_id: request.approval_id, approved: true });
+    c.send({
+      type: "approval.respond",
+      thread_id: threadId,
+      approval_id: request.approval_id,
+      approved: true,
+    });
     await c.next((e) => e.type === "turn.completed");
-    const call = c.events.find((e) => e.type === "item.completed" && (e.item as { type: string }).type === "tool_call");
+    const call = c.events.find(
+      (e) => e.type === "item.completed" && (e.item as { type: string }).type === "tool_call",
+    );
     expect(call?.item).toMatchObject({ name: "shell", status: "completed" });
     c.ws.close();
   });

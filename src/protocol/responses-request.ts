@@ -104,14 +104,14 @@ export const responseCreateBodySchema = z
     parallel_tool_calls: z.boolean().nullish(),
     text: textConfigSchema.nullish(),
     seed: z.number().int().nullish(),
+    /** Spark accepts WebSocket mode's `generate: false` (pre-warm) over HTTP too. */
+    generate: z.boolean().nullish(),
   })
   .loose();
 export type ResponseCreateBody = z.infer<typeof responseCreateBodySchema>;
 
 export const responseCreateEventSchema = responseCreateBodySchema.extend({
   type: z.literal("response.create"),
-  /** `false` evaluates the input into the conversation's state and returns a response with no output. */
-  generate: z.boolean().nullish(),
   stream_id: id.nullish(),
 });
 export type ResponseCreateEvent = z.infer<typeof responseCreateEventSchema>;

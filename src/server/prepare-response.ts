@@ -32,7 +32,12 @@ export function prepareResponse(body: ResponseCreateBody, options: PrepareOption
     }
   }
   const history = parent ? historyOf(parent) : [];
-  const input = [...(options.prepend ?? []), ...inputToMessages(body.input, history)];
+  // Queued steering input goes first, but after the tool outputs the parent is waiting for, so
+  // every call is still followed by its result.
+  const own = inputToMessages(body.input, history);
+  let answers = 0;
+  while (own[answers]?.role === "tool") answers++;
+  const input = [...own.slice(0, answers), ...(options.prepend ?? []), ...own.slice(answers)];
   checkToolPairing([...history, ...input], "input");
   const id = newId("resp");
   return {

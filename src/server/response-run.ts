@@ -81,6 +81,11 @@ export class ResponseRun {
     return this.prepared.id;
   }
 
+  /** True once cancelled (not steered): it no longer accepts steering. */
+  get cancelled(): boolean {
+    return this.abortReason === "cancelled";
+  }
+
   /** Stops decoding at the next token; the response ends `incomplete` with this reason. */
   abort(reason: AbortReason): void {
     if (this.abortReason) return;

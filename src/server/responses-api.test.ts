@@ -96,6 +96,23 @@ describe("Responses API over HTTP with the official SDK", () => {
     expect(second.output_text).toBe("done");
   });
 
+  test("generate:false over HTTP pre-warms without output", async () => {
+    await using t = await startTestServer(new ScriptedEngine());
+    const warm = await t.client.responses.create({
+      model: "scripted",
+      input: [{ role: "developer", content: "You are Spark." }],
+      generate: false,
+    } as never);
+    expect(warm.output).toEqual([]);
+    expect(warm.usage?.output_tokens).toBe(0);
+    const next = await t.client.responses.create({
+      model: "scripted",
+      input: "hi",
+      previous_response_id: warm.id,
+    });
+    expect(next.usage?.input_tokens_details.cached_tokens).toBeGreaterThan(0);
+  });
+
   test("models.list lists the served model", async () => {
     await using t = await startTestServer(new ScriptedEngine({ id: "tiny" }));
     const models = [];
@@ -287,6 +304,32 @@ describe("Responses WebSocket mode with the SDK's ResponsesWS", () => {
         end.response as { usage: { input_tokens: number; input_tokens_details: { cached_tokens: number } } }
       ).usage;
       expect(usage.input_tokens - usage.input_tokens_details.cached_tokens).toBeLessThanOrEqual(3);
+    } finally {
+      ws.close();
+    }
+  });
+
+  test("a steer that arrives after a cancel does not revive the response", async () => {
+    const words = Array.from({ length: 1000 }, (_, i) => `w${i}`).join(" ");
+    await using t = await startTestServer(
+      new ScriptedEngine({ script: [{ text: words }], tokensPerSecond: 200 }),
+    );
+    const ws = new ResponsesWS(t.client);
+    const log = new EventLog(ws);
+    try {
+      ws.send({ type: "response.create", model: "scripted", input: "go" });
+      const id = ((await log.type("response.created")).response as { id: string }).id;
+      await log.type("response.output_text.delta");
+      ws.sendRaw(JSON.stringify({ type: "response.cancel" }));
+      ws.send({ type: "response.steer", previous_response_id: id, input: "more" });
+      const end = await log.end();
+      expect((end.response as { incomplete_details: { reason: string } }).incomplete_details.reason).toBe(
+        "cancelled",
+      );
+      expect((await log.type("response.steer.failed", 0)).error).toMatchObject({
+        code: "response_already_completed",
+      });
+      expect(log.events.filter((e) => e.type === "response.created")).toHaveLength(1);
     } finally {
       ws.close();
     }

@@ -4,7 +4,7 @@ import { responseCreateBodySchema } from "../protocol/responses-request.js";
 import { validate } from "../protocol/validate.js";
 import { readBody, SseWriter, sendError, sendJson } from "./internal/http-io.js";
 import { prepareResponse } from "./prepare-response.js";
-import { ResponseRun } from "./response-run.js";
+import { type PreparedResponse, ResponseRun } from "./response-run.js";
 import { type ServerContext, withSequence } from "./server-context.js";
 
 /** `POST /v1/responses`: JSON, or SSE when `stream: true`. */
@@ -18,9 +18,32 @@ export async function handleResponsesPost(
     parseUntrustedJson(await readBody(req, ctx.body), ctx.json),
   );
   const engine = ctx.models.resolve(body.model);
-  const prepared = prepareResponse(body, { engine, lookup: (id) => ctx.store.get(id) });
+  const previous = body.previous_response_id ? ctx.running.get(body.previous_response_id) : undefined;
+  if (previous) await previous;
+  const prepared = prepareResponse(body, {
+    engine,
+    lookup: (id) => ctx.store.get(id),
+    generate: body.generate !== false,
+  });
+  const responding = respond(res, ctx, prepared, body.stream === true);
+  ctx.running.set(
+    prepared.id,
+    responding.catch(() => {}),
+  );
+  try {
+    await responding;
+  } finally {
+    ctx.running.delete(prepared.id);
+  }
+}
 
-  if (!body.stream) {
+async function respond(
+  res: ServerResponse,
+  ctx: ServerContext,
+  prepared: PreparedResponse,
+  stream: boolean,
+): Promise<void> {
+  if (!stream) {
     const run = new ResponseRun(prepared, () => {});
     res.on("close", () => {
       if (!res.writableFinished) run.abort("cancelled");

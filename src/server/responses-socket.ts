@@ -157,8 +157,8 @@ export class ResponsesSocket {
 
   private onSteer(event: ResponseSteerEvent): void {
     const target = event.previous_response_id;
-    if (!this.active || this.active.run.id !== target) {
-      const known = this.lookup(target) !== undefined;
+    if (!this.active || this.active.run.id !== target || this.active.run.cancelled) {
+      const known = this.lookup(target) !== undefined || this.active?.run.id === target;
       this.send({
         type: "response.steer.failed",
         error: {

@@ -9,6 +9,11 @@ export interface ServerContext {
   store: ResponseStore;
   body: BodyLimits;
   json: JsonLimits;
+  /**
+   * HTTP responses still running, by id. A client that aborts a stream and at once continues from
+   * it (`previous_response_id`) must find the partial response, so such a lookup waits for it.
+   */
+  running: Map<string, Promise<unknown>>;
 }
 
 /** Appends the transport's sequence number to an event without copying the object. */

@@ -65,6 +65,7 @@ export class SparkServer implements AsyncDisposable {
       store: new ResponseStore(options.storeCapacity),
       body: { maxBytes, timeoutMs: options.bodyTimeoutMs ?? 30_000 },
       json: { ...DEFAULT_JSON_LIMITS, maxBytes },
+      running: new Map(),
     };
     this.apiKeys = (options.apiKeys ?? []).map(digest);
     // Frames up to 4x the event limit are read and answered with an error event, keeping the

@@ -47,6 +47,10 @@ export function mountTui(options: TuiOptions, mount: MountTuiOptions = {}): Moun
       // The CLI only runs the TUI on a terminal; a CI variable in a person's shell must not turn
       // it into a print-the-last-frame logger.
       interactive: Boolean(stdout.isTTY),
+      // Only changed lines are rewritten: while the model types, a frame is the partial line and
+      // the status, about a fifth of the bytes of a full redraw.
+      incrementalRendering: true,
+      maxFps: 60,
       ...mount.ink,
     },
   );

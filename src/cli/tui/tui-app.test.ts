@@ -272,7 +272,16 @@ describe("commands and keys", () => {
     await tui.exited;
   });
 
-  test("Ctrl+D on an empty prompt quits, as does /exit", async () => {
+  test("a first prompt passed in is sent once the view is up", async () => {
+    await using h = await tuiHarness({}, {});
+    h.mount({ prompt: "from the command line" });
+    const frame = await h.stdout.waitFor(
+      (f) => f.includes("You said: from the command line") && f.includes("idle"),
+    );
+    expect(frame).toContain("> from the command line");
+  });
+
+  test("Ctrl+D on an empty prompt quits", async () => {
     await using h = await tuiHarness({}, {});
     const first = h.mount();
     await h.stdout.waitForText("Ask Spark");

@@ -220,6 +220,16 @@ export function TuiApp({ options, session, onExit, storeOptions }: TuiAppProps):
 
   const onKey = (input: string, key: Key) => {
     if (s.exited) return;
+    // Keys typed faster than they are read (a slow link, a macro) arrive as one chunk: "ls\r" is
+    // the text and then Enter. (Pastes come through usePaste, newlines and all.)
+    if (!key.return && !key.ctrl && !key.meta && input.length > 1 && input.includes("\r")) {
+      const parts = input.split("\r");
+      parts.forEach((part, index) => {
+        if (part) onKey(part, { ...key });
+        if (index < parts.length - 1) onKey("\r", { ...key, return: true });
+      });
+      return;
+    }
     if (key.ctrl && input === "c") return onCtrlC();
     if (key.ctrl && input === "d") {
       if (s.editor.text === "") return quit();
