@@ -9,10 +9,17 @@ import { ModelRegistry } from "../server/model-registry.js";
 import { SparkServer } from "../server/spark-server.js";
 import type { BenchContext } from "./bench-context.js";
 import { type BenchRow, markdownTable } from "./bench-report.js";
+import { agentStartScenario } from "./scenarios/agent-start.js";
 import { decodeScenario } from "./scenarios/decode.js";
+import { steerScenario } from "./scenarios/steer.js";
 import { ttftScenario } from "./scenarios/ttft.js";
 
-const SCENARIOS = { ttft: ttftScenario, decode: decodeScenario } as const;
+const SCENARIOS = {
+  ttft: ttftScenario,
+  decode: decodeScenario,
+  steer: steerScenario,
+  "agent-start": agentStartScenario,
+} as const;
 type ScenarioName = keyof typeof SCENARIOS;
 
 interface BenchOptions {
@@ -68,6 +75,7 @@ async function bench(options: BenchOptions): Promise<void> {
   const ctx: BenchContext = {
     engine,
     wsUrl: `${server.url.replace(/^http/, "ws")}/v1/responses`,
+    baseUrl: `${server.url}/v1`,
     quick: options.quick,
     historyTokens: 2000,
     log: (line) => process.stderr.write(`  ${line}\n`),

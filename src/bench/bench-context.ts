@@ -5,6 +5,8 @@ export interface BenchContext {
   engine: LlamaEngine;
   /** `ws://127.0.0.1:PORT/v1/responses` of a server running `engine`. */
   wsUrl: string;
+  /** `http://127.0.0.1:PORT/v1` of the same server. */
+  baseUrl: string;
   /** Fewer repetitions, for `--quick` and tests. */
   quick: boolean;
   /** Size of the conversation the TTFT scenario follows up on. Default in `spark bench`: 2000. */

@@ -5,7 +5,9 @@ import { ModelRegistry } from "../server/model-registry.js";
 import { SparkServer } from "../server/spark-server.js";
 import type { BenchContext } from "./bench-context.js";
 import { markdownTable } from "./bench-report.js";
+import { agentStartScenario } from "./scenarios/agent-start.js";
 import { decodeScenario } from "./scenarios/decode.js";
+import { steerScenario } from "./scenarios/steer.js";
 import { ttftScenario } from "./scenarios/ttft.js";
 
 // Speed is not asserted here (that is what `spark bench` reports); these check that each scenario
@@ -14,13 +16,15 @@ let engine: LlamaEngine;
 let server: SparkServer;
 let ctx: BenchContext;
 beforeAll(async () => {
-  engine = await LlamaEngine.create({ modelPath: await testModelPath(), contextSize: 4096 });
+  // The agent's system prompt and tools take about 4,000 tokens of the tiny model's byte-level vocabulary.
+  engine = await LlamaEngine.create({ modelPath: await testModelPath(), contextSize: 16384 });
   const models = new ModelRegistry();
   models.add(engine.info.id, engine);
   server = await SparkServer.start({ models });
   ctx = {
     engine,
     wsUrl: `${server.url.replace(/^http/, "ws")}/v1/responses`,
+    baseUrl: `${server.url}/v1`,
     quick: true,
     historyTokens: 300,
     log: () => {},
@@ -34,6 +38,8 @@ afterAll(async () => {
 test.each([
   ["ttft", ttftScenario],
   ["decode", decodeScenario],
+  ["steer", steerScenario],
+  ["agent-start", agentStartScenario],
 ] as const)("the %s scenario measures Spark against its baseline", async (name, scenario) => {
   const rows = await scenario(ctx);
   expect(rows.length).toBeGreaterThan(0);

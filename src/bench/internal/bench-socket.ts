@@ -31,18 +31,23 @@ export class BenchSocket implements AsyncDisposable {
     return performance.now();
   }
 
+  /** The next event, with its arrival time. */
+  async next(): Promise<{ event: ServerEvent; at: number }> {
+    for (;;) {
+      const next = this.queue.shift();
+      if (next) return next;
+      await new Promise<void>((resolve) => {
+        this.waiter = resolve;
+      });
+      this.waiter = null;
+    }
+  }
+
   /** Events until the response ends; throws on a failed response or an error event. */
   async untilDone(): Promise<{ event: ServerEvent; at: number }[]> {
     const events: { event: ServerEvent; at: number }[] = [];
     for (;;) {
-      const next = this.queue.shift();
-      if (!next) {
-        await new Promise<void>((resolve) => {
-          this.waiter = resolve;
-        });
-        this.waiter = null;
-        continue;
-      }
+      const next = await this.next();
       events.push(next);
       const type = next.event.type;
       if (type === "error" || type === "response.failed")

@@ -6,7 +6,7 @@ import { BenchSocket, median } from "../internal/bench-socket.js";
 type Item = { role: "developer" | "user" | "assistant"; content: string };
 
 /** A coding conversation of roughly `tokens` tokens; the nonce comes first so no cache holds it. */
-function history(nonce: string, tokens: number): Item[] {
+export function history(nonce: string, tokens: number): Item[] {
   const items: Item[] = [
     { role: "developer", content: `Session ${nonce}. You are Spark, a coding assistant.` },
   ];
