@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { functionDefinitionFields } from "./responses-request.js";
 
 /** Schema for `POST /v1/chat/completions`, the API many existing tools speak. */
 
@@ -31,15 +32,7 @@ export type ChatCompletionMessage = z.infer<typeof message>;
 
 const functionTool = z.object({
   type: z.literal("function"),
-  function: z.object({
-    name: z.string().regex(/^[A-Za-z0-9_.-]{1,128}$/, "a tool name is 1-128 letters, digits, _ . or -"),
-    description: z
-      .string()
-      .max(64 * 1024)
-      .nullish(),
-    parameters: z.record(z.string(), z.unknown()).nullish(),
-    strict: z.boolean().nullish(),
-  }),
+  function: z.object(functionDefinitionFields),
 });
 
 export const chatCompletionBodySchema = z

@@ -56,8 +56,8 @@ export const inputItemSchema = z.union([
 ]);
 export type InputItem = z.infer<typeof inputItemSchema>;
 
-export const functionToolSchema = z.object({
-  type: z.literal("function"),
+/** A function tool's fields, shared by the Responses and Chat Completions shapes. */
+export const functionDefinitionFields = {
   name: z.string().regex(/^[A-Za-z0-9_.-]{1,128}$/, "a tool name is 1-128 letters, digits, _ . or -"),
   description: z
     .string()
@@ -65,7 +65,9 @@ export const functionToolSchema = z.object({
     .nullish(),
   parameters: z.record(z.string(), z.unknown()).nullish(),
   strict: z.boolean().nullish(),
-});
+};
+
+export const functionToolSchema = z.object({ type: z.literal("function"), ...functionDefinitionFields });
 /** Tools of other types (web_search, namespace, ...) cannot run on a local model and are ignored. */
 const otherToolSchema = z.object({ type: z.string().max(64) }).loose();
 const toolSchema = z.union([functionToolSchema, otherToolSchema]);
