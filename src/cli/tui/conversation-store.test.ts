@@ -65,8 +65,10 @@ describe("ConversationStore", () => {
 
   test("leading and trailing blank lines of a message are dropped", () => {
     const { apply } = storeWithClock();
-    const view = apply(started, message(), delta("\n\n  indented\n"), delta("end\n\n\n"), done(""));
+    let view = apply(started, message(), delta("\n\n  indented\n"), delta("end\n\n\n"), done(""));
     expect(agentTexts(view.entries)).toEqual(["  indented", "end"]);
+    view = apply(message("m2"), delta("\n    one line of code  ", "m2"), done("", "m2"));
+    expect(agentTexts(view.entries).at(-1)).toBe("    one line of code");
   });
 
   test("remembers whether a chunk starts inside a code block", () => {

@@ -339,7 +339,7 @@ export class ConversationStore {
 
   private endMessage(): void {
     if (this.streaming === null) return;
-    const rest = this.messageStarted ? this.streaming.trimEnd() : this.streaming.trim();
+    const rest = (this.messageStarted ? this.streaming : this.streaming.replace(/^\s*\n/, "")).trimEnd();
     if (rest.trim() !== "")
       this.push({ kind: "agent", text: rest, first: !this.messageStarted, fenced: this.fenced });
     this.streaming = null;

@@ -55,6 +55,8 @@ export function mountTui(options: TuiOptions, mount: MountTuiOptions = {}): Moun
     },
   );
   const unmounted = quit.then(async () => {
+    // The conversation stays in the scrollback; the prompt and status line go.
+    instance.clear();
     instance.unmount();
     await instance.waitUntilExit();
   });

@@ -242,6 +242,14 @@ describe("commands and keys", () => {
     expect(h.thread.history.map((item) => item.type === "user_message" && item.text)).not.toContain("second");
   });
 
+  test("text and Enter read as one chunk (fast typing, a slow link) still submit", async () => {
+    await using h = await tuiHarness({}, {});
+    h.mount();
+    await h.stdout.waitForText("Ask Spark");
+    await h.stdin.press("quick\r");
+    await h.stdout.waitForText("You said: quick");
+  });
+
   test("Up and Down walk through what was typed", async () => {
     await using h = await tuiHarness({}, {});
     h.mount();
@@ -279,6 +287,19 @@ describe("commands and keys", () => {
       (f) => f.includes("You said: from the command line") && f.includes("idle"),
     );
     expect(frame).toContain("> from the command line");
+  });
+
+  test("a turn started before the view opens is shown from where the view joins it", async () => {
+    await using h = await tuiHarness(
+      {},
+      { script: [{ text: "Already typing this answer." }], tokensPerSecond: 40 },
+    );
+    h.thread.submit("early question");
+    h.mount();
+    const frame = await h.stdout.waitFor(
+      (f) => f.includes("Already typing this answer.") && f.includes("idle"),
+    );
+    expect(frame).toContain("> early question");
   });
 
   test("Ctrl+D on an empty prompt quits", async () => {

@@ -223,7 +223,7 @@ export function TuiApp({ options, session, onExit, storeOptions }: TuiAppProps):
     // Keys typed faster than they are read (a slow link, a macro) arrive as one chunk: "ls\r" is
     // the text and then Enter. (Pastes come through usePaste, newlines and all.)
     if (!key.return && !key.ctrl && !key.meta && input.length > 1 && input.includes("\r")) {
-      const parts = input.split("\r");
+      const parts = input.split(/\r\n?/);
       parts.forEach((part, index) => {
         if (part) onKey(part, { ...key });
         if (index < parts.length - 1) onKey("\r", { ...key, return: true });

@@ -89,7 +89,11 @@ export async function tuiHarness(
     },
     async send(text, key = "\r") {
       await stdin.press(text);
-      await stdout.waitFor((frame) => frame.includes(text.split("\n").at(-1)!));
+      // Inside the prompt box, not anywhere on the screen.
+      const last = text.split("\n").at(-1)!;
+      await stdout.waitFor((frame) =>
+        frame.split("\n").some((line) => line.startsWith("│") && line.includes(last)),
+      );
       await stdin.press(key);
     },
     async [Symbol.asyncDispose]() {
