@@ -132,11 +132,14 @@ async function exec(flags: AgentFlags, prompt: string): Promise<number> {
     );
   await using runtime = await startRuntime(flags, true);
   const { thread, transcript } = await runtime.newThread();
+  const interrupt = new AbortController();
+  process.once("SIGINT", () => interrupt.abort());
   const status = await runPlain(thread, {
     input: prompt,
     stdout: process.stdout,
     stderr: process.stderr,
     json: flags.json === true,
+    signal: interrupt.signal,
   });
   await transcript.flush();
   return status === "completed" ? 0 : 1;
@@ -154,9 +157,9 @@ async function interactive(flags: AgentFlags, prompt: string, resumeFile?: strin
   }
   await using runtime = await startRuntime(flags, false);
   const first = await runtime.newThread(resumeFile);
-  if (prompt.trim()) first.thread.submit(prompt);
   await runTui({
     thread: first.thread,
+    ...(prompt.trim() ? { prompt: prompt.trim() } : {}),
     modelId: runtime.modelId,
     newThread: async () => (await runtime.newThread()).thread,
   });

@@ -14,6 +14,17 @@ export interface GenerateRequest {
   /** Texts that end the output (not included in it). Default: none beyond the template's own. */
   stop?: string[];
   /**
+   * Predicted Outputs: text the output is expected to mostly repeat (the file being edited). The
+   * engine verifies it as draft tokens, many per forward pass; with greedy decoding the output is
+   * exactly what it would be without it, only sooner. Default: none.
+   */
+  prediction?: string;
+  /**
+   * Draft from the conversation itself when there is no prediction (prompt lookup): edits copy
+   * text already in context. Default: false.
+   */
+  promptLookup?: boolean;
+  /**
    * Evaluate the conversation into the engine's state and stop without generating (`generate: false`
    * pre-warm). Default: false.
    */
@@ -39,6 +50,10 @@ export interface TokenUsage {
   /** Input tokens whose KV state was reused rather than evaluated. */
   cachedInputTokens: number;
   outputTokens: number;
+  /** Draft tokens (from a prediction or prompt lookup) that became output. */
+  acceptedPredictionTokens: number;
+  /** Draft tokens that were checked and did not match. */
+  rejectedPredictionTokens: number;
 }
 
 export interface GenerateTiming {

@@ -106,6 +106,10 @@ export const responseCreateBodySchema = z
     parallel_tool_calls: z.boolean().nullish(),
     text: textConfigSchema.nullish(),
     seed: z.number().int().nullish(),
+    /** Predicted Outputs, as in Chat Completions: text the output will mostly repeat. */
+    prediction: z
+      .object({ type: z.literal("content"), content: z.union([text, z.array(contentPart).max(MAX_ITEMS)]) })
+      .nullish(),
     /** Spark accepts WebSocket mode's `generate: false` (pre-warm) over HTTP too. */
     generate: z.boolean().nullish(),
   })

@@ -39,7 +39,12 @@ export interface ResponseUsage {
   input_tokens: number;
   input_tokens_details: { cached_tokens: number };
   output_tokens: number;
-  output_tokens_details: { reasoning_tokens: number };
+  output_tokens_details: {
+    reasoning_tokens: number;
+    /** Predicted Outputs (and prompt-lookup drafts): draft tokens that became output. */
+    accepted_prediction_tokens: number;
+    rejected_prediction_tokens: number;
+  };
   total_tokens: number;
 }
 

@@ -43,6 +43,9 @@ export async function handleChatCompletionsPost(
       topP: body.top_p ?? undefined,
       seed: body.seed ?? undefined,
       stop: typeof body.stop === "string" ? [body.stop] : (body.stop ?? undefined),
+      ...(body.prediction
+        ? { prediction: contentText(body.prediction.content as never, "prediction.content") }
+        : {}),
     },
     { signal: controller.signal },
   );
@@ -199,8 +202,8 @@ function usageOf(result: GenerateResult): ChatCompletionUsage {
     prompt_tokens_details: { cached_tokens: usage.cachedInputTokens },
     completion_tokens_details: {
       reasoning_tokens: 0,
-      accepted_prediction_tokens: 0,
-      rejected_prediction_tokens: 0,
+      accepted_prediction_tokens: usage.acceptedPredictionTokens,
+      rejected_prediction_tokens: usage.rejectedPredictionTokens,
     },
   };
 }

@@ -2,7 +2,13 @@ import type { Engine } from "../engine/engine.js";
 import type { ChatMessage } from "../protocol/chat.js";
 import { SparkError } from "../protocol/errors.js";
 import type { ResponseCreateBody } from "../protocol/responses-request.js";
-import { checkToolPairing, functionTools, inputToMessages, rejectUnsupported } from "./input-conversion.js";
+import {
+  checkToolPairing,
+  contentText,
+  functionTools,
+  inputToMessages,
+  rejectUnsupported,
+} from "./input-conversion.js";
 import { newId } from "./internal/ids.js";
 import type { PreparedResponse } from "./response-run.js";
 import { historyOf, type StoredResponse } from "./response-store.js";
@@ -57,6 +63,9 @@ export function prepareResponse(body: ResponseCreateBody, options: PrepareOption
       topP: body.top_p ?? null,
       store: body.store ?? true,
       metadata: body.metadata ?? {},
+      ...(body.prediction
+        ? { prediction: contentText(body.prediction.content as never, "prediction.content") }
+        : {}),
     },
   };
 }

@@ -114,6 +114,9 @@ export class ResponseRun {
           temperature: settings.temperature ?? undefined,
           topP: settings.topP ?? undefined,
           prefillOnly: !prepared.generate,
+          ...(settings.prediction ? { prediction: settings.prediction } : {}),
+          // Agent turns (requests with tools) edit code already in context: draft from it.
+          promptLookup: settings.tools.length > 0,
           conversation: prepared.conversation,
         },
         { signal: this.controller.signal },
@@ -228,7 +231,11 @@ export class ResponseRun {
       input_tokens: usage.inputTokens,
       input_tokens_details: { cached_tokens: usage.cachedInputTokens },
       output_tokens: usage.outputTokens,
-      output_tokens_details: { reasoning_tokens: 0 },
+      output_tokens_details: {
+        reasoning_tokens: 0,
+        accepted_prediction_tokens: usage.acceptedPredictionTokens,
+        rejected_prediction_tokens: usage.rejectedPredictionTokens,
+      },
       total_tokens: usage.inputTokens + usage.outputTokens,
     };
     response.timing = {

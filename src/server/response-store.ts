@@ -28,6 +28,8 @@ export interface ResponseSettings {
   topP: number | null;
   store: boolean;
   metadata: Record<string, string>;
+  /** Predicted Outputs text; not inherited by a steered successor. */
+  prediction?: string;
 }
 
 /** The whole conversation up to and including `response`. */

@@ -113,6 +113,30 @@ describe("Responses API over HTTP with the official SDK", () => {
     expect(next.usage?.input_tokens_details.cached_tokens).toBeGreaterThan(0);
   });
 
+  test("Predicted Outputs: accepted and rejected prediction tokens are reported", async () => {
+    await using t = await startTestServer(
+      new ScriptedEngine({ script: () => ({ text: "const a = 1; const b = 2;" }) }),
+    );
+    const chat = await t.client.chat.completions.create({
+      model: "scripted",
+      messages: [{ role: "user", content: "edit" }],
+      prediction: { type: "content", content: "const a = 1; const c = 2;" },
+    });
+    expect(chat.choices[0]?.message.content).toBe("const a = 1; const b = 2;");
+    // Scripted tokens: "const" " a" " =" " 1;" " const" " b" " =" " 2;" against the prediction's.
+    expect(chat.usage?.completion_tokens_details).toMatchObject({
+      accepted_prediction_tokens: 7,
+      rejected_prediction_tokens: 1,
+    });
+    const response = await t.client.responses.create({
+      model: "scripted",
+      input: "edit",
+      prediction: { type: "content", content: "const a = 1;" },
+    } as never);
+    const details = response.usage?.output_tokens_details as unknown as Record<string, number>;
+    expect(details).toMatchObject({ accepted_prediction_tokens: 4, rejected_prediction_tokens: 0 });
+  });
+
   test("models.list lists the served model", async () => {
     await using t = await startTestServer(new ScriptedEngine({ id: "tiny" }));
     const models = [];

@@ -148,7 +148,7 @@ export class ResponsesSocket {
         engine: prepared.engine,
         parent: stored,
         input: active.steers.flatMap((steer) => steer.messages),
-        settings: stored.settings,
+        settings: { ...stored.settings, prediction: undefined },
         conversation: stored.conversation,
         generate: true,
       });

@@ -98,7 +98,15 @@ export class ScriptedEngine implements Engine {
       cached++;
     const state = [...prompt];
     if (request.conversation) this.states.set(request.conversation, state);
-    const usage = { inputTokens: prompt.length, cachedInputTokens: cached, outputTokens: 0 };
+    const usage = {
+      inputTokens: prompt.length,
+      cachedInputTokens: cached,
+      outputTokens: 0,
+      acceptedPredictionTokens: 0,
+      rejectedPredictionTokens: 0,
+    };
+    // A prediction is scored token by token against the reply, so accounting can be tested exactly.
+    const predicted = scriptedTokens(request.prediction ?? "");
 
     if (request.prefillOnly) {
       const elapsed = performance.now() - started;
@@ -135,6 +143,7 @@ export class ScriptedEngine implements Engine {
         stopReason = "cancelled";
         break;
       }
+      if (predicted[usage.outputTokens] === token) usage.acceptedPredictionTokens++;
       usage.outputTokens++;
       state.push(token);
       lastTokenAt = performance.now();
@@ -154,6 +163,7 @@ export class ScriptedEngine implements Engine {
       stopReason = "tool_calls";
     }
 
+    usage.rejectedPredictionTokens = predicted.length - usage.acceptedPredictionTokens;
     const end = performance.now();
     yield {
       type: "done",

@@ -1,0 +1,75 @@
+import type { Token } from "node-llama-cpp";
+import { describe, expect, test } from "vitest";
+import { LookupPredictor } from "./lookup-predictor.js";
+
+// A tokenizer where every character is one token makes the predictor's behaviour exact to test.
+const tokenize = (text: string) => [...text].map((ch) => ch.codePointAt(0)! as Token);
+const detokenize = (tokens: Token[]) => String.fromCodePoint(...(tokens as number[]));
+
+/** Simulates verification: accepts the draft while it matches `output`, returns the counts. */
+function decode(predictor: LookupPredictor, output: string) {
+  const target = tokenize(output);
+  let at = 0;
+  let accepted = 0;
+  let rejected = 0;
+  while (at < target.length) {
+    const draft = predictor.predictTokens() as Token[];
+    let ok = 0;
+    while (ok < draft.length && draft[ok] === target[at + ok]) ok++;
+    accepted += ok;
+    rejected += draft.length - ok;
+    // The verified prefix plus the token the model sampled after it.
+    const pushed = target.slice(at, Math.min(target.length, at + ok + 1));
+    predictor.pushTokens(pushed);
+    at += pushed.length;
+  }
+  return { accepted, rejected };
+}
+
+function predictorFor(text: string, maxDraft = 8) {
+  const predictor = new LookupPredictor();
+  predictor.configure({ kind: "text", text, maxDraft, tokenize, detokenize: (tokens) => detokenize(tokens) });
+  predictor.reset({ stateTokens: [] });
+  return predictor;
+}
+
+describe("LookupPredictor", () => {
+  const file = Array.from({ length: 40 }, (_, i) => `line ${i}: value${i} = compute(${i});`).join("\n");
+
+  test("an exact prediction is drafted almost entirely", () => {
+    const { accepted, rejected } = decode(predictorFor(file), file);
+    expect(accepted).toBeGreaterThan(file.length * 0.85);
+    expect(rejected).toBe(0);
+  });
+
+  test("after an edit in the middle it re-synchronises and drafts the rest of the file", () => {
+    const edited = file.replace(
+      "line 20: value20 = compute(20);",
+      "line 20: value20 = computeFaster(20, cache);",
+    );
+    const { accepted, rejected } = decode(predictorFor(file), edited);
+    expect(accepted).toBeGreaterThan(edited.length * 0.8);
+    expect(rejected).toBeLessThan(30);
+  });
+
+  test("an unrelated prediction costs little: drafts shrink after refutations", () => {
+    const { accepted, rejected } = decode(predictorFor("zzzz ".repeat(200)), file);
+    expect(accepted).toBe(0);
+    expect(rejected).toBeLessThan(20);
+  });
+
+  test("prompt lookup drafts from the conversation's tokens after a matching pattern", () => {
+    const predictor = new LookupPredictor();
+    const source = tokenize(`context: ${file}`);
+    predictor.configure({ kind: "tokens", source, minPattern: 3, maxDraft: 8 });
+    predictor.reset({ stateTokens: [] });
+    const { accepted } = decode(predictor, file.slice(0, 400));
+    expect(accepted).toBeGreaterThan(300);
+  });
+
+  test("off drafts nothing", () => {
+    const predictor = new LookupPredictor();
+    predictor.configure({ kind: "off" });
+    expect(predictor.predictTokens()).toEqual([]);
+  });
+});

@@ -1,0 +1,151 @@
+import { type Token, TokenPredictor } from "node-llama-cpp";
+
+/** Drafting from the conversation's own tokens (prompt lookup). */
+export interface TokenLookup {
+  kind: "tokens";
+  source: Token[];
+  /** Shortest run of recent output that must match the source before drafting. */
+  minPattern: number;
+  maxDraft: number;
+}
+
+/**
+ * Drafting from a prediction's text (Predicted Outputs). Matching is done on text, not tokens:
+ * a model does not always produce the canonical tokenization of what it writes, and a token-level
+ * cursor would lose its place at every such spot.
+ */
+export interface TextLookup {
+  kind: "text";
+  text: string;
+  maxDraft: number;
+  tokenize: (text: string) => Token[];
+  detokenize: (tokens: Token[], lastTokens: Token[]) => string;
+}
+
+export type LookupSettings = TokenLookup | TextLookup | { kind: "off" };
+
+const LONGEST_PATTERN = 8;
+/** Characters of recent output used to find the place again after a mismatch, longest first. */
+const RESYNC_CHARS = [32, 16, 8];
+
+/**
+ * Drafts the next tokens from a source the output is likely to copy, and follows the source
+ * forward while the output agrees. After a mismatch it re-synchronises on the next place the
+ * recent output appears, so an edit in the middle of a file does not cost the rest of it.
+ * llama.cpp verifies the drafts; with greedy sampling the output is exactly plain decoding's.
+ */
+export class LookupPredictor extends TokenPredictor {
+  private settings: LookupSettings = { kind: "off" };
+  private recentTokens: Token[] = [];
+  private recentText = "";
+  /** Tokens of a character not complete yet (a multi-byte character split across tokens). */
+  private pendingTokens: Token[] = [];
+  /** Where the output continues in the source (token index or character offset), or -1. */
+  private cursor = -1;
+  /**
+   * Current draft length: halved when a draft is refuted, doubled when one is used in full, so a
+   * stretch of output that departs from the source wastes little verification work.
+   */
+  private draft = 4;
+  private lastDraft = 0;
+
+  configure(settings: LookupSettings): void {
+    this.settings = settings;
+    this.draft = settings.kind === "off" ? 0 : settings.maxDraft;
+    this.lastDraft = 0;
+    this.recentText = "";
+    this.pendingTokens = [];
+    // A prediction is the expected output from its first character.
+    this.cursor = settings.kind === "text" ? 0 : -1;
+  }
+
+  override reset({ stateTokens }: { stateTokens: Token[] }): void {
+    this.recentTokens = stateTokens.slice(-LONGEST_PATTERN);
+    this.recentText = "";
+    this.pendingTokens = [];
+    this.cursor = this.settings.kind === "text" ? 0 : -1;
+  }
+
+  override pushTokens(tokens: Token[]): void {
+    const settings = this.settings;
+    if (this.lastDraft > 0 && settings.kind !== "off") {
+      this.draft =
+        tokens.length > this.lastDraft
+          ? Math.min(settings.maxDraft, this.draft * 2)
+          : Math.max(1, this.draft >> 1);
+      this.lastDraft = 0;
+    }
+    if (settings.kind === "text") {
+      this.pendingTokens.push(...tokens);
+      const lastTokens = this.recentTokens.slice(-4);
+      const piece = settings.detokenize(this.pendingTokens, lastTokens);
+      if (!(piece.endsWith("\uFFFD") && this.pendingTokens.length < 4)) {
+        this.pendingTokens = [];
+        this.recentText = (this.recentText + piece).slice(-64);
+        if (this.cursor >= 0)
+          this.cursor = settings.text.startsWith(piece, this.cursor) ? this.cursor + piece.length : -1;
+      }
+    } else if (settings.kind === "tokens") {
+      for (const token of tokens) {
+        if (this.cursor >= 0) this.cursor = settings.source[this.cursor] === token ? this.cursor + 1 : -1;
+      }
+    }
+    this.recentTokens.push(...tokens);
+    if (this.recentTokens.length > LONGEST_PATTERN * 4)
+      this.recentTokens = this.recentTokens.slice(-LONGEST_PATTERN);
+  }
+
+  override predictTokens(): Token[] {
+    const settings = this.settings;
+    if (settings.kind === "off") return [];
+    if (settings.kind === "text") {
+      // Mid-character, the place in the text is not known yet.
+      if (this.pendingTokens.length > 0) return [];
+      if (this.cursor < 0 || this.cursor >= settings.text.length)
+        this.cursor = this.resyncText(settings.text);
+      if (this.cursor < 0) return [];
+      // About four characters a token is plenty of text to draft `maxDraft` tokens from.
+      const window = settings.text.slice(this.cursor, this.cursor + this.draft * 8);
+      return this.drafted(settings.tokenize(window).slice(0, this.draft));
+    }
+    if (this.cursor < 0 || this.cursor >= settings.source.length) this.cursor = this.resyncTokens(settings);
+    if (this.cursor < 0) return [];
+    return this.drafted(settings.source.slice(this.cursor, this.cursor + this.draft));
+  }
+
+  private drafted(tokens: Token[]): Token[] {
+    this.lastDraft = tokens.length;
+    return tokens;
+  }
+
+  private resyncText(text: string): number {
+    for (const length of RESYNC_CHARS) {
+      if (this.recentText.length < length) continue;
+      const tail = this.recentText.slice(-length);
+      const at = text.indexOf(tail);
+      if (at >= 0 && at + length < text.length) return at + length;
+    }
+    return -1;
+  }
+
+  private resyncTokens({ source, minPattern }: TokenLookup): number {
+    for (let n = Math.min(LONGEST_PATTERN, this.recentTokens.length); n >= minPattern; n--) {
+      const at = indexOfRun(source, this.recentTokens.slice(-n));
+      if (at >= 0 && at + n < source.length) return at + n;
+    }
+    return -1;
+  }
+
+  override dispose(): void {
+    this.recentTokens = [];
+    this.recentText = "";
+  }
+}
+
+function indexOfRun(haystack: readonly Token[], needle: readonly Token[]): number {
+  outer: for (let i = 0; i + needle.length <= haystack.length; i++) {
+    for (let j = 0; j < needle.length; j++) if (haystack[i + j] !== needle[j]) continue outer;
+    return i;
+  }
+  return -1;
+}
