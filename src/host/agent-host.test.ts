@@ -146,7 +146,7 @@ describe("agent host over a real WebSocket", () => {
     const lastMessage = c.events
       .filter((e) => e.type === "item.completed" && (e.item as { type: string }).type === "agent_message")
       .at(-1);
-    expect((lastMessage?.item as { text: string }).text).toBe("echo: shorter");
+    expect(lastMessage?.item).toMatchObject({ text: "echo: shorter" });
     c.ws.close();
   });
 
