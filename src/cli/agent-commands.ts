@@ -16,6 +16,7 @@ interface AgentFlags {
   engine: "llama" | "scripted";
   cd?: string;
   ctxSize?: number;
+  tokensPerSecond?: number;
   json?: boolean;
   last?: boolean;
 }
@@ -58,6 +59,9 @@ function addAgentOptions(command: Command): Command {
         .choices(["llama", "scripted"])
         .default("llama")
         .hideHelp(),
+    )
+    .addOption(
+      new Option("--tokens-per-second <n>", "scripted engine: emission rate").argParser(Number).hideHelp(),
     )
     .option("-C, --cd <dir>", "workspace directory (default: the current directory)")
     .option(
@@ -108,6 +112,7 @@ async function startRuntime(flags: AgentFlags, quiet: boolean): Promise<AgentRun
       : {}),
     engine: flags.engine,
     ...(flags.ctxSize ? { contextSize: flags.ctxSize } : {}),
+    ...(flags.tokensPerSecond ? { scripted: { tokensPerSecond: flags.tokensPerSecond } } : {}),
     allowShell: flags.allowShell,
     approval: flags.approval,
     prewarm: flags.prewarm,

@@ -1,0 +1,65 @@
+import { execFileSync } from "node:child_process";
+import { mkdtemp, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterEach, expect, test } from "vitest";
+
+const bin = fileURLToPath(new URL("../../bin/spark.js", import.meta.url));
+const session = `spark-test-${process.pid}`;
+
+function tmux(...args: string[]): string {
+  return execFileSync("tmux", args, { encoding: "utf8" });
+}
+
+function screen(): string {
+  return tmux("capture-pane", "-p", "-t", session, "-S", "-200");
+}
+
+/** Polls the terminal until `pattern` shows (a real terminal has no event to wait on). */
+async function waitForScreen(pattern: RegExp, timeoutMs = 20_000): Promise<string> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const text = screen();
+    if (pattern.test(text)) return text;
+    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${pattern}. Screen:\n${text}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+afterEach(() => {
+  try {
+    tmux("kill-session", "-t", session);
+  } catch {
+    // already gone
+  }
+});
+
+test("the real spark binary in a terminal: type, watch it stream, Esc interrupts", async () => {
+  const repo = await mkdtemp(path.join(os.tmpdir(), "spark-tui-"));
+  const sessions = await mkdtemp(path.join(os.tmpdir(), "spark-tui-sessions-"));
+  await writeFile(path.join(repo, "a.ts"), "export const a = 1;\n");
+  execFileSync("git", ["init", "-q"], { cwd: repo });
+  const command = [
+    `cd ${repo} &&`,
+    `SPARK_SESSIONS_DIR=${sessions}`,
+    `"${process.execPath}" "${bin}" --engine scripted --tokens-per-second 40`,
+  ].join(" ");
+  tmux("new-session", "-d", "-s", session, "-x", "120", "-y", "40", "-e", "CI=false", command);
+
+  await waitForScreen(/Esc interrupt|\/help/);
+  const words = Array.from({ length: 120 }, (_, i) => `word${i}`).join(" ");
+  tmux("send-keys", "-t", session, "-l", words);
+  tmux("send-keys", "-t", session, "Enter");
+
+  // The echo streams in word by word.
+  await waitForScreen(/You said: word0 word1 word2/);
+  tmux("send-keys", "-t", session, "Escape");
+  const after = await waitForScreen(/[Ii]nterrupted/);
+  expect(after).not.toContain("word119 word");
+
+  // Still usable: the next message gets a full answer.
+  tmux("send-keys", "-t", session, "-l", "short one");
+  tmux("send-keys", "-t", session, "Enter");
+  await waitForScreen(/You said: short one/);
+}, 60_000);
