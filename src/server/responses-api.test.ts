@@ -305,7 +305,7 @@ describe("Responses WebSocket mode with the SDK's ResponsesWS", () => {
 
       const accepted = await log.type("response.steer.accepted");
       expect(accepted.steer).toMatchObject({ previous_response_id: firstId });
-      const steered = await log.end();
+      const steered = await log.end(log.events.indexOf(accepted));
       expect(steered.type).toBe("response.incomplete");
       expect((steered.response as { incomplete_details: { reason: string } }).incomplete_details.reason).toBe(
         "steered",
@@ -375,5 +375,35 @@ describe("Responses WebSocket mode with the SDK's ResponsesWS", () => {
     } finally {
       ws.close();
     }
+  });
+});
+
+describe("lean streaming", () => {
+  test("a client that stops reading gets merged deltas later: all text, gapless sequence numbers", async () => {
+    const words = Array.from({ length: 20_000 }, (_, i) => `w${i}`).join(" ");
+    await using t = await startTestServer(new ScriptedEngine({ script: [{ text: words }] }));
+    const { default: WebSocket } = await import("ws");
+    const ws = new WebSocket(`${t.url.replace("http", "ws")}/v1/responses`);
+    await new Promise((resolve) => ws.once("open", resolve));
+    const events: { type: string; sequence_number: number; delta?: string }[] = [];
+    const done = new Promise<void>((resolve) =>
+      ws.on("message", (data) => {
+        const event = JSON.parse(String(data));
+        events.push(event);
+        if (event.type === "response.completed") resolve();
+      }),
+    );
+    const raw = (ws as unknown as { _socket: { pause(): void; resume(): void } })._socket;
+    raw.pause();
+    ws.send(JSON.stringify({ type: "response.create", model: "scripted", input: "go" }));
+    // Let the server fill the socket while the client reads nothing, then read everything.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    raw.resume();
+    await done;
+    ws.close();
+    const deltas = events.filter((e) => e.type === "response.output_text.delta");
+    expect(deltas.map((e) => e.delta).join("")).toBe(words);
+    expect(deltas.length).toBeLessThan(20_000);
+    expect(events.map((e) => e.sequence_number)).toEqual(events.map((_, i) => i));
   });
 });

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { parseUntrustedJson } from "../protocol/json-guard.js";
 import { responseCreateBodySchema } from "../protocol/responses-request.js";
 import { validate } from "../protocol/validate.js";
+import { DeltaCoalescer } from "./internal/delta-coalescer.js";
 import { readBody, SseWriter, sendError, sendJson } from "./internal/http-io.js";
 import { prepareResponse } from "./prepare-response.js";
 import { type PreparedResponse, ResponseRun } from "./response-run.js";
@@ -62,7 +63,12 @@ async function respond(
 
   const sse = new SseWriter(res);
   let sequence = 0;
-  const run = new ResponseRun(prepared, (event) => sse.send(withSequence(event, sequence++), event.type));
+  const events = new DeltaCoalescer({
+    send: (event) => sse.send(withSequence(event, sequence++), event.type),
+    isBusy: () => res.writableNeedDrain,
+    whenDrained: (callback) => res.once("drain", callback),
+  });
+  const run = new ResponseRun(prepared, (event) => events.push(event));
   res.on("close", () => run.abort("cancelled"));
   try {
     const outcome = await run.run();

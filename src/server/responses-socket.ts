@@ -12,6 +12,7 @@ import {
 } from "../protocol/responses-request.js";
 import { validate } from "../protocol/validate.js";
 import { contentText } from "./input-conversion.js";
+import { DeltaCoalescer } from "./internal/delta-coalescer.js";
 import { newId } from "./internal/ids.js";
 import { prepareResponse } from "./prepare-response.js";
 import { type PreparedResponse, ResponseRun } from "./response-run.js";
@@ -25,6 +26,9 @@ interface QueuedSteer {
   messages: ChatMessage[];
 }
 
+/** Unsent bytes beyond which a socket counts as busy and text deltas are merged. */
+const BUSY_BYTES = 16 * 1024;
+
 /** Responses a connection remembers for `previous_response_id` even with `store: false`. */
 const CONNECTION_CACHE = 16;
 
@@ -37,6 +41,12 @@ export class ResponsesSocket {
   private sequence = 0;
   private readonly cache = new Map<string, StoredResponse>();
   private active: { run: ResponseRun; steers: QueuedSteer[] } | null = null;
+  /** Output events go through here: deltas are merged only while the socket is backed up. */
+  private readonly stream = new DeltaCoalescer({
+    send: (event) => this.send(event),
+    isBusy: () => this.socket.bufferedAmount > BUSY_BYTES,
+    whenDrained: (callback) => this.whenDrained(callback),
+  });
   /** Steering input accepted for responses that stopped to wait for tool outputs. */
   private readonly waitingSteers = new Map<string, QueuedSteer[]>();
 
@@ -110,7 +120,7 @@ export class ResponsesSocket {
   }
 
   private async start(prepared: PreparedResponse): Promise<void> {
-    const run = new ResponseRun(prepared, (event) => this.send(event));
+    const run = new ResponseRun(prepared, (event) => this.stream.push(event));
     const active = { run, steers: [] as QueuedSteer[] };
     this.active = active;
     const outcome = await run.run();
@@ -213,6 +223,15 @@ export class ResponsesSocket {
       error: { type: "invalid_request_error", code, message },
       steer: { id: steer.id, previous_response_id: steer.previousResponseId, input: steer.input },
     });
+  }
+
+  /** The ws library has no public drain event; poll briefly while the socket is backed up. */
+  private whenDrained(callback: () => void): void {
+    const check = () => {
+      if (this.socket.readyState !== this.socket.OPEN || this.socket.bufferedAmount <= BUSY_BYTES) callback();
+      else setTimeout(check, 2);
+    };
+    setTimeout(check, 2);
   }
 
   private lookup(id: string): StoredResponse | undefined {
