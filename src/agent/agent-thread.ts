@@ -1,6 +1,13 @@
 import { randomUUID } from "node:crypto";
 import type { ResponseStream, ResponsesClient } from "../client/responses-client.js";
-import type { ThreadEvent, ThreadInfo, ThreadItem, TurnStats, TurnStatus } from "../protocol/agent.js";
+import type {
+  PatchResolution,
+  ThreadEvent,
+  ThreadInfo,
+  ThreadItem,
+  TurnStats,
+  TurnStatus,
+} from "../protocol/agent.js";
 import { SparkError } from "../protocol/errors.js";
 import type { ResponseObject } from "../protocol/responses.js";
 import type { ApprovalPolicy } from "./approval.js";
@@ -11,6 +18,7 @@ import { asksToRunCommands } from "./system-prompt.js";
 import { toolsFor } from "./tools/index.js";
 import type { ApprovalRequest, Tool, ToolContext } from "./tools/tool.js";
 import { runTool } from "./tools/tool.js";
+import { ToolError } from "./tools/tool-error.js";
 import type { Workspace } from "./workspace.js";
 
 export interface AgentThreadOptions {
@@ -179,9 +187,50 @@ export class AgentThread {
 
   /** Reverts the last applied patch byte for byte; returns the files it restored. */
   async undo(): Promise<string[]> {
-    if (!this.journal.canUndo) return [];
-    const { paths } = await this.journal.undo();
-    return paths.map((p) => this.options.workspace.relative(p));
+    return (await this.undoPatch())?.paths ?? [];
+  }
+
+  /**
+   * Reverts the last applied patch byte for byte: the tool call that applied it (null if unknown)
+   * and the files restored, relative to the workspace; null when there is nothing to undo.
+   */
+  async undoPatch(): Promise<{ itemId: string | null; paths: string[] } | null> {
+    if (!this.journal.canUndo) return null;
+    const { id, paths } = await this.journal.undo();
+    return { itemId: id ?? null, paths: paths.map((p) => this.options.workspace.relative(p)) };
+  }
+
+  /**
+   * Settles one file of the patch applied by tool call `itemId` (`path` as in its FileDiff; a move
+   * covers both its paths): accepted keeps it; rejected restores the content from before that
+   * patch, refused when the file changed since. Throws a SparkError.
+   */
+  async resolvePatchFile(itemId: string, path: string, resolution: PatchResolution): Promise<void> {
+    const item = this.items.find((candidate) => candidate.type === "tool_call" && candidate.id === itemId);
+    const display = item?.type === "tool_call" ? item.display : undefined;
+    const diff = display?.kind === "diff" ? display.files.find((file) => file.path === path) : undefined;
+    if (!diff) {
+      throw new SparkError("not_found", `No patch of ${path} by ${itemId} in this thread.`, {
+        param: "path",
+      });
+    }
+    try {
+      const paths = await Promise.all(
+        [diff.path, ...(diff.from === undefined ? [] : [diff.from])].map((p) =>
+          this.options.workspace.resolve(p),
+        ),
+      );
+      if (resolution === "accepted") this.journal.accept(itemId, paths);
+      else await this.journal.revert(itemId, paths);
+    } catch (error) {
+      if (!(error instanceof ToolError)) throw error;
+      const conflict = error.code === "patch_rejected" || error.code === "not_allowed";
+      throw new SparkError(error.code === "not_found" ? "not_found" : "invalid_request", error.message, {
+        param: "path",
+        ...(conflict ? { status: 409 } : {}),
+        cause: error,
+      });
+    }
   }
 
   private async runTurns(first: string): Promise<void> {
@@ -331,12 +380,16 @@ export class AgentThread {
     };
     this.emit({ type: "item.started", turn_id: turn.id, item: { ...item } });
     const tool = tools.find((candidate) => candidate.name === call.name);
+    const newestEdit = this.journal.newest;
     const result = tool
       ? await runTool(tool, call.arguments, this.toolContext(turn))
       : {
           output: `Unknown tool '${call.name}'. Available: ${tools.map((t) => t.name).join(", ")}.`,
           isError: true,
         };
+    // Name the edit this call recorded after it, so each file can be accepted or rejected later.
+    const edit = this.journal.newest;
+    if (edit && edit !== newestEdit) edit.id ??= call.call_id;
     this.completeItem(turn.id, {
       ...item,
       status: result.isError ? "failed" : "completed",

@@ -79,4 +79,54 @@ describe("EditJournal", () => {
     expect((await t.read("a.txt")).toString()).toBe("after");
     expect(journal.canUndo).toBe(true);
   });
+
+  test("revert restores chosen files of a named edit, refuses changed or accepted ones, and undo skips them", async () => {
+    await using t = await tempWorkspace({ files: { "a.txt": "A", "b.txt": "B", "c.txt": "C" } });
+    const path = (name: string) => join(t.dir, name);
+    const journal = new EditJournal();
+    journal.record({
+      id: "call_1",
+      files: [
+        { path: path("a.txt"), before: Buffer.from("a"), after: Buffer.from("A") },
+        { path: path("b.txt"), before: Buffer.from("b"), after: Buffer.from("B") },
+        { path: path("c.txt"), before: null, after: Buffer.from("C") },
+        { path: path("gone.txt"), before: Buffer.from("gone"), after: null },
+      ],
+    });
+    expect(journal.newest?.id).toBe("call_1");
+    journal.accept("call_1", [path("a.txt")]);
+    const accepted = await journal.revert("call_1", [path("a.txt")]).catch((caught: unknown) => caught);
+    expect((accepted as ToolError).code).toBe("not_allowed");
+
+    await t.write("b.txt", "edited by hand");
+    const changed = await journal.revert("call_1", [path("b.txt")]).catch((caught: unknown) => caught);
+    expect((changed as ToolError).code).toBe("patch_rejected");
+    expect((await t.read("b.txt")).toString()).toBe("edited by hand");
+
+    expect(await journal.revert("call_1", [path("c.txt"), path("gone.txt")])).toEqual({
+      paths: [path("c.txt"), path("gone.txt")],
+    });
+    expect(await exists(path("c.txt"))).toBe(false);
+    expect((await t.read("gone.txt")).toString()).toBe("gone");
+    const again = await journal.revert("call_1", [path("c.txt")]).catch((caught: unknown) => caught);
+    expect((again as ToolError).code).toBe("not_found");
+
+    // Undo takes back what is left of the edit: a.txt and b.txt, not the reverted files.
+    expect(await journal.undo()).toEqual({ id: "call_1", paths: [path("a.txt"), path("b.txt")] });
+    expect((await t.read("a.txt")).toString()).toBe("a");
+    expect(journal.canUndo).toBe(false);
+  });
+
+  test("reverting every file of an edit forgets the edit", async () => {
+    await using t = await tempWorkspace({ files: { "a.txt": "A" } });
+    const journal = new EditJournal();
+    journal.record({ files: [{ path: join(t.dir, "x"), before: null, after: null }] });
+    journal.record({
+      id: "call_2",
+      files: [{ path: join(t.dir, "a.txt"), before: Buffer.from("a"), after: Buffer.from("A") }],
+    });
+    await journal.revert("call_2", [join(t.dir, "a.txt")]);
+    expect(journal.size).toBe(1);
+    expect(journal.newest?.id).toBeUndefined();
+  });
 });

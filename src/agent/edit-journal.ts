@@ -1,4 +1,4 @@
-import { rm } from "node:fs/promises";
+import { readFile, rm } from "node:fs/promises";
 import { commitStaged, discardStaged, type StagedFile, stageFile } from "./tools/internal/atomic-write.js";
 import { ToolError } from "./tools/tool-error.js";
 
@@ -10,10 +10,14 @@ export interface JournalFile {
   after: Buffer | null;
   /** Permission bits of the file before the edit, restored by undo. Default: the process default. */
   mode?: number;
+  /** Set once the person accepted this file's change; it can then no longer be rejected alone. */
+  accepted?: true;
 }
 
 /** Everything one edit (one apply_patch call) changed. */
 export interface JournalEntry {
+  /** The tool call that made the edit, when known; names it for per-file review. */
+  id?: string;
   files: JournalFile[];
 }
 
@@ -45,33 +49,112 @@ export class EditJournal {
     return this.entries.length;
   }
 
+  /** The newest recorded edit (to name it after the tool call that made it). */
+  get newest(): JournalEntry | undefined {
+    return this.entries.at(-1);
+  }
+
+  /**
+   * Marks the files at `paths` of edit `id` as accepted: kept, and no longer revertible one by one
+   * (undo still reverts the whole edit). Throws a ToolError `not_found` when the edit or a file is
+   * not (or no longer) recorded: already rejected, undone, or too old.
+   */
+  accept(id: string, paths: readonly string[]): void {
+    for (const file of this.filesOf(id, paths)) file.accepted = true;
+  }
+
+  /**
+   * Restores the files at `paths` of edit `id` to their content from before that edit (a file the
+   * edit created is deleted, one it deleted comes back), and forgets them, so undo no longer
+   * touches them. Refused with a ToolError `patch_rejected` when a file changed since the edit, and
+   * `not_allowed` when it was accepted. Like undo, all contents are staged before any file changes.
+   */
+  async revert(id: string, paths: readonly string[]): Promise<{ paths: string[] }> {
+    const files = this.filesOf(id, paths);
+    if (files.some((file) => file.accepted)) {
+      throw new ToolError("not_allowed", "That change was accepted; undo reverts the whole patch.");
+    }
+    for (const file of files) {
+      const current = await readIfExists(file.path);
+      const unchanged = current === null ? file.after === null : file.after?.equals(current) === true;
+      if (!unchanged) {
+        throw new ToolError(
+          "patch_rejected",
+          `${file.path} changed since the patch was applied; it was left as it is.`,
+        );
+      }
+    }
+    // Taken out at once, so a concurrent undo or revert cannot restore the same files twice.
+    const entry = this.entries.find((candidate) => candidate.id === id)!;
+    entry.files = entry.files.filter((file) => !files.includes(file));
+    if (entry.files.length === 0) this.entries.splice(this.entries.indexOf(entry), 1);
+    try {
+      await restore(files);
+    } catch (error) {
+      entry.files.push(...files);
+      if (!this.entries.includes(entry)) this.entries.push(entry);
+      throw error;
+    }
+    return { paths: files.map((file) => file.path) };
+  }
+
+  private filesOf(id: string, paths: readonly string[]): JournalFile[] {
+    const entry = this.entries.find((candidate) => candidate.id === id);
+    const files = entry?.files.filter((file) => paths.includes(file.path)) ?? [];
+    if (files.length === 0) {
+      throw new ToolError("not_found", "That change is no longer recorded (already reverted or too old).");
+    }
+    return files;
+  }
+
   /**
    * Restores every file of the newest edit byte for byte: a file the edit created is deleted, one it
    * deleted comes back. All restored contents are staged before any file changes, so a failure
    * while writing leaves the files as they were and the edit still undoable. Throws a ToolError
    * `not_found` when there is nothing to undo.
    */
-  async undo(): Promise<{ paths: string[] }> {
+  async undo(): Promise<{ id?: string; paths: string[] }> {
     // Taken off at once so a second concurrent undo takes the edit before this one.
     const entry = this.entries.pop();
     if (!entry) throw new ToolError("not_found", "Nothing to undo.");
-    const staged: StagedFile[] = [];
     try {
-      for (const file of entry.files) {
-        if (file.before === null) continue;
-        staged.push(await stageFile(file.path, file.before, { mode: file.mode, createParents: true }));
-      }
+      await restore(entry.files);
     } catch (error) {
-      await discardStaged(staged);
       this.entries.push(entry);
-      throw new ToolError("failed", `Undo failed, nothing was changed: ${(error as Error).message}`, {
-        cause: error,
-      });
+      throw error;
     }
-    for (const file of staged) await commitStaged(file);
-    for (const file of entry.files) {
-      if (file.before === null) await rm(file.path, { force: true });
+    return {
+      ...(entry.id === undefined ? {} : { id: entry.id }),
+      paths: entry.files.map((file) => file.path),
+    };
+  }
+}
+
+/** Writes every file's `before` (staged first, so a failure changes nothing) and deletes created ones. */
+async function restore(files: readonly JournalFile[]): Promise<void> {
+  const staged: StagedFile[] = [];
+  try {
+    for (const file of files) {
+      if (file.before === null) continue;
+      staged.push(await stageFile(file.path, file.before, { mode: file.mode, createParents: true }));
     }
-    return { paths: entry.files.map((file) => file.path) };
+  } catch (error) {
+    await discardStaged(staged);
+    throw new ToolError("failed", `Restoring failed, nothing was changed: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+  for (const file of staged) await commitStaged(file);
+  for (const file of files) {
+    if (file.before === null) await rm(file.path, { force: true });
+  }
+}
+
+async function readIfExists(path: string): Promise<Buffer | null> {
+  try {
+    return await readFile(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
+    throw error;
   }
 }

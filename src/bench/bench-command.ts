@@ -7,17 +7,26 @@ import { LlamaEngine } from "../engine/llama/llama-engine.js";
 import { ensureSyntheticModel, type SyntheticQuant } from "../engine/synthetic/synthetic-model.js";
 import { ModelRegistry } from "../server/model-registry.js";
 import { SparkServer } from "../server/spark-server.js";
-import type { BenchContext } from "./bench-context.js";
-import { type BenchRow, markdownTable } from "./bench-report.js";
+import { type BenchContext, benchSizes } from "./bench-context.js";
+import { type BenchRow, detailLines, markdownTable } from "./bench-report.js";
+import { trainedModelPath } from "./internal/repo-paths.js";
 import { agentStartScenario } from "./scenarios/agent-start.js";
+import { batchScenario } from "./scenarios/batch.js";
 import { decodeScenario } from "./scenarios/decode.js";
+import { perTokenScenario } from "./scenarios/per-token.js";
+import { rttScenario } from "./scenarios/rtt.js";
+import { specScenario } from "./scenarios/spec.js";
 import { steerScenario } from "./scenarios/steer.js";
 import { ttftScenario } from "./scenarios/ttft.js";
 
 const SCENARIOS = {
+  rtt: rttScenario,
   ttft: ttftScenario,
+  "per-token": perTokenScenario,
   decode: decodeScenario,
+  spec: specScenario,
   steer: steerScenario,
+  batch: batchScenario,
   "agent-start": agentStartScenario,
 } as const;
 type ScenarioName = keyof typeof SCENARIOS;
@@ -72,26 +81,44 @@ async function bench(options: BenchOptions): Promise<void> {
   const models = new ModelRegistry();
   models.add(engine.info.id, engine);
   await using server = await SparkServer.start({ models });
+  const trained = trainedModelPath();
   const ctx: BenchContext = {
     engine,
+    modelPath,
     wsUrl: `${server.url.replace(/^http/, "ws")}/v1/responses`,
     baseUrl: `${server.url}/v1`,
     quick: options.quick,
     historyTokens: 2000,
+    sizes: benchSizes(options.quick),
+    ...(trained ? { trainedModelPath: trained } : {}),
     log: (line) => process.stderr.write(`  ${line}\n`),
   };
   process.stderr.write(`Engine: ${engine.info.id}, ${engine.threads} threads\n`);
+  // Another busy process turns llama.cpp's spinning threads into a 10x slowdown: say so.
+  const loadBefore = os.loadavg()[0]!;
+  if (loadBefore > os.availableParallelism() / 2)
+    process.stderr.write(
+      `Warning: the machine is busy (load average ${loadBefore.toFixed(1)}); results will be noisy.\n`,
+    );
   const rows: BenchRow[] = [];
+  const benchStarted = performance.now();
   for (const name of options.scenario) {
     process.stderr.write(`Scenario ${name}\n`);
+    const started = performance.now();
     rows.push(...(await SCENARIOS[name](ctx)));
+    process.stderr.write(`  (${((performance.now() - started) / 1000).toFixed(1)} s)\n`);
   }
-  const table = markdownTable(rows);
-  process.stdout.write(`${table}\n`);
+  process.stderr.write(`All scenarios: ${((performance.now() - benchStarted) / 1000).toFixed(0)} s\n`);
+  process.stdout.write(`${markdownTable(rows)}\n\n${detailLines(rows)}\n`);
   const out =
     options.out ?? path.join("bench-results", `bench-${new Date().toISOString().replace(/[:.]/g, "-")}.json`);
   await mkdir(path.dirname(out), { recursive: true });
-  const machine = { cpus: os.cpus()[0]?.model, cores: os.availableParallelism(), node: process.version };
+  const machine = {
+    cpus: os.cpus()[0]?.model,
+    cores: os.availableParallelism(),
+    node: process.version,
+    loadAverage: { before: loadBefore, after: os.loadavg()[0] },
+  };
   await writeFile(
     out,
     `${JSON.stringify({ model: engine.info.id, quick: options.quick, machine, rows }, null, 2)}\n`,

@@ -4,25 +4,34 @@ export interface BenchRow {
   metric: string;
   /** What Spark does. */
   value: number;
-  /** What it replaces, measured in the same run. */
+  /** What it replaces, measured in the same run. NaN when the baseline could not be measured. */
   baseline: number;
   unit: string;
   /** value / baseline. */
   ratio: number;
-  /** The claim, e.g. "<= 0.5". */
+  /** The claim, e.g. "<= 0.5x"; "info" for a measurement that states none. */
   target: string;
-  holds: boolean;
+  /** Whether the claim holds; null for an informational row or one without a baseline. */
+  holds: boolean | null;
   detail?: string;
 }
 
 export function row(fields: Omit<BenchRow, "ratio" | "holds">, holds: (ratio: number) => boolean): BenchRow {
   const ratio = fields.baseline === 0 ? Number.NaN : fields.value / fields.baseline;
-  return { ...fields, ratio, holds: holds(ratio) };
+  return { ...fields, ratio, holds: Number.isFinite(ratio) ? holds(ratio) : null };
+}
+
+/** A comparison reported for context, without a claim to hold. */
+export function infoRow(
+  fields: Omit<BenchRow, "ratio" | "holds" | "target"> & { target?: string },
+): BenchRow {
+  const ratio = fields.baseline === 0 ? Number.NaN : fields.value / fields.baseline;
+  return { ...fields, target: fields.target ?? "info", ratio, holds: null };
 }
 
 function fmt(n: number): string {
   if (!Number.isFinite(n)) return "n/a";
-  return Math.abs(n) >= 100 ? n.toFixed(0) : n.toFixed(n >= 10 ? 1 : 2);
+  return Math.abs(n) >= 100 ? n.toFixed(0) : n.toFixed(Math.abs(n) >= 10 ? 1 : 2);
 }
 
 export function markdownTable(rows: BenchRow[]): string {
@@ -31,9 +40,18 @@ export function markdownTable(rows: BenchRow[]): string {
     "| --- | --- | --- | --- | --- | --- | --- |",
   ];
   for (const r of rows) {
+    const holds = r.holds === null ? "-" : r.holds ? "yes" : "no";
     lines.push(
-      `| ${r.scenario} | ${r.metric} | ${fmt(r.value)} ${r.unit} | ${fmt(r.baseline)} ${r.unit} | ${fmt(r.ratio)}x | ${r.target} | ${r.holds ? "yes" : "no"} |`,
+      `| ${r.scenario} | ${r.metric} | ${fmt(r.value)} ${r.unit} | ${fmt(r.baseline)} ${r.unit} | ${fmt(r.ratio)}x | ${r.target} | ${holds} |`,
     );
   }
   return lines.join("\n");
+}
+
+/** The details, one line per row that has one, for reading under the table. */
+export function detailLines(rows: BenchRow[]): string {
+  return rows
+    .filter((r) => r.detail)
+    .map((r) => `- ${r.scenario}, ${r.metric}: ${r.detail}`)
+    .join("\n");
 }

@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { type Command, InvalidArgumentError, Option } from "commander";
+import { sessionsDir } from "../agent/transcript.js";
 import type { Engine } from "../engine/engine.js";
 import { LlamaEngine } from "../engine/llama/llama-engine.js";
 import { ScriptedEngine } from "../engine/scripted/scripted-engine.js";
@@ -8,14 +9,22 @@ import { createProgressBar } from "../models/progress-bar.js";
 import { resolveModel } from "../models/resolve-model.js";
 import { SparkError } from "../protocol/errors.js";
 import { ModelRegistry } from "../server/model-registry.js";
-import { SparkServer } from "../server/spark-server.js";
+import { SparkServer, type SparkServerOptions } from "../server/spark-server.js";
+import { openBrowser, webAppDir, webAppUrl } from "../web/web-app.js";
 import { AgentRuntime } from "./agent-runtime.js";
+import {
+  addServingFlags,
+  loadUpstreamEngine,
+  SERVING_HELP,
+  type ServingFlags,
+  servingOptions,
+} from "./serving-flags.js";
 import { SessionThreadSource } from "./session-thread-source.js";
 import { StatusLine } from "./status-line.js";
 
-export interface ServeOptions {
+export interface ServeOptions extends ServingFlags {
   model?: string;
-  engine: "llama" | "scripted";
+  engine: "llama" | "scripted" | "upstream";
   host: string;
   port: number;
   apiKey: string[];
@@ -28,10 +37,13 @@ export interface ServeOptions {
   tlsKey?: string;
   maxBodyMb: number;
   tokensPerSecond: number;
+  open: boolean;
 }
 
 const SERVE_HELP = `
 Endpoints (one port):
+  GET  /                      the web app (with --api-key, open the printed URL: it carries the key)
+  WS   /v1/agent              the agent host the web app and editors use
   POST /v1/responses          Responses API, JSON or SSE (stream: true)
   WS   /v1/responses          Responses WebSocket mode: response.create, previous_response_id,
                               generate: false, response.cancel, response.steer
@@ -63,7 +75,7 @@ function collect(value: string, previous: string[]): string[] {
 }
 
 export function registerServeCommand(program: Command): void {
-  program
+  const command = program
     .command("serve")
     .description("serve a model over the OpenAI Responses API (HTTP, SSE and WebSocket) and Chat Completions")
     .option(
@@ -72,7 +84,7 @@ export function registerServeCommand(program: Command): void {
     )
     .addOption(
       new Option("--engine <name>", "which engine runs the model")
-        .choices(["llama", "scripted"])
+        .choices(["llama", "scripted", "upstream"])
         .default("llama"),
     )
     .option("--host <host>", "address to bind", "127.0.0.1")
@@ -101,10 +113,12 @@ export function registerServeCommand(program: Command): void {
       integer(0, 10_000_000),
       0,
     )
+    .option("--open", "open the web app in the default browser once serving", false)
     .addHelpText("after", SERVE_HELP)
     .action(async (options: ServeOptions) => {
       await serve(options);
     });
+  addServingFlags(command).addHelpText("after", SERVING_HELP);
 }
 
 async function serve(options: ServeOptions): Promise<void> {
@@ -112,49 +126,120 @@ async function serve(options: ServeOptions): Promise<void> {
     throw new SparkError("invalid_request", "--tls-cert and --tls-key go together.");
   }
   const engine = await loadEngine(options);
-  const models = new ModelRegistry();
-  models.add(engine.info.id, engine);
   const apiKeys = [...options.apiKey, ...(process.env.SPARK_API_KEY ? [process.env.SPARK_API_KEY] : [])];
-  let runtime: AgentRuntime | undefined;
-  const host = new AgentHost(new SessionThreadSource(() => runtime!));
-  const server = await SparkServer.start({
-    sockets: { "/v1/agent": (socket) => host.accept(socket) },
-    models,
+  const stack = await startServe({
+    engine,
     host: options.host,
     port: options.port,
     apiKeys,
     allowedOrigins: options.allowOrigin,
     maxBodyBytes: options.maxBodyMb * 1024 * 1024,
+    ...servingOptions(options, { kind: options.engine, parallel: options.parallel }),
     ...(options.tlsCert && options.tlsKey
       ? { tls: { cert: readFileSync(options.tlsCert), key: readFileSync(options.tlsKey) } }
       : {}),
   });
-  // The agent host's threads reach the model like every other client: through this server.
-  runtime = await AgentRuntime.start({
-    cwd: process.cwd(),
-    server: `${server.url}/v1`,
-    ...(apiKeys[0] ? { apiKey: apiKeys[0] } : {}),
-    model: engine.info.id,
-  });
+  const { server } = stack;
   const ws = server.url.replace(/^http/, "ws");
+  const app = stack.appUrl ?? "not built (npm run build:web)";
   process.stderr.write(
     `Spark is serving ${engine.info.id} (${engine.info.engine}, ${engine.info.contextSize} tokens of context)\n` +
+      `  Web app    ${app}\n` +
       `  HTTP       ${server.url}/v1\n  WebSocket  ${ws}/v1/responses\n  Agent      ${ws}/v1/agent\n` +
       `${apiKeys.length ? "  API key required\n" : ""}Press Ctrl+C to stop.\n`,
   );
+  if (options.open && stack.appUrl && !(await openBrowser(stack.appUrl))) {
+    process.stderr.write("Could not start a browser; open the web app address above.\n");
+  }
   await new Promise<void>((resolve) => {
     const stop = () => resolve();
     process.once("SIGINT", stop);
     process.once("SIGTERM", stop);
   });
   process.stderr.write("Stopping...\n");
-  host.interruptAll();
-  await runtime.dispose();
-  await server.close();
-  await models.dispose();
+  await stack.close();
+}
+
+export interface ServeStackOptions
+  extends Pick<
+    SparkServerOptions,
+    | "host"
+    | "port"
+    | "apiKeys"
+    | "allowedOrigins"
+    | "maxBodyBytes"
+    | "tls"
+    | "admission"
+    | "metricsPublic"
+    | "log"
+  > {
+  /** The model; disposed by `close()`. */
+  engine: Engine;
+  /** The agent's workspace. Default: the current directory. */
+  cwd?: string;
+  /** Where the agent host's transcripts are. Default: {@link sessionsDir}. */
+  sessionsDir?: string;
+  /** The built web app served at `/`; null serves none. Default: {@link webAppDir}. */
+  webDir?: string | null;
+}
+
+export interface ServeStack extends AsyncDisposable {
+  server: SparkServer;
+  host: AgentHost;
+  runtime: AgentRuntime;
+  /** The web app's address (with the first API key in its fragment), or null when none is served. */
+  appUrl: string | null;
+  /** Interrupts running turns, then closes the runtime, the server and the model. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** What `spark serve` runs: the model server, the agent host and the web app on one port. */
+export async function startServe(options: ServeStackOptions): Promise<ServeStack> {
+  const { engine } = options;
+  const models = new ModelRegistry();
+  models.add(engine.info.id, engine);
+  const apiKeys = options.apiKeys ?? [];
+  const webDir = options.webDir === undefined ? webAppDir() : options.webDir;
+  let runtime: AgentRuntime | undefined;
+  const host = new AgentHost(new SessionThreadSource(() => runtime!, options.sessionsDir ?? sessionsDir()));
+  const { engine: _, cwd: __, sessionsDir: ___, webDir: ____, ...serverOptions } = options;
+  const server = await SparkServer.start({
+    ...serverOptions,
+    models,
+    sockets: { "/v1/agent": (socket) => host.accept(socket) },
+    ...(webDir ? { staticDir: webDir } : {}),
+  });
+  // The agent host's threads reach the model like every other client: through this server.
+  runtime = await AgentRuntime.start({
+    cwd: options.cwd ?? process.cwd(),
+    server: `${server.url}/v1`,
+    ...(apiKeys[0] ? { apiKey: apiKeys[0] } : {}),
+    model: engine.info.id,
+    ...(options.sessionsDir ? { sessionsDir: options.sessionsDir } : {}),
+  });
+  const started = runtime;
+  let closing: Promise<void> | undefined;
+  const close = () => {
+    closing ??= (async () => {
+      host.interruptAll();
+      await started.dispose();
+      await server.close();
+      await models.dispose();
+    })();
+    return closing;
+  };
+  return {
+    server,
+    host,
+    runtime,
+    appUrl: webDir ? webAppUrl(server.url, apiKeys[0]) : null,
+    close,
+    [Symbol.asyncDispose]: close,
+  };
 }
 
 async function loadEngine(options: ServeOptions): Promise<Engine> {
+  if (options.engine === "upstream") return loadUpstreamEngine(options, options.ctxSize);
   if (options.engine === "scripted") {
     return new ScriptedEngine({ tokensPerSecond: options.tokensPerSecond });
   }

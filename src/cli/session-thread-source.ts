@@ -1,27 +1,28 @@
+import { rm } from "node:fs/promises";
 import path from "node:path";
 import type { AgentThread } from "../agent/agent-thread.js";
-import { listSessions, readSession, sessionsDir } from "../agent/transcript.js";
+import { listSessions, readSession, sessionsDir, Transcript } from "../agent/transcript.js";
 import type { HostThreadSource } from "../host/agent-host.js";
 import type { ThreadInfo } from "../protocol/agent.js";
 import type { AgentRuntime } from "./agent-runtime.js";
 
 /** The agent host's threads: new ones from the runtime, saved ones from the transcripts folder. */
 export class SessionThreadSource implements HostThreadSource {
+  /** Threads this source made, with their transcripts (renames and deletes go through them). */
+  private readonly live = new Map<string, { thread: AgentThread; transcript: Transcript }>();
+
   constructor(
     private readonly runtime: () => AgentRuntime,
     private readonly dir: string = sessionsDir(),
   ) {}
 
   async create(): Promise<AgentThread> {
-    return (await this.runtime().newThread()).thread;
+    return this.track(await this.runtime().newThread());
   }
 
   async resume(threadId: string): Promise<AgentThread | null> {
-    if (!/^[\w-]+$/.test(threadId)) return null;
-    const file = path.join(this.dir, `${threadId}.jsonl`);
-    const sessions = await listSessions(this.dir);
-    if (!sessions.some((session) => session.file === file)) return null;
-    return (await this.runtime().newThread(file)).thread;
+    const file = await this.fileOf(threadId);
+    return file ? this.track(await this.runtime().newThread(file)) : null;
   }
 
   async list(): Promise<ThreadInfo[]> {
@@ -36,5 +37,46 @@ export class SessionThreadSource implements HostThreadSource {
       }),
     );
     return infos.filter((info): info is ThreadInfo => info !== null);
+  }
+
+  async rename(threadId: string, title: string): Promise<ThreadInfo | null> {
+    const live = this.live.get(threadId);
+    if (live) {
+      live.thread.info.title = title;
+      live.transcript.saveThread(live.thread.info);
+      await live.transcript.flush();
+      return { ...live.thread.info };
+    }
+    const file = await this.fileOf(threadId);
+    if (!file) return null;
+    const info = { ...(await readSession(file)).thread, title };
+    const transcript = await Transcript.open(file);
+    transcript.saveThread(info);
+    await transcript.flush();
+    return info;
+  }
+
+  async remove(threadId: string): Promise<boolean> {
+    const live = this.live.get(threadId);
+    this.live.delete(threadId);
+    // Pending appends first, or one landing after the delete would bring the file back.
+    await live?.transcript.flush();
+    const file = await this.fileOf(threadId);
+    if (!file) return false;
+    await rm(file, { force: true });
+    return true;
+  }
+
+  private track(made: { thread: AgentThread; transcript: Transcript }): AgentThread {
+    this.live.set(made.thread.info.id, made);
+    return made.thread;
+  }
+
+  /** The transcript of a saved session, or null (ids are checked, so no path leaves the folder). */
+  private async fileOf(threadId: string): Promise<string | null> {
+    if (!/^[\w-]+$/.test(threadId)) return null;
+    const file = path.join(this.dir, `${threadId}.jsonl`);
+    const sessions = await listSessions(this.dir);
+    return sessions.some((session) => session.file === file) ? file : null;
   }
 }

@@ -1,6 +1,6 @@
 import type { WebSocket } from "ws";
 import type { AgentThread } from "../agent/agent-thread.js";
-import type { HostEvent, ThreadEvent, ThreadInfo } from "../protocol/agent.js";
+import type { HostEvent, HostThreadEvent, ThreadEvent, ThreadInfo } from "../protocol/agent.js";
 import { HOST_REQUEST_SCHEMAS, type HostRequest, type HostRequestType } from "../protocol/agent-requests.js";
 import { SparkError } from "../protocol/errors.js";
 import { DEFAULT_JSON_LIMITS, parseUntrustedJson } from "../protocol/json-guard.js";
@@ -13,6 +13,10 @@ export interface HostThreadSource {
   resume(threadId: string): Promise<AgentThread | null>;
   /** Saved sessions, newest first. */
   list(): Promise<ThreadInfo[]>;
+  /** Renames a thread (saved or live) in its transcript; the updated info, or null if there is none. */
+  rename(threadId: string, title: string): Promise<ThreadInfo | null>;
+  /** Deletes a thread's transcript; false if there was none. The host never deletes a running thread. */
+  remove(threadId: string): Promise<boolean>;
 }
 
 export interface AgentHostOptions {
@@ -27,6 +31,8 @@ interface HostedThread {
   replay: string[];
   replayFrom: number;
   subscribers: Set<WebSocket>;
+  /** Stops listening to the thread (when it is deleted). */
+  unsubscribe: () => void;
 }
 
 /**
@@ -91,15 +97,9 @@ export class AgentHost {
         this.subscribe(socket, hosted, request.after_seq ?? -1);
         break;
       }
-      case "thread.list": {
-        const live = [...this.threads.values()].map((h) => h.thread.info);
-        const saved = (await this.source.list()).filter((info) => !this.threads.has(info.id));
-        send(
-          socket,
-          JSON.stringify({ type: "thread.list", threads: [...live, ...saved] } satisfies HostEvent),
-        );
+      case "thread.list":
+        await this.sendList(socket);
         break;
-      }
       case "turn.start": {
         const { thread } = this.get(request.thread_id);
         if (thread.busy)
@@ -122,11 +122,71 @@ export class AgentHost {
       case "approval.respond":
         this.get(request.thread_id).thread.respondToApproval(request.approval_id, request.approved);
         break;
+      case "thread.undo": {
+        const hosted = this.get(request.thread_id);
+        const undone = await hosted.thread.undoPatch();
+        if (!undone) throw new SparkError("not_found", "Nothing to undo.");
+        this.publish(hosted, { type: "patch.undone", item_id: undone.itemId, paths: undone.paths });
+        break;
+      }
+      case "patch.accept":
+      case "patch.reject": {
+        const hosted = this.get(request.thread_id);
+        const resolution = request.type === "patch.accept" ? "accepted" : "rejected";
+        await hosted.thread.resolvePatchFile(request.item_id, request.path, resolution);
+        this.publish(hosted, {
+          type: "patch.resolved",
+          item_id: request.item_id,
+          path: request.path,
+          resolution,
+        });
+        break;
+      }
+      case "thread.rename": {
+        const hosted = this.threads.get(request.thread_id);
+        if (hosted) hosted.thread.info.title = request.title;
+        const info = await this.source.rename(request.thread_id, request.title);
+        if (!hosted && !info)
+          throw new SparkError("not_found", `No thread ${request.thread_id}.`, { param: "thread_id" });
+        if (hosted) this.publish(hosted, { type: "thread.renamed", thread: { ...hosted.thread.info } });
+        await this.sendList(socket);
+        break;
+      }
+      case "thread.delete": {
+        const hosted = this.threads.get(request.thread_id);
+        if (hosted?.thread.busy)
+          throw new SparkError("response_in_progress", "A turn is running; interrupt it before deleting.", {
+            param: "thread_id",
+          });
+        const removed = await this.source.remove(request.thread_id);
+        if (!hosted && !removed)
+          throw new SparkError("not_found", `No thread ${request.thread_id}.`, { param: "thread_id" });
+        const line = JSON.stringify({
+          type: "thread.deleted",
+          thread_id: request.thread_id,
+        } satisfies HostEvent);
+        for (const subscriber of new Set([socket, ...(hosted?.subscribers ?? [])])) send(subscriber, line);
+        if (hosted) {
+          hosted.unsubscribe();
+          this.threads.delete(request.thread_id);
+        }
+        await this.sendList(socket);
+        break;
+      }
       default: {
         const unreachable: never = request;
         throw new Error(`Unhandled ${JSON.stringify(unreachable)}`);
       }
     }
+  }
+
+  /** Live threads first (most recently updated first), then saved ones. */
+  private async sendList(socket: WebSocket): Promise<void> {
+    const live = [...this.threads.values()]
+      .map((h) => ({ ...h.thread.info }))
+      .sort((a, b) => b.updatedAt.localeCompare(a.updatedAt));
+    const saved = (await this.source.list()).filter((info) => !this.threads.has(info.id));
+    send(socket, JSON.stringify({ type: "thread.list", threads: [...live, ...saved] } satisfies HostEvent));
   }
 
   private get(threadId: string): HostedThread {
@@ -140,14 +200,24 @@ export class AgentHost {
   }
 
   private host(thread: AgentThread): HostedThread {
-    const hosted: HostedThread = { thread, seq: -1, replay: [], replayFrom: 0, subscribers: new Set() };
+    const hosted: HostedThread = {
+      thread,
+      seq: -1,
+      replay: [],
+      replayFrom: 0,
+      subscribers: new Set(),
+      unsubscribe: () => {},
+    };
     this.threads.set(thread.info.id, hosted);
-    this.publish(hosted, { type: "thread.started", thread: thread.info });
-    thread.on((event) => this.publish(hosted, event));
+    this.publish(hosted, { type: "thread.started", thread: { ...thread.info } });
+    // A resumed session: its items so far, so a client can show them.
+    if (thread.history.length > 0)
+      this.publish(hosted, { type: "thread.history", items: [...thread.history] });
+    hosted.unsubscribe = thread.on((event) => this.publish(hosted, event));
     return hosted;
   }
 
-  private publish(hosted: HostedThread, event: ThreadEvent): void {
+  private publish(hosted: HostedThread, event: ThreadEvent | HostThreadEvent): void {
     hosted.seq++;
     const line = JSON.stringify({ ...event, thread_id: hosted.thread.info.id, seq: hosted.seq });
     hosted.replay.push(line);

@@ -3,6 +3,8 @@ import { z } from "zod";
 /** What clients of the agent host send, one JSON message per WebSocket frame. */
 
 const threadId = z.string().min(1).max(128);
+const itemId = z.string().min(1).max(128);
+const path = z.string().min(1).max(4096);
 const input = z
   .string()
   .min(1)
@@ -21,6 +23,22 @@ export const HOST_REQUEST_SCHEMAS = {
   "turn.steer": z.object({ type: z.literal("turn.steer"), thread_id: threadId, input }),
   "turn.queue": z.object({ type: z.literal("turn.queue"), thread_id: threadId, input }),
   "turn.interrupt": z.object({ type: z.literal("turn.interrupt"), thread_id: threadId }),
+  /** Reverts the thread's newest patch; answered with `patch.undone`. */
+  "thread.undo": z.object({ type: z.literal("thread.undo"), thread_id: threadId }),
+  "thread.rename": z.object({
+    type: z.literal("thread.rename"),
+    thread_id: threadId,
+    title: z.string().trim().min(1).max(200),
+  }),
+  /** Deletes a thread and its transcript; refused while a turn runs. */
+  "thread.delete": z.object({ type: z.literal("thread.delete"), thread_id: threadId }),
+  /** Keeps one file of an applied patch (the tool call `item_id`); answered with `patch.resolved`. */
+  "patch.accept": z.object({ type: z.literal("patch.accept"), thread_id: threadId, item_id: itemId, path }),
+  /**
+   * Restores one file of an applied patch to its content from before that patch; refused when the
+   * file changed since. Answered with `patch.resolved`.
+   */
+  "patch.reject": z.object({ type: z.literal("patch.reject"), thread_id: threadId, item_id: itemId, path }),
   "approval.respond": z.object({
     type: z.literal("approval.respond"),
     thread_id: threadId,

@@ -74,6 +74,8 @@ export interface ThreadInfo {
   model: string;
   createdAt: string;
   updatedAt: string;
+  /** The scheduler tier its requests run on, where the server has tiers. Default: absent. */
+  tier?: string;
 }
 
 export interface ApprovalRequestEvent {
@@ -96,7 +98,31 @@ export type ThreadEvent =
   | ({ type: "approval.requested"; turn_id: string } & ApprovalRequestEvent)
   | { type: "approval.resolved"; approval_id: string; approved: boolean };
 
+/** How a person settled one file of an applied patch. */
+export type PatchResolution = "accepted" | "rejected";
+
+/**
+ * Events the agent host adds to a thread's stream when a client acts on the thread; they are
+ * stamped and replayed like the thread's own events.
+ */
+export type HostThreadEvent =
+  /** The items of a resumed session, sent once right after `thread.started`. */
+  | { type: "thread.history"; items: ThreadItem[] }
+  | { type: "thread.renamed"; thread: ThreadInfo }
+  /**
+   * The newest patch was reverted byte for byte. `item_id` is the tool call that applied it (null
+   * when unknown); `paths` are the restored files, relative to the workspace.
+   */
+  | { type: "patch.undone"; item_id: string | null; paths: string[] }
+  /**
+   * One file of the patch applied by tool call `item_id` was accepted (kept) or rejected (restored
+   * to its content from before that patch). `path` is as in the item's FileDiff.
+   */
+  | { type: "patch.resolved"; item_id: string; path: string; resolution: PatchResolution };
+
 export type HostEvent =
-  | (ThreadEvent & { thread_id: string; seq: number })
+  | ((ThreadEvent | HostThreadEvent) & { thread_id: string; seq: number })
   | { type: "thread.list"; threads: ThreadInfo[] }
+  /** The thread and its transcript are gone; sent to the requester and the thread's subscribers. */
+  | { type: "thread.deleted"; thread_id: string }
   | { type: "error"; error: WireError };

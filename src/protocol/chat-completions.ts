@@ -57,6 +57,8 @@ export const chatCompletionBodySchema = z
       .loose()
       .nullish(),
     prediction: z.object({ type: z.literal("content"), content }).nullish(),
+    /** OpenAI's prompt-cache routing hint; Spark keeps the KV state of this conversation. */
+    prompt_cache_key: z.string().max(256).nullish(),
   })
   .loose();
 export type ChatCompletionBody = z.infer<typeof chatCompletionBodySchema>;

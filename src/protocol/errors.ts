@@ -26,6 +26,12 @@ export type SparkErrorCode =
   | "checksum_mismatch"
   | "context_length_exceeded"
   | "cancelled"
+  | "rate_limited"
+  | "queue_full"
+  | "queue_timeout"
+  | "upstream_unavailable"
+  | "upstream_error"
+  | "upstream_disconnected"
   | "server_error";
 
 export type SparkErrorType =
@@ -41,6 +47,8 @@ export interface SparkErrorOptions {
   param?: string | null;
   /** HTTP status. Default: derived from the code. */
   status?: number;
+  /** Seconds after which a retry may succeed; sent as the `Retry-After` header. Default: none. */
+  retryAfterSeconds?: number;
   cause?: unknown;
 }
 
@@ -75,6 +83,16 @@ const STATUS: Record<SparkErrorCode, number> = {
   checksum_mismatch: 502,
   context_length_exceeded: 400,
   cancelled: 499,
+  // The key's request or token budget is spent: the client should slow down.
+  rate_limited: 429,
+  // Too many requests already wait: retrying later (Retry-After) is the remedy, as for 429.
+  queue_full: 429,
+  // The request waited its whole deadline for capacity: the server is overloaded, not the client
+  // over its quota, so 503 (retryable) rather than 429.
+  queue_timeout: 503,
+  upstream_unavailable: 503,
+  upstream_error: 502,
+  upstream_disconnected: 502,
   server_error: 500,
 };
 
@@ -91,6 +109,7 @@ export class SparkError extends Error {
   readonly code: SparkErrorCode;
   readonly status: number;
   readonly param: string | null;
+  readonly retryAfterSeconds: number | undefined;
 
   constructor(code: SparkErrorCode, message: string, options: SparkErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -98,6 +117,7 @@ export class SparkError extends Error {
     this.code = code;
     this.status = options.status ?? STATUS[code];
     this.param = options.param ?? null;
+    this.retryAfterSeconds = options.retryAfterSeconds;
   }
 
   get type(): SparkErrorType {

@@ -4,7 +4,7 @@
  */
 import type { WireError } from "./errors.js";
 
-export type ResponseStatus = "in_progress" | "completed" | "incomplete" | "failed" | "cancelled";
+export type ResponseStatus = "queued" | "in_progress" | "completed" | "incomplete" | "failed" | "cancelled";
 
 /** Why a response stopped early. `cancelled` and `steered` are Spark's WebSocket-mode reasons. */
 export type IncompleteReason = "max_output_tokens" | "cancelled" | "steered";
@@ -87,6 +87,12 @@ export interface ResponseObject {
 export type ResponseStreamEvent =
   | { type: "response.created"; response: ResponseObject }
   | { type: "response.in_progress"; response: ResponseObject }
+  /**
+   * The response waits for capacity (admission control). Sent after `response.created` (status
+   * `queued`) and again whenever its place changes; `response.in_progress` follows once it runs.
+   * `position` is Spark's addition: 1 means next to run.
+   */
+  | { type: "response.queued"; response: ResponseObject; position: number }
   | { type: "response.output_item.added"; output_index: number; item: OutputItem }
   | { type: "response.output_item.done"; output_index: number; item: OutputItem }
   | {

@@ -10,6 +10,7 @@ import {
 import { SparkError } from "../protocol/errors.js";
 import { parseUntrustedJson } from "../protocol/json-guard.js";
 import { validate } from "../protocol/validate.js";
+import { admitHttp } from "./admission/admit-http.js";
 import { checkToolPairing, contentText } from "./input-conversion.js";
 import { readBody, SseWriter, sendJson } from "./internal/http-io.js";
 import { newId } from "./internal/ids.js";
@@ -27,14 +28,15 @@ export async function handleChatCompletionsPost(
   );
   rejectUnsupported(body);
   const engine = ctx.models.resolve(body.model);
+  const messages = toMessages(body);
+  checkToolPairing(messages, "messages");
+  using admission = await admitHttp(ctx, req, res, engine);
   const controller = new AbortController();
   res.on("close", () => controller.abort());
   const id = newId("chatcmpl");
   const created = Math.floor(Date.now() / 1000);
   const model = engine.info.id;
-  const messages = toMessages(body);
-  checkToolPairing(messages, "messages");
-  const stream = engine.generate(
+  const stream = admission.engine.generate(
     {
       messages,
       tools: toTools(body),
@@ -46,6 +48,8 @@ export async function handleChatCompletionsPost(
       ...(body.prediction
         ? { prediction: contentText(body.prediction.content as never, "prediction.content") }
         : {}),
+      // The ecosystem's cache-routing hint doubles as the conversation whose KV state to keep.
+      ...(body.prompt_cache_key ? { conversation: body.prompt_cache_key } : {}),
     },
     { signal: controller.signal },
   );

@@ -27,6 +27,24 @@ export interface PreparedResponse {
 
 export type AbortReason = Extract<IncompleteReason, "cancelled" | "steered">;
 
+/** A place in admission control's queue that the run waits on, narrating its position. */
+export interface QueuedTurn {
+  /** 0 once admitted, else the place in the queue (1 = next). */
+  readonly position: number;
+  watch(listener: (position: number) => void): void;
+  readonly ready: Promise<void>;
+  /** Leaves the queue (the run calls it when aborted while waiting). */
+  release(): void;
+}
+
+export interface ResponseRunOptions {
+  /**
+   * Wait for this turn before running: the response is created `queued`, a `response.queued`
+   * event reports each place, then `response.in_progress` follows. Default: run at once.
+   */
+  queue?: QueuedTurn;
+}
+
 export interface RunOutcome {
   response: ResponseObject;
   /** The entry `previous_response_id` resolves to; null when the response failed. */
@@ -49,6 +67,7 @@ export class ResponseRun {
   constructor(
     private readonly prepared: PreparedResponse,
     private readonly emit: (event: ResponseStreamEvent) => void,
+    private readonly options: ResponseRunOptions = {},
   ) {
     const { settings } = prepared;
     this.response = {
@@ -93,10 +112,24 @@ export class ResponseRun {
     this.controller.abort();
   }
 
+  /** The run's own signal: aborted by {@link abort}. */
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
   async run(): Promise<RunOutcome> {
     const { prepared } = this;
     const started = performance.now();
-    this.emit({ type: "response.created", response: snapshot(this.response) });
+    const queue = this.options.queue;
+    if (queue && queue.position > 0) {
+      this.response.status = "queued";
+      this.emit({ type: "response.created", response: snapshot(this.response) });
+      const refused = await this.waitForTurn(queue, started);
+      if (refused) return refused;
+      this.response.status = "in_progress";
+    } else {
+      this.emit({ type: "response.created", response: snapshot(this.response) });
+    }
     this.emit({ type: "response.in_progress", response: snapshot(this.response) });
     const { settings } = prepared;
     const messages: ChatMessage[] = [
@@ -132,6 +165,42 @@ export class ResponseRun {
     if (!result) return this.fail(new SparkError("server_error", "The engine ended without a result."));
     this.closeMessage();
     return this.finish(result, performance.now() - started);
+  }
+
+  /**
+   * Narrates the queue until the turn comes; an outcome when it never does (aborted: incomplete
+   * with nothing generated; deadline or shutdown: failed with that error).
+   */
+  private async waitForTurn(queue: QueuedTurn, started: number): Promise<RunOutcome | null> {
+    let waiting = true;
+    const narrate = (position: number) => {
+      if (waiting && position > 0) {
+        this.emit({ type: "response.queued", response: snapshot(this.response), position });
+      }
+    };
+    narrate(queue.position);
+    queue.watch(narrate);
+    const leave = () => queue.release();
+    this.controller.signal.addEventListener("abort", leave, { once: true });
+    if (this.controller.signal.aborted) leave();
+    try {
+      await queue.ready;
+      return null;
+    } catch (error) {
+      if (!this.abortReason) return this.fail(SparkError.from(error));
+      const none = { promptMs: 0, firstTokenMs: 0, decodeMs: 0 };
+      const usage = {
+        inputTokens: 0,
+        cachedInputTokens: 0,
+        outputTokens: 0,
+        acceptedPredictionTokens: 0,
+        rejectedPredictionTokens: 0,
+      };
+      return this.finish({ stopReason: "cancelled", usage, timing: none }, performance.now() - started);
+    } finally {
+      waiting = false;
+      this.controller.signal.removeEventListener("abort", leave);
+    }
   }
 
   private onText(text: string): void {

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { parseUntrustedJson } from "../protocol/json-guard.js";
 import { responseCreateBodySchema } from "../protocol/responses-request.js";
 import { validate } from "../protocol/validate.js";
+import { admitHttp } from "./admission/admit-http.js";
 import { DeltaCoalescer } from "./internal/delta-coalescer.js";
 import { readBody, SseWriter, sendError, sendJson } from "./internal/http-io.js";
 import { prepareResponse } from "./prepare-response.js";
@@ -26,7 +27,11 @@ export async function handleResponsesPost(
     lookup: (id) => ctx.store.get(id),
     generate: body.generate !== false,
   });
-  const responding = respond(res, ctx, prepared, body.stream === true);
+  ctx.log.recordOf(req)?.set({ response_id: prepared.id });
+  const responding = (async () => {
+    using admission = await admitHttp(ctx, req, res, engine);
+    await respond(res, ctx, { ...prepared, engine: admission.engine }, body.stream === true);
+  })();
   ctx.running.set(
     prepared.id,
     responding.catch(() => {}),

@@ -11,19 +11,35 @@ import {
   type ResponseSteerEvent,
 } from "../protocol/responses-request.js";
 import { validate } from "../protocol/validate.js";
+import { ANONYMOUS } from "./admission/request-key.js";
+import type { Admission } from "./admission/scheduler.js";
 import { contentText } from "./input-conversion.js";
 import { DeltaCoalescer } from "./internal/delta-coalescer.js";
 import { newId } from "./internal/ids.js";
+import { newRequestId, type RequestRecord } from "./metrics/request-log.js";
 import { prepareResponse } from "./prepare-response.js";
 import { type PreparedResponse, ResponseRun } from "./response-run.js";
 import type { StoredResponse } from "./response-store.js";
 import { type ServerContext, withSequence } from "./server-context.js";
+
+/** A response's place in admission control and its log record. */
+interface Turn {
+  admission: Admission;
+  record: RequestRecord;
+}
 
 interface QueuedSteer {
   id: string;
   previousResponseId: string;
   input: ResponseSteerEvent["input"];
   messages: ChatMessage[];
+}
+
+export interface ResponsesSocketOptions {
+  /** The rate-limit and fairness key of the connection's requests. Default: `anonymous`. */
+  key?: string;
+  /** The id its log lines carry (the upgrade request's). Default: a fresh one. */
+  requestId?: string;
 }
 
 /** Unsent bytes beyond which a socket counts as busy and text deltas are merged. */
@@ -49,11 +65,14 @@ export class ResponsesSocket {
   });
   /** Steering input accepted for responses that stopped to wait for tool outputs. */
   private readonly waitingSteers = new Map<string, QueuedSteer[]>();
+  private readonly requestId: string;
 
   constructor(
     private readonly socket: WebSocket,
     private readonly ctx: ServerContext,
+    private readonly connection: ResponsesSocketOptions = {},
   ) {
+    this.requestId = connection.requestId ?? newRequestId();
     socket.on("message", (data, isBinary) => this.onFrame(data as Buffer, isBinary));
     socket.on("close", () => this.active?.run.abort("cancelled"));
     socket.on("error", () => this.active?.run.abort("cancelled"));
@@ -115,31 +134,65 @@ export class ResponsesSocket {
       generate: event.generate !== false,
       prepend: queued.flatMap((steer) => steer.messages),
     });
+    // Refused at once (rate limit, full queue): an error event, and nothing of the request is kept.
+    const turn = this.admit(prepared);
     if (previous) this.waitingSteers.delete(previous);
-    void this.start(prepared);
+    void this.start(prepared, turn);
   }
 
-  private async start(prepared: PreparedResponse): Promise<void> {
-    const run = new ResponseRun(prepared, (event) => this.stream.push(event));
+  /** Enters admission control for a response; throws when refused. */
+  private admit(prepared: PreparedResponse): Turn {
+    const record = this.ctx.log.socket({ request_id: this.requestId, response_id: prepared.id });
+    try {
+      const admission = this.ctx.scheduler.enter({
+        engine: prepared.engine,
+        key: this.connection.key ?? ANONYMOUS,
+        record,
+      });
+      return { admission, record };
+    } catch (error) {
+      record.fail(error);
+      record.end({ status: "rejected" });
+      throw error;
+    }
+  }
+
+  private async start(prepared: PreparedResponse, { admission, record }: Turn): Promise<void> {
+    const metered = { ...prepared, engine: admission.meter(record) };
+    const run = new ResponseRun(metered, (event) => this.stream.push(event), { queue: admission });
     const active = { run, steers: [] as QueuedSteer[] };
     this.active = active;
     const outcome = await run.run();
     this.active = null;
-    const stored = outcome.stored;
+    record.end({ status: outcome.response.status });
+    if (!this.continueChain(prepared, outcome.stored, active.steers, admission)) admission.release();
+  }
+
+  /**
+   * After a response: remembers it, answers the steers it accepted, and starts the steered
+   * successor (on the same admission slot: steering continues at once, it does not queue again).
+   * True when a successor took the slot over.
+   */
+  private continueChain(
+    prepared: PreparedResponse,
+    stored: StoredResponse | null,
+    steers: QueuedSteer[],
+    admission: Admission,
+  ): boolean {
     if (stored) {
       this.cache.delete(stored.id);
       this.cache.set(stored.id, stored);
       if (this.cache.size > CONNECTION_CACHE) this.cache.delete(this.cache.keys().next().value!);
       if (prepared.settings.store) this.ctx.store.put(stored);
     }
-    if (active.steers.length === 0 || this.socket.readyState !== this.socket.OPEN) return;
+    if (steers.length === 0 || this.socket.readyState !== this.socket.OPEN) return false;
 
     if (!stored) {
-      for (const steer of active.steers)
+      for (const steer of steers)
         this.steerFailed(steer, "successor_creation_failed", "The response failed.");
     } else if (stored.pendingCalls.length > 0) {
-      this.waitingSteers.set(stored.id, active.steers);
-      for (const steer of active.steers) {
+      this.waitingSteers.set(stored.id, steers);
+      for (const steer of steers) {
         this.send({
           type: "response.steer.pending",
           reason: "waiting_for_required_input",
@@ -153,16 +206,29 @@ export class ResponsesSocket {
       }
     } else {
       // The successor inherits the steered response's settings and continues from its state.
-      void this.start({
+      const successor: PreparedResponse = {
         id: newId("resp"),
         engine: prepared.engine,
         parent: stored,
-        input: active.steers.flatMap((steer) => steer.messages),
+        input: steers.flatMap((steer) => steer.messages),
         settings: { ...stored.settings, prediction: undefined },
         conversation: stored.conversation,
         generate: true,
-      });
+      };
+      if (admission.held) {
+        const record = this.ctx.log.socket({ request_id: this.requestId, response_id: successor.id });
+        void this.start(successor, { admission, record });
+        return true;
+      }
+      // Steered while still queued: the successor takes its own place in line.
+      try {
+        void this.start(successor, this.admit(successor));
+      } catch (error) {
+        for (const steer of steers)
+          this.steerFailed(steer, "successor_creation_failed", SparkError.from(error).message);
+      }
     }
+    return false;
   }
 
   private onSteer(event: ResponseSteerEvent): void {

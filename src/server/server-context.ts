@@ -1,5 +1,9 @@
+import type { IncomingMessage } from "node:http";
 import type { JsonLimits } from "../protocol/json-guard.js";
+import type { Scheduler } from "./admission/scheduler.js";
 import type { BodyLimits } from "./internal/http-io.js";
+import type { RequestLog } from "./metrics/request-log.js";
+import type { ServerMetrics } from "./metrics/server-metrics.js";
 import type { ModelRegistry } from "./model-registry.js";
 import type { ResponseStore } from "./response-store.js";
 
@@ -14,6 +18,12 @@ export interface ServerContext {
    * it (`previous_response_id`) must find the partial response, so such a lookup waits for it.
    */
   running: Map<string, Promise<unknown>>;
+  /** Admission control: every generation enters here (queues, rate limits, meters). */
+  scheduler: Scheduler;
+  metrics: ServerMetrics;
+  log: RequestLog;
+  /** The rate-limit and fairness key of a request (see `requestKey`). */
+  keyOf: (req: IncomingMessage) => string;
 }
 
 /** Appends the transport's sequence number to an event without copying the object. */

@@ -10,14 +10,25 @@ import type { Duplex } from "node:stream";
 import { type WebSocket, WebSocketServer } from "ws";
 import { SparkError } from "../protocol/errors.js";
 import { DEFAULT_JSON_LIMITS } from "../protocol/json-guard.js";
+import type { AdmissionConfig } from "./admission/scheduler.js";
 import { handleChatCompletionsPost } from "./chat-completions-http.js";
-import { checkApiKey, checkOrigin, digest, ownOrigins } from "./internal/access.js";
+import {
+  checkApiKey,
+  checkOrigin,
+  digest,
+  KEY_SUBPROTOCOL_PREFIX,
+  ownOrigins,
+  SPARK_SUBPROTOCOL,
+} from "./internal/access.js";
 import { sendError, sendJson } from "./internal/http-io.js";
+import { serveStatic } from "./internal/static-files.js";
+import type { RequestLogOptions } from "./metrics/request-log.js";
 import type { ModelRegistry } from "./model-registry.js";
 import { ResponseStore } from "./response-store.js";
 import { handleResponsesPost } from "./responses-http.js";
 import { ResponsesSocket } from "./responses-socket.js";
 import type { ServerContext } from "./server-context.js";
+import { countRefusal, sendMetrics, servingParts } from "./serving-parts.js";
 
 export interface SparkServerOptions {
   models: ModelRegistry;
@@ -42,6 +53,18 @@ export interface SparkServerOptions {
    * origin and API-key checks. Default: none.
    */
   sockets?: Record<string, (socket: WebSocket) => void>;
+  /**
+   * A folder of static files served at `/` for GET and HEAD (the web app; `/` is its `index.html`).
+   * Paths under `/v1/` are never files. Static files need no API key (they hold no secrets; the
+   * page brings its key to the WebSocket). Default: none.
+   */
+  staticDir?: string;
+  /** Concurrency, queue and per-key rate limits (see {@link AdmissionConfig}). Default: none. */
+  admission?: AdmissionConfig;
+  /** Serve `GET /metrics` without an API key. Default: false (same key rules as /v1). */
+  metricsPublic?: boolean;
+  /** Per-request log lines. Default: off. */
+  log?: RequestLogOptions;
 }
 
 type Handler = (req: IncomingMessage, res: ServerResponse, ctx: ServerContext) => Promise<void> | void;
@@ -66,16 +89,28 @@ export class SparkServer implements AsyncDisposable {
       body: { maxBytes, timeoutMs: options.bodyTimeoutMs ?? 30_000 },
       json: { ...DEFAULT_JSON_LIMITS, maxBytes },
       running: new Map(),
+      ...servingParts(options),
     };
     this.apiKeys = (options.apiKeys ?? []).map(digest);
     // Frames up to 4x the event limit are read and answered with an error event, keeping the
     // connection; anything larger closes it (1009), bounding memory per connection.
-    this.wss = new WebSocketServer({ noServer: true, maxPayload: maxBytes * 4, perMessageDeflate: true });
+    this.wss = new WebSocketServer({
+      noServer: true,
+      maxPayload: maxBytes * 4,
+      perMessageDeflate: true,
+      // Browsers require an answer to the subprotocols they offer: Spark's own when offered, else
+      // the first one (ws's default) — never the one carrying a key.
+      handleProtocols: (protocols) =>
+        protocols.has(SPARK_SUBPROTOCOL)
+          ? SPARK_SUBPROTOCOL
+          : ([...protocols].find((p) => !p.startsWith(KEY_SUBPROTOCOL_PREFIX)) ?? false),
+    });
     this.routes = {
       "GET /healthz": (_req, res) => sendJson(res, 200, { status: "ok", models: this.ctx.models.list() }),
       "GET /v1/models": (_req, res) => this.listModels(res),
       "POST /v1/responses": handleResponsesPost,
       "POST /v1/chat/completions": handleChatCompletionsPost,
+      "GET /metrics": (_req, res) => sendMetrics(res, this.ctx.metrics),
     };
     server.on("request", (req, res) => void this.onRequest(req, res));
     server.on("upgrade", (req, socket, head) => this.onUpgrade(req, socket, head));
@@ -123,19 +158,27 @@ export class SparkServer implements AsyncDisposable {
   }
 
   private async onRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const record = this.ctx.log.http(req, res);
     try {
       checkOrigin(req, this.allowedOrigins);
       const path = (req.url ?? "/").split("?")[0];
       const route = this.routes[`${req.method} ${path}`];
+      const isFile = (req.method === "GET" || req.method === "HEAD") && !path?.startsWith("/v1/");
+      if (!route && isFile && this.options.staticDir) {
+        await serveStatic(req, res, this.options.staticDir);
+        return;
+      }
       if (!route) {
         const exists = Object.keys(this.routes).some((key) => key.endsWith(` ${path}`));
         throw exists
           ? new SparkError("method_not_allowed", `${req.method} is not allowed on ${path}.`)
           : new SparkError("not_found", `No route for ${req.method} ${path}.`);
       }
-      if (path !== "/healthz") checkApiKey(req, this.apiKeys);
+      if (path !== "/healthz" && !(path === "/metrics" && this.options.metricsPublic))
+        checkApiKey(req, this.apiKeys);
       await route(req, res, this.ctx);
     } catch (error) {
+      countRefusal(this.ctx.metrics, record, error);
       sendError(res, error);
     }
   }
@@ -146,9 +189,11 @@ export class SparkServer implements AsyncDisposable {
       checkOrigin(req, this.allowedOrigins);
       const path = (req.url ?? "/").split("?")[0] ?? "/";
       accept =
-        path === "/v1/responses" ? (ws) => new ResponsesSocket(ws, this.ctx) : this.options.sockets?.[path];
+        path === "/v1/responses"
+          ? (ws) => new ResponsesSocket(ws, this.ctx, { key: this.ctx.keyOf(req) })
+          : this.options.sockets?.[path];
       if (!accept) throw new SparkError("not_found", `No WebSocket endpoint at ${path}.`);
-      checkApiKey(req, this.apiKeys);
+      checkApiKey(req, this.apiKeys, { subprotocols: true });
     } catch (error) {
       const spark = SparkError.from(error);
       const body = JSON.stringify({ error: spark.toWire() });
@@ -164,6 +209,7 @@ export class SparkServer implements AsyncDisposable {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.ctx.scheduler.close();
     for (const client of this.wss.clients) client.terminate();
     this.wss.close();
     this.server.closeAllConnections();

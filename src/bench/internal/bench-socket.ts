@@ -17,8 +17,12 @@ export class BenchSocket implements AsyncDisposable {
     });
   }
 
-  static async open(url: string): Promise<BenchSocket> {
-    const ws = new WebSocket(url);
+  /**
+   * Connects as Spark's own client and the openai SDK do, without permessage-deflate; `deflate`
+   * offers it, as browsers do. Default: false.
+   */
+  static async open(url: string, options: { deflate?: boolean } = {}): Promise<BenchSocket> {
+    const ws = new WebSocket(url, { perMessageDeflate: options.deflate ?? false });
     await new Promise<void>((resolve, reject) => {
       ws.once("open", () => resolve());
       ws.once("error", reject);
@@ -59,10 +63,4 @@ export class BenchSocket implements AsyncDisposable {
   async [Symbol.asyncDispose](): Promise<void> {
     this.ws.close();
   }
-}
-
-export function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }

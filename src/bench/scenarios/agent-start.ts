@@ -5,7 +5,7 @@ import { Workspace } from "../../agent/workspace.js";
 import { ResponsesClient } from "../../client/responses-client.js";
 import type { BenchContext } from "../bench-context.js";
 import { type BenchRow, row } from "../bench-report.js";
-import { median } from "../internal/bench-socket.js";
+import { median } from "../internal/stats.js";
 
 /**
  * The agent's first question: time from submitting it to its first streamed token, with the

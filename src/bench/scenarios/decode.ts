@@ -1,12 +1,16 @@
+import { stat } from "node:fs/promises";
 import type { BenchContext } from "../bench-context.js";
-import { type BenchRow, row } from "../bench-report.js";
-import { BenchSocket, median } from "../internal/bench-socket.js";
+import { type BenchRow, infoRow, row } from "../bench-report.js";
+import { BenchSocket } from "../internal/bench-socket.js";
+import { memoryBandwidth } from "../internal/memory-bandwidth.js";
+import { median } from "../internal/stats.js";
 
 const PROMPT = "Write a TypeScript module that parses CSV files with quoted fields, then explain it.";
 
 /**
  * Decode speed through the whole server (WebSocket, events, JSON) against the raw engine on the
- * same model and prompt, alternating so both see the same machine state.
+ * same model and prompt, alternating so both see the same machine state; and the raw engine against
+ * the machine's limit (memory bandwidth over the bytes of weights read per token).
  */
 export async function decodeScenario(ctx: BenchContext): Promise<BenchRow[]> {
   const runs = ctx.quick ? 3 : 5;
@@ -43,6 +47,8 @@ export async function decodeScenario(ctx: BenchContext): Promise<BenchRow[]> {
       `decode run ${i + 1}/${runs}: raw ${raw.at(-1)!.toFixed(1)} tok/s, served ${served.at(-1)!.toFixed(1)} tok/s`,
     );
   }
+  const bandwidth = memoryBandwidth(ctx.sizes.bandwidthBytes);
+  const modelBytes = (await stat(ctx.modelPath)).size;
   return [
     row(
       {
@@ -56,5 +62,13 @@ export async function decodeScenario(ctx: BenchContext): Promise<BenchRow[]> {
       },
       (ratio) => ratio >= 0.97,
     ),
+    infoRow({
+      scenario: "decode",
+      metric: "raw engine decode tokens/s vs the memory-bandwidth limit (bandwidth / model bytes)",
+      value: median(raw),
+      baseline: bandwidth / modelBytes,
+      unit: "tok/s",
+      detail: `${(bandwidth / 1e9).toFixed(1)} GB/s (one thread copying ${ctx.sizes.bandwidthBytes >> 20} MiB, read + written), ${(modelBytes / 1e6).toFixed(0)} MB of weights read per token`,
+    }),
   ];
 }

@@ -1,7 +1,8 @@
 import { randomUUID } from "node:crypto";
 import type { BenchContext } from "../bench-context.js";
 import { type BenchRow, row } from "../bench-report.js";
-import { BenchSocket, median } from "../internal/bench-socket.js";
+import { BenchSocket } from "../internal/bench-socket.js";
+import { median } from "../internal/stats.js";
 
 type Item = { role: "developer" | "user" | "assistant"; content: string };
 

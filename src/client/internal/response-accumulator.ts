@@ -29,6 +29,7 @@ export class ResponseAccumulator {
     switch (event.type) {
       case "response.created":
       case "response.in_progress":
+      case "response.queued":
       case "response.completed":
       case "response.incomplete":
       case "response.failed":

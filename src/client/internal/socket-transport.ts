@@ -316,6 +316,7 @@ export class SocketTransport implements Transport {
         return;
       }
       case "response.in_progress":
+      case "response.queued":
       case "response.output_item.added":
       case "response.output_item.done":
       case "response.content_part.added":

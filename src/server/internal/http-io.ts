@@ -76,7 +76,11 @@ export function sendError(res: ServerResponse, error: unknown): void {
     res.destroy();
     return;
   }
-  sendJson(res, spark.status, { error: spark.toWire() });
+  const headers: Record<string, string> =
+    spark.retryAfterSeconds === undefined
+      ? {}
+      : { "retry-after": String(Math.max(1, Math.ceil(spark.retryAfterSeconds))) };
+  sendJson(res, spark.status, { error: spark.toWire() }, headers);
 }
 
 /** Server-sent events on a response; writes are dropped once the client is gone. */

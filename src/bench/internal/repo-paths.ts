@@ -1,0 +1,32 @@
+import { existsSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+/**
+ * The repository (or installed package) root: the nearest folder above this module whose
+ * package.json is Spark's. Found by walking up, so it holds from `src/` (tests) and `dist/` alike.
+ */
+export function repoRoot(): string {
+  let dir = path.dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    const manifest = path.join(dir, "package.json");
+    if (existsSync(manifest)) {
+      const name = (JSON.parse(readFileSync(manifest, "utf8")) as { name?: unknown }).name;
+      if (name === "spark-agent") return dir;
+    }
+    const parent = path.dirname(dir);
+    if (parent === dir) throw new Error("bench: cannot find Spark's package.json above this module");
+    dir = parent;
+  }
+}
+
+/** The built CLI, `bin/spark.js` (it runs `dist/`: build first). */
+export function sparkBin(): string {
+  return path.join(repoRoot(), "bin", "spark.js");
+}
+
+/** `../shared/models/stories260K.gguf` beside the repository, when it is there. */
+export function trainedModelPath(): string | undefined {
+  const file = path.join(repoRoot(), "..", "shared", "models", "stories260K.gguf");
+  return existsSync(file) ? file : undefined;
+}

@@ -1,0 +1,157 @@
+import type { GenerateRequest, GenerateResult } from "../../engine/engine.js";
+import { LlamaEngine } from "../../engine/llama/llama-engine.js";
+import type { ChatMessage } from "../../protocol/chat.js";
+import type { BenchContext } from "../bench-context.js";
+import { type BenchRow, infoRow, row } from "../bench-report.js";
+import { alterSegments } from "../internal/alter-segments.js";
+import { median } from "../internal/stats.js";
+
+type Engine = Pick<LlamaEngine, "generate">;
+
+interface Timed {
+  text: string;
+  result: GenerateResult;
+  /** Output tokens over the wall time from the call to `done`. */
+  tokensPerSecond: number;
+}
+
+async function timedGenerate(engine: Engine, request: GenerateRequest): Promise<Timed> {
+  const started = performance.now();
+  let text = "";
+  let result: GenerateResult | undefined;
+  for await (const event of engine.generate(request)) {
+    if (event.type === "text") text += event.text;
+    else if (event.type === "done") result = event.result;
+  }
+  if (!result) throw new Error("bench: the engine ended without a result");
+  return {
+    text,
+    result,
+    tokensPerSecond: (result.usage.outputTokens * 1000) / (performance.now() - started),
+  };
+}
+
+interface LevelResult {
+  /** Share of the prediction's lines left as the model writes them, e.g. 0.9. */
+  kept: number;
+  timed: Timed;
+  /** Whether it wrote exactly what plain decoding wrote (with greedy sampling it should). */
+  same: boolean;
+}
+
+interface Measured {
+  plainTokensPerSecond: number;
+  outputTokens: number;
+  levels: LevelResult[];
+}
+
+/**
+ * A first, untimed run evaluates the prompt, so every timed run below starts from the same cached
+ * state; the timed plain run's output is the model's own greedy answer, and the prediction for
+ * each level is that answer, whole or with some of its lines altered.
+ */
+async function measure(
+  engine: Engine,
+  messages: ChatMessage[],
+  maxOutputTokens: number,
+  kept: number[],
+  plainRuns: number,
+  log: (line: string) => void,
+): Promise<Measured> {
+  const request: GenerateRequest = { messages, maxOutputTokens, temperature: 0 };
+  await timedGenerate(engine, { ...request, maxOutputTokens: 1 });
+  const reference = await timedGenerate(engine, request);
+  const plain = [reference.tokensPerSecond];
+  const levels: LevelResult[] = [];
+  for (const share of kept) {
+    const prediction = alterSegments(reference.text, 1 - share);
+    const timed = await timedGenerate(engine, { ...request, prediction });
+    levels.push({ kept: share, timed, same: timed.text === reference.text });
+    const { acceptedPredictionTokens: accepted, rejectedPredictionTokens: rejected } = timed.result.usage;
+    log(
+      `spec ${Math.round(share * 100)}% match: ${timed.tokensPerSecond.toFixed(1)} tok/s (plain ${plain[0]!.toFixed(1)}), ${accepted} accepted, ${rejected} rejected`,
+    );
+  }
+  while (plain.length < plainRuns) plain.push((await timedGenerate(engine, request)).tokensPerSecond);
+  return {
+    plainTokensPerSecond: median(plain),
+    outputTokens: reference.result.usage.outputTokens,
+    levels,
+  };
+}
+
+/** A file of short code lines: 300 of them fit the bench model's 4,096-token context with the reply. */
+function sourceFile(lines: number): string {
+  return Array.from({ length: lines }, (_, i) =>
+    i % 3 === 0 ? `const v${i} = load(${i});` : `total += v${i - (i % 3)} * ${i};`,
+  ).join("\n");
+}
+
+function rows(
+  measured: Measured,
+  model: string,
+  targets: Record<number, { target: string; holds: (ratio: number) => boolean }>,
+  note: string,
+): BenchRow[] {
+  return measured.levels.map(({ kept, timed, same }) => {
+    const { acceptedPredictionTokens: accepted, rejectedPredictionTokens: rejected } = timed.result.usage;
+    const fields = {
+      scenario: "spec",
+      metric: `edit with Predicted Outputs, ${Math.round(kept * 100)}% of lines as predicted${model}: tokens/s vs plain decoding`,
+      value: timed.tokensPerSecond,
+      baseline: measured.plainTokensPerSecond,
+      unit: "tok/s",
+      detail:
+        `${timed.result.usage.outputTokens} output tokens, greedy; prediction tokens ${accepted} accepted, ${rejected} rejected` +
+        `${same ? "" : "; not comparable: it wrote other text than plain decoding (near-tie logits can flip when tokens are verified in a batch)"}${note}`,
+    };
+    const claim = targets[kept];
+    if (!claim) return infoRow(fields);
+    return same
+      ? row({ ...fields, target: claim.target }, claim.holds)
+      : infoRow({ ...fields, target: claim.target });
+  });
+}
+
+/**
+ * Predicted Outputs on an edit: the same greedy request with the expected output as `prediction`
+ * (all of it right, 90% and 50% of its lines right) against plain decoding, on the bench model and,
+ * when one is at hand, a small trained model.
+ */
+export async function specScenario(ctx: BenchContext): Promise<BenchRow[]> {
+  const { specFileLines, specOutputTokens } = ctx.sizes;
+  const plainRuns = ctx.quick ? 1 : 2;
+  const messages: ChatMessage[] = [
+    {
+      role: "user",
+      content: `Rewrite this ${specFileLines}-line file with clearer names. Reply with the whole file only.\n\n${sourceFile(specFileLines)}`,
+    },
+  ];
+  const synthetic = await measure(ctx.engine, messages, specOutputTokens, [1, 0.9, 0.5], plainRuns, ctx.log);
+  const result = rows(
+    synthetic,
+    "",
+    {
+      0.9: { target: ">= 5x", holds: (ratio) => ratio >= 5 },
+      0.5: { target: ">= 1x", holds: (ratio) => ratio >= 1 },
+    },
+    "; random weights often write non-canonical token sequences that a text prediction cannot draft token for token",
+  );
+  if (ctx.trainedModelPath) {
+    await using trained = await LlamaEngine.create({ modelPath: ctx.trainedModelPath, sequences: 1 });
+    const name = trained.info.id;
+    // A base model without a chat template: a short plain prompt it continues as a story.
+    const story: ChatMessage[] = [{ role: "user", content: "Once upon a time, there was a little girl" }];
+    const tokens = Math.min(specOutputTokens, Math.floor(trained.info.contextSize / 2));
+    const measured = await measure(trained, story, tokens, [1, 0.9], plainRuns, ctx.log);
+    result.push(
+      ...rows(
+        measured,
+        ` (trained ${name})`,
+        { 0.9: { target: ">= 5x", holds: (ratio) => ratio >= 5 } },
+        "; a trained model writes canonical tokens, so this is the realistic acceptance",
+      ),
+    );
+  }
+  return result;
+}

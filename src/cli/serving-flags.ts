@@ -1,0 +1,118 @@
+import { type Command, InvalidArgumentError, Option } from "commander";
+import { UpstreamEngine } from "../engine/upstream/upstream-engine.js";
+import { SparkError } from "../protocol/errors.js";
+import type { SparkServerOptions } from "../server/spark-server.js";
+
+/** `spark serve`'s flags for upstream engines, admission control, metrics and logs. */
+export interface ServingFlags {
+  upstream: string[];
+  upstreamModel?: string;
+  upstreamApiKey?: string;
+  maxConcurrent?: number;
+  maxQueue?: number;
+  queueTimeoutMs?: number;
+  rateLimitRpm?: number;
+  rateLimitTpm?: number;
+  metricsPublic: boolean;
+  log: "text" | "json" | "off";
+}
+
+export const SERVING_HELP = `
+Upstream engines (any OpenAI-compatible server: vLLM, SGLang, llama-server, Ollama, a cloud API):
+  $ spark serve --engine upstream --upstream http://gpu-1:8000/v1 --upstream http://gpu-2:8000/v1 \\
+      --upstream-model Qwen/Qwen2.5-Coder-32B-Instruct
+  Replicas are health-checked (GET /models); a conversation stays on its replica while healthy.
+
+Admission control and observability:
+  --max-concurrent 4 --max-queue 64 --queue-timeout-ms 30000   queue with positions; 429 when full
+  --rate-limit-rpm 60 --rate-limit-tpm 100000                    per API key
+  GET /metrics (Prometheus; needs the API key unless --metrics-public); --log json for JSON lines.
+`;
+
+function whole(min: number) {
+  return (value: string) => {
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < min)
+      throw new InvalidArgumentError(`expected a whole number of at least ${min}`);
+    return n;
+  };
+}
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+/** Adds the flags of {@link ServingFlags} to the serve command. */
+export function addServingFlags(command: Command): Command {
+  return command
+    .option(
+      "--upstream <url>",
+      "upstream engine: a replica's API root, e.g. http://host:8000/v1 (repeatable)",
+      collect,
+      [],
+    )
+    .option("--upstream-model <name>", "upstream engine: the model name the upstream serves")
+    .option(
+      "--upstream-api-key <key>",
+      "upstream engine: bearer key for the upstream (also SPARK_UPSTREAM_API_KEY)",
+    )
+    .option(
+      "--max-concurrent <n>",
+      "responses running at once per model; more wait in a queue (default: --parallel for llama, else unlimited)",
+      whole(1),
+    )
+    .option(
+      "--max-queue <n>",
+      "responses waiting at once; beyond it 429 with Retry-After (default: unlimited)",
+      whole(0),
+    )
+    .option(
+      "--queue-timeout-ms <n>",
+      "longest wait in the queue before a clear queue_timeout error",
+      whole(1),
+    )
+    .option("--rate-limit-rpm <n>", "requests per minute per API key", whole(1))
+    .option("--rate-limit-tpm <n>", "tokens per minute per API key (evaluated input + output)", whole(1))
+    .option("--metrics-public", "serve GET /metrics without an API key", false)
+    .addOption(
+      new Option("--log <format>", "one line per request on stderr")
+        .choices(["text", "json", "off"])
+        .default("text"),
+    );
+}
+
+/** The server options the flags ask for; `parallel` is the llama engine's sequence count. */
+export function servingOptions(
+  flags: ServingFlags,
+  engine: { kind: "llama" | "scripted" | "upstream"; parallel: number },
+): Pick<SparkServerOptions, "admission" | "metricsPublic" | "log"> {
+  const maxConcurrent = flags.maxConcurrent ?? (engine.kind === "llama" ? engine.parallel : undefined);
+  return {
+    admission: {
+      ...(maxConcurrent !== undefined ? { maxConcurrent } : {}),
+      ...(flags.maxQueue !== undefined ? { maxQueue: flags.maxQueue } : {}),
+      ...(flags.queueTimeoutMs !== undefined ? { queueTimeoutMs: flags.queueTimeoutMs } : {}),
+      ...(flags.rateLimitRpm !== undefined ? { requestsPerMinute: flags.rateLimitRpm } : {}),
+      ...(flags.rateLimitTpm !== undefined ? { tokensPerMinute: flags.rateLimitTpm } : {}),
+    },
+    metricsPublic: flags.metricsPublic,
+    log: { format: flags.log },
+  };
+}
+
+/** `--engine upstream`: the replicas named by `--upstream`, health-checked once before serving. */
+export async function loadUpstreamEngine(flags: ServingFlags, contextSize?: number): Promise<UpstreamEngine> {
+  if (flags.upstream.length === 0) {
+    throw new SparkError("invalid_request", "--engine upstream needs at least one --upstream <url>.");
+  }
+  if (!flags.upstreamModel) {
+    throw new SparkError("invalid_request", "--engine upstream needs --upstream-model <name>.");
+  }
+  const apiKey = flags.upstreamApiKey ?? process.env.SPARK_UPSTREAM_API_KEY;
+  return UpstreamEngine.create({
+    replicas: flags.upstream,
+    model: flags.upstreamModel,
+    ...(apiKey ? { apiKey } : {}),
+    ...(contextSize !== undefined ? { contextSize } : {}),
+  });
+}

@@ -1,0 +1,2 @@
+/** The SSE parser the client uses, for other layers that read event streams (the upstream engine). */
+export { readSse, type SseMessage } from "./internal/sse-reader.js";

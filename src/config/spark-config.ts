@@ -1,0 +1,142 @@
+import { readFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { z } from "zod";
+import { SparkError } from "../protocol/errors.js";
+import { validate } from "../protocol/validate.js";
+
+const tierName = z
+  .string()
+  .regex(/^[a-z][a-z0-9_-]{0,31}$/, "a tier name is lowercase letters, digits, - or _");
+
+const admissionSchema = z
+  .object({
+    max_concurrent: z.number().int().min(1).max(1024).optional(),
+    max_queue: z.number().int().min(0).max(100_000).optional(),
+    queue_timeout_ms: z.number().int().min(1).max(3_600_000).optional(),
+    requests_per_minute: z.number().int().min(1).optional(),
+    tokens_per_minute: z.number().int().min(1).optional(),
+  })
+  .strict();
+
+const tierSchema = z
+  .object({
+    /** `llama` (embedded), `upstream` (any OpenAI-compatible endpoint), `scripted` (demos, tests). */
+    engine: z.enum(["llama", "upstream", "scripted"]).default("llama"),
+    /** llama: a GGUF path or hf: URI. upstream: the model id the endpoint serves. */
+    model: z.string().min(1).max(1024).optional(),
+    /** upstream: one base URL (`http://host:8000/v1`) or several replicas. */
+    url: z.union([z.url(), z.array(z.url()).min(1).max(64)]).optional(),
+    /** upstream: the environment variable holding the API key (never the key itself). */
+    api_key_env: z
+      .string()
+      .regex(/^[A-Z_][A-Z0-9_]*$/)
+      .optional(),
+    /** llama: tokens of context per conversation. */
+    context: z
+      .number()
+      .int()
+      .min(1024)
+      .max(1 << 20)
+      .optional(),
+    /** llama: conversations decoded at once. */
+    parallel: z.number().int().min(1).max(64).optional(),
+    admission: admissionSchema.optional(),
+  })
+  .strict()
+  .superRefine((tier, ctx) => {
+    if (tier.engine === "upstream" && !tier.url)
+      ctx.addIssue({ code: "custom", message: "an upstream tier needs url", path: ["url"] });
+    if (tier.engine === "upstream" && !tier.model)
+      ctx.addIssue({ code: "custom", message: "an upstream tier needs model", path: ["model"] });
+  });
+
+export const sparkConfigSchema = z
+  .object({
+    /** The tier a session starts on. Default: `fast`. */
+    default_tier: tierName.optional(),
+    /** The tier the `delegate` tool hands longer work to. Default: `deep` when declared. */
+    delegate_tier: tierName.optional(),
+    tiers: z.record(tierName, tierSchema).optional(),
+  })
+  .strict();
+
+export type TierConfig = z.infer<typeof tierSchema>;
+export type SparkConfig = z.infer<typeof sparkConfigSchema>;
+
+export interface ResolvedConfig {
+  defaultTier: string;
+  delegateTier: string | null;
+  tiers: Record<string, TierConfig>;
+  /** Files that contributed, in the order applied. */
+  sources: string[];
+}
+
+export interface LoadConfigOptions {
+  cwd: string;
+  env?: NodeJS.ProcessEnv;
+  /** Parses TOML text. */
+  parseToml: (text: string) => unknown;
+}
+
+/** `$SPARK_CONFIG`, else `$XDG_CONFIG_HOME/spark/config.toml`, else `~/.config/spark/config.toml`. */
+export function userConfigPath(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.SPARK_CONFIG) return env.SPARK_CONFIG;
+  const base = env.XDG_CONFIG_HOME || path.join(os.homedir(), ".config");
+  return path.join(base, "spark", "config.toml");
+}
+
+/**
+ * The user's config, then the project's (`./.spark/config.toml`) on top: tiers merge by name,
+ * fields of a project tier replace the user's. Without any file, one `fast` tier on the embedded
+ * engine with the default model.
+ */
+export async function loadConfig(options: LoadConfigOptions): Promise<ResolvedConfig> {
+  const files = [userConfigPath(options.env), path.join(options.cwd, ".spark", "config.toml")];
+  const sources: string[] = [];
+  let merged: SparkConfig = {};
+  for (const file of files) {
+    let text: string;
+    try {
+      text = await readFile(file, "utf8");
+    } catch {
+      continue;
+    }
+    let parsed: unknown;
+    try {
+      parsed = options.parseToml(text);
+    } catch (error) {
+      throw new SparkError("invalid_request", `${file} is not valid TOML: ${(error as Error).message}`);
+    }
+    let config: SparkConfig;
+    try {
+      config = validate(sparkConfigSchema, parsed);
+    } catch (error) {
+      throw new SparkError("invalid_request", `${file}: ${(error as Error).message}`);
+    }
+    merged = mergeConfig(merged, config);
+    sources.push(file);
+  }
+  const tiers =
+    merged.tiers && Object.keys(merged.tiers).length > 0
+      ? merged.tiers
+      : { fast: { engine: "llama" as const } };
+  const defaultTier = merged.default_tier ?? (tiers.fast ? "fast" : Object.keys(tiers)[0]!);
+  if (!tiers[defaultTier])
+    throw new SparkError("invalid_request", `default_tier '${defaultTier}' is not declared under [tiers].`);
+  const delegateTier = merged.delegate_tier ?? (tiers.deep ? "deep" : null);
+  if (delegateTier && !tiers[delegateTier]) {
+    throw new SparkError("invalid_request", `delegate_tier '${delegateTier}' is not declared under [tiers].`);
+  }
+  return { defaultTier, delegateTier, tiers, sources };
+}
+
+export function mergeConfig(base: SparkConfig, over: SparkConfig): SparkConfig {
+  const tiers = { ...base.tiers };
+  for (const [name, tier] of Object.entries(over.tiers ?? {})) tiers[name] = { ...tiers[name], ...tier };
+  return {
+    ...base,
+    ...over,
+    tiers,
+  };
+}

@@ -1,0 +1,129 @@
+import { SparkError } from "../../../protocol/errors.js";
+
+/** Why an upstream call failed, and what that means for the other replicas. */
+export interface UpstreamFailure {
+  error: SparkError;
+  /** Another replica may well succeed (the request itself is not at fault). */
+  retryable: boolean;
+  /** The replica itself is at fault: route around it until a health check passes. */
+  replicaDown: boolean;
+}
+
+/** Bytes of an error body read for its message. */
+const ERROR_BODY_LIMIT = 8192;
+
+/** An upstream's non-2xx answer, mapped to what Spark's clients should see. */
+export async function failureFromResponse(response: Response, url: string): Promise<UpstreamFailure> {
+  const status = response.status;
+  const detail = await errorMessage(response);
+  const said = detail ? `: ${detail}` : "";
+  if (status === 429) {
+    const retryAfter = Number(response.headers.get("retry-after"));
+    return {
+      error: new SparkError("rate_limited", `The upstream ${url} is rate limiting (429)${said}`, {
+        ...(Number.isFinite(retryAfter) && retryAfter > 0 ? { retryAfterSeconds: retryAfter } : {}),
+      }),
+      retryable: true,
+      replicaDown: false,
+    };
+  }
+  if (status >= 500) {
+    return {
+      error: new SparkError("upstream_unavailable", `The upstream ${url} failed (${status})${said}`),
+      retryable: true,
+      replicaDown: true,
+    };
+  }
+  if (status === 401 || status === 403) {
+    // Spark's own key to the upstream is wrong: a server configuration error, not the client's.
+    return {
+      error: new SparkError(
+        "upstream_error",
+        `The upstream ${url} refused Spark's API key (${status})${said}`,
+      ),
+      retryable: false,
+      replicaDown: false,
+    };
+  }
+  if (status === 404) {
+    // A replica that does not serve the model is misconfigured; the others may.
+    return {
+      error: new SparkError("upstream_error", `The upstream ${url} does not serve this model (404)${said}`),
+      retryable: true,
+      replicaDown: true,
+    };
+  }
+  // Other 4xx: the request itself (too long for the context, a parameter the upstream refuses).
+  return {
+    error: new SparkError("upstream_error", `The upstream ${url} refused the request (${status})${said}`, {
+      status: 400,
+    }),
+    retryable: false,
+    replicaDown: false,
+  };
+}
+
+/** The upstream could not be reached, or did not answer in time. */
+export function failureFromNetwork(error: unknown, url: string): UpstreamFailure {
+  return {
+    error: new SparkError("upstream_unavailable", `Could not reach the upstream ${url}: ${describe(error)}`, {
+      cause: error,
+    }),
+    retryable: true,
+    replicaDown: true,
+  };
+}
+
+/** An error chunk inside the stream (`data: {"error": …}`). */
+export function failureFromErrorChunk(
+  error: { message?: string; type?: string; code?: string | null },
+  url: string,
+): UpstreamFailure {
+  const serverSide = error.type === "server_error" || error.type === undefined;
+  return {
+    error: new SparkError(
+      "upstream_error",
+      `The upstream ${url} failed mid-stream${error.code ? ` (${error.code})` : ""}: ${error.message ?? "no message"}`,
+    ),
+    retryable: serverSide,
+    replicaDown: false,
+  };
+}
+
+/** The stream broke after output had reached the client: the response cannot be resumed. */
+export function disconnected(url: string, outputChunks: number, cause: unknown): SparkError {
+  return new SparkError(
+    "upstream_disconnected",
+    `The upstream ${url} closed the stream mid-response (after ${outputChunks} output chunks): ${describe(cause)}. Retry the turn.`,
+    { cause },
+  );
+}
+
+export function describe(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const cause = (error as { cause?: unknown }).cause;
+  const code = (cause as { code?: unknown } | undefined)?.code;
+  if (typeof code === "string") return `${error.message} (${code})`;
+  if (cause instanceof Error) return `${error.message}: ${cause.message}`;
+  return error.message;
+}
+
+async function errorMessage(response: Response): Promise<string> {
+  let text: string;
+  try {
+    text = (await response.text()).slice(0, ERROR_BODY_LIMIT);
+  } catch {
+    return "";
+  }
+  try {
+    const body = JSON.parse(text) as {
+      error?: { message?: unknown } | string;
+      message?: unknown;
+      detail?: unknown;
+    };
+    const message =
+      typeof body.error === "string" ? body.error : (body.error?.message ?? body.message ?? body.detail);
+    if (typeof message === "string") return message;
+  } catch {}
+  return text.trim().slice(0, 500);
+}

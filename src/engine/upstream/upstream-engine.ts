@@ -1,0 +1,238 @@
+import { readSse } from "../../client/server-sent-events.js";
+import { SparkError } from "../../protocol/errors.js";
+import type { Engine, EngineEvent, EngineInfo, GenerateOptions, GenerateRequest } from "../engine.js";
+import { type ChatCompletionChunk, chatCompletionBody } from "./internal/chat-wire.js";
+import { ChunkDecoder } from "./internal/chunk-decoder.js";
+import {
+  disconnected,
+  failureFromErrorChunk,
+  failureFromNetwork,
+  failureFromResponse,
+  type UpstreamFailure,
+} from "./internal/upstream-failure.js";
+import { type Replica, ReplicaPool, type ReplicaPoolOptions } from "./replica-pool.js";
+
+export interface UpstreamEngineOptions
+  extends Pick<
+    ReplicaPoolOptions,
+    "healthPath" | "healthTimeoutMs" | "healthIntervalMs" | "affinityCapacity"
+  > {
+  /**
+   * The API roots of the replicas serving the model (`http://gpu-1:8000/v1`); one is a pool of
+   * one. Requests go to `{replica}/chat/completions`.
+   */
+  replicas: string[];
+  /** The id clients name in `model`. Default: {@link model}. */
+  id?: string;
+  /** The model name the upstream serves (sent as `model`). Default: {@link id}; one of them is required. */
+  model?: string;
+  /** Sent as `Authorization: Bearer <apiKey>`. Default: none. */
+  apiKey?: string;
+  /**
+   * Tokens one conversation can hold. Default: what the upstream reports at `create` (vLLM and
+   * SGLang report `max_model_len`), else 32768.
+   */
+  contextSize?: number;
+  /** Longest wait for an upstream's response headers before trying another replica. Default: 60 s. */
+  headersTimeoutMs?: number;
+}
+
+const DEFAULT_CONTEXT = 32768;
+
+/**
+ * Any OpenAI-compatible server (vLLM, SGLang, llama-server, Ollama, a cloud API, another Spark)
+ * behind the engine interface, over streamed Chat Completions. Requests go to a {@link ReplicaPool}:
+ * conversation-affine, least-loaded, health-checked. A request that fails before any output
+ * reached the consumer moves to another healthy replica transparently; one that breaks mid-stream
+ * throws `upstream_disconnected` (the next turn goes to a healthy replica). Aborting, or breaking
+ * out of the stream, aborts the HTTP request: the upstream sees the connection close and stops
+ * decoding.
+ *
+ * `prefillOnly` sends the prompt with `max_tokens: 1` and discards the token: it warms the
+ * upstream's prefix cache, the nearest thing to a pre-warm an OpenAI-compatible server offers.
+ */
+export class UpstreamEngine implements Engine {
+  readonly info: EngineInfo;
+  readonly pool: ReplicaPool;
+  private readonly model: string;
+  private readonly controllers = new Set<AbortController>();
+  private disposed = false;
+
+  constructor(private readonly options: UpstreamEngineOptions) {
+    const model = options.model ?? options.id;
+    if (!model) throw new SparkError("invalid_request", "An upstream engine needs a model name or an id.");
+    this.model = model;
+    this.info = {
+      id: options.id ?? model,
+      engine: "upstream",
+      contextSize: options.contextSize ?? DEFAULT_CONTEXT,
+    };
+    this.pool = new ReplicaPool(options);
+  }
+
+  /** Checks every replica once, and learns the context size from the first that reports it. */
+  static async create(options: UpstreamEngineOptions): Promise<UpstreamEngine> {
+    const engine = new UpstreamEngine(options);
+    await engine.pool.checkAll();
+    if (options.contextSize === undefined) {
+      const reported = await engine.reportedContextSize();
+      if (reported) engine.info.contextSize = reported;
+    }
+    return engine;
+  }
+
+  async *generate(request: GenerateRequest, options: GenerateOptions = {}): AsyncGenerator<EngineEvent> {
+    if (this.disposed) throw new SparkError("model_not_loaded", "The upstream engine has been disposed.");
+    const started = performance.now();
+    const { signal } = options;
+    const body = JSON.stringify(chatCompletionBody(request, this.model));
+    const tried = new Set<Replica>();
+    let last: UpstreamFailure | undefined;
+    for (;;) {
+      if (signal?.aborted) {
+        yield { type: "done", result: new ChunkDecoder(started).result("cancelled") };
+        return;
+      }
+      const replica = this.pool.pick(request.conversation, tried);
+      if (!replica) {
+        throw (
+          last?.error ?? new SparkError("upstream_unavailable", "No upstream replica could take the request.")
+        );
+      }
+      tried.add(replica);
+      const outcome = yield* this.attempt(replica, body, request, started, signal);
+      if (outcome === "done") return;
+      last = outcome;
+      if (outcome.replicaDown) this.pool.failed(replica, outcome.error.message);
+      if (!outcome.retryable) throw outcome.error;
+    }
+  }
+
+  /**
+   * One try on one replica. Yields its events and returns `done`, or returns why it failed
+   * before any output (so another replica can take it); throws once output was yielded.
+   */
+  private async *attempt(
+    replica: Replica,
+    body: string,
+    request: GenerateRequest,
+    started: number,
+    signal: AbortSignal | undefined,
+  ): AsyncGenerator<EngineEvent, "done" | UpstreamFailure> {
+    const controller = new AbortController();
+    this.controllers.add(controller);
+    const decoder = new ChunkDecoder(started, request.prefillOnly === true);
+    let yielded = 0;
+    replica.inFlight++;
+    try {
+      let response: Response;
+      // Only the wait for headers is bounded: a long generation streams as long as it needs.
+      let timedOut = false;
+      const timer = setTimeout(() => {
+        timedOut = true;
+        controller.abort();
+      }, this.options.headersTimeoutMs ?? 60_000);
+      try {
+        response = await fetch(`${replica.url}/chat/completions`, {
+          method: "POST",
+          headers: {
+            "content-type": "application/json",
+            accept: "text/event-stream",
+            ...(this.options.apiKey ? { authorization: `Bearer ${this.options.apiKey}` } : {}),
+          },
+          body,
+          signal: AbortSignal.any([controller.signal, ...(signal ? [signal] : [])]),
+        });
+      } catch (error) {
+        if (signal?.aborted) return yield* this.cancelled(decoder);
+        return failureFromNetwork(timedOut ? new Error("no answer in time") : error, replica.url);
+      } finally {
+        clearTimeout(timer);
+      }
+      if (!response.ok) return await failureFromResponse(response, replica.url);
+      if (!response.body) return failureFromNetwork(new Error("an empty response body"), replica.url);
+
+      try {
+        for await (const message of readSse(response.body)) {
+          if (signal?.aborted) break;
+          if (message.data === "[DONE]") break;
+          const chunk = parseChunk(message.data);
+          if (chunk?.error) {
+            const failure = failureFromErrorChunk(chunk.error, replica.url);
+            if (yielded === 0) return failure;
+            throw failure.error;
+          }
+          if (!chunk) continue;
+          for (const event of decoder.push(chunk)) {
+            yielded++;
+            yield event;
+            if (signal?.aborted) break;
+          }
+        }
+      } catch (error) {
+        if (error instanceof SparkError) throw error;
+        if (signal?.aborted) return yield* this.cancelled(decoder);
+        this.pool.failed(replica, `stream broke: ${String(error)}`);
+        if (yielded === 0) return failureFromNetwork(error, replica.url);
+        throw disconnected(replica.url, yielded, error);
+      }
+      if (signal?.aborted) return yield* this.cancelled(decoder);
+      if (!decoder.finished) {
+        // The body ended without a finish reason: the upstream went away mid-response.
+        const cause = new Error("the stream ended before the response finished");
+        this.pool.failed(replica, cause.message);
+        if (yielded === 0) return failureFromNetwork(cause, replica.url);
+        throw disconnected(replica.url, yielded, cause);
+      }
+      for (const event of decoder.flush()) yield event;
+      this.pool.served(replica, request.conversation);
+      yield { type: "done", result: decoder.result() };
+      return "done";
+    } finally {
+      replica.inFlight--;
+      // Closing the connection is how an upstream learns to stop decoding.
+      controller.abort();
+      this.controllers.delete(controller);
+    }
+  }
+
+  private async *cancelled(decoder: ChunkDecoder): AsyncGenerator<EngineEvent, "done"> {
+    yield { type: "done", result: decoder.result("cancelled") };
+    return "done";
+  }
+
+  private async reportedContextSize(): Promise<number | undefined> {
+    for (const replica of this.pool.replicas.filter((r) => r.healthy)) {
+      try {
+        const response = await fetch(`${replica.url}/models`, {
+          headers: this.options.apiKey ? { authorization: `Bearer ${this.options.apiKey}` } : {},
+          signal: AbortSignal.timeout(this.options.healthTimeoutMs ?? 2000),
+        });
+        const list = (await response.json()) as { data?: { id?: string; max_model_len?: unknown }[] };
+        const entry = list.data?.find((m) => m.id === this.model) ?? list.data?.[0];
+        if (typeof entry?.max_model_len === "number" && entry.max_model_len > 0) return entry.max_model_len;
+      } catch {}
+    }
+    return undefined;
+  }
+
+  /** Aborts running requests and stops health checks. Idempotent. */
+  async dispose(): Promise<void> {
+    this.disposed = true;
+    this.pool.dispose();
+    for (const controller of this.controllers) controller.abort();
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.dispose();
+  }
+}
+
+function parseChunk(data: string): ChatCompletionChunk | undefined {
+  try {
+    const parsed = JSON.parse(data) as unknown;
+    return parsed && typeof parsed === "object" ? (parsed as ChatCompletionChunk) : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,136 @@
+import { useEffect, useState } from "preact/hooks";
+import type { AppStore } from "./app-store.js";
+import { Composer } from "./composer.js";
+import { Conversation } from "./conversation.js";
+import type { DiffMode } from "./diff-view.js";
+import { SessionList } from "./session-list.js";
+import { LatencyChart, TurnMeter } from "./stats-view.js";
+
+function useStore(store: AppStore) {
+  const [, setVersion] = useState(0);
+  useEffect(() => store.subscribe(() => setVersion((v) => v + 1)), [store]);
+  return store.state;
+}
+
+const STATUS_TEXT = { connecting: "Connecting…", open: "Connected", reconnecting: "Reconnecting…" };
+
+export function App({ store }: { store: AppStore }) {
+  const state = useStore(store);
+  const view = store.current;
+  const [diffMode, setDiffMode] = useState<DiffMode>(
+    () => (localStorage.getItem("spark.diffMode") as DiffMode | null) ?? "unified",
+  );
+  const [sidebarOpen, setSidebarOpen] = useState(false);
+  useEffect(() => {
+    const onKey = (event: KeyboardEvent) => {
+      if (event.key === "Escape" && !event.defaultPrevented) {
+        if (sidebarOpen) setSidebarOpen(false);
+        else store.interrupt();
+      }
+    };
+    addEventListener("keydown", onKey);
+    return () => removeEventListener("keydown", onKey);
+  }, [store, sidebarOpen]);
+  const toggleDiff = () => {
+    const next = diffMode === "unified" ? "split" : "unified";
+    localStorage.setItem("spark.diffMode", next);
+    setDiffMode(next);
+  };
+  const info = view ? (state.sessions.find((s) => s.id === view.id) ?? view.info) : null;
+  const connected = state.status === "open";
+  return (
+    <div class={`app${sidebarOpen ? " sidebar-open" : ""}`} data-status={state.status}>
+      <aside class="sidebar" id="sidebar">
+        <SessionList
+          sessions={state.sessions}
+          currentId={state.currentId}
+          onNew={() => {
+            store.newThread();
+            setSidebarOpen(false);
+          }}
+          onOpen={(id) => {
+            store.openThread(id);
+            setSidebarOpen(false);
+          }}
+          onRename={(id, title) => store.rename(id, title)}
+          onDelete={(id) => store.remove(id)}
+        />
+        <section class="stats" aria-label="Session latency and speed">
+          <h2>This session</h2>
+          <LatencyChart turns={view?.turns ?? []} />
+        </section>
+      </aside>
+      <main class="main">
+        <header class="topbar">
+          <button
+            type="button"
+            class="icon-button sidebar-toggle"
+            aria-controls="sidebar"
+            aria-expanded={sidebarOpen}
+            aria-label="Sessions"
+            onClick={() => setSidebarOpen(!sidebarOpen)}
+          >
+            ☰
+          </button>
+          <h1 class="title">{info?.title ?? "Spark"}</h1>
+          <span class="model" title="Model and tier">
+            {info ? (
+              <>
+                <span class="model-name">{info.model || "default model"}</span>
+                <span class="tier">{info.tier ?? "default"} tier</span>
+              </>
+            ) : null}
+          </span>
+          <TurnMeter view={view} />
+          <button
+            type="button"
+            class="button small diff-toggle"
+            onClick={toggleDiff}
+            aria-pressed={diffMode === "split"}
+          >
+            {diffMode === "unified" ? "Side by side" : "Unified"}
+          </button>
+          <span class={`connection is-${state.status}`} role="status" aria-live="polite">
+            {STATUS_TEXT[state.status]}
+          </span>
+        </header>
+        {state.status !== "open" && state.statusDetail ? <p class="banner">{state.statusDetail}</p> : null}
+        {view ? (
+          <Conversation
+            view={view}
+            diffMode={diffMode}
+            onResolve={(itemId, path, accept) => store.resolveFile(itemId, path, accept)}
+          />
+        ) : (
+          <div class="conversation">
+            <p class="empty">Type below to start a session, or pick one from the list.</p>
+          </div>
+        )}
+        <div class="toasts" role="alert">
+          {state.errors.map((error) => (
+            <p class="toast" key={error.id}>
+              {error.message}{" "}
+              <button
+                type="button"
+                class="icon-button"
+                aria-label="Dismiss"
+                onClick={() => store.dismissError(error.id)}
+              >
+                ×
+              </button>
+            </p>
+          ))}
+        </div>
+        <Composer
+          view={view}
+          connected={connected}
+          onSubmit={(text) => store.submit(text)}
+          onQueue={(text) => store.queue(text)}
+          onStop={() => store.interrupt()}
+          onUndo={() => store.undo()}
+          onApprove={(id, approved) => store.approve(id, approved)}
+        />
+      </main>
+    </div>
+  );
+}

@@ -1,0 +1,130 @@
+import { useRef, useState } from "preact/hooks";
+import type { ThreadView } from "./thread-view.js";
+
+export interface ComposerProps {
+  view: ThreadView | null;
+  connected: boolean;
+  onSubmit(text: string): boolean;
+  onQueue(text: string): boolean;
+  onStop(): void;
+  onUndo(): void;
+  onApprove(approvalId: string, approved: boolean): void;
+}
+
+/**
+ * The input stays live while a turn streams: Enter sends or steers, Shift+Enter is a new line,
+ * Tab queues (when there is text; otherwise it moves focus as usual), Esc stops.
+ */
+export function Composer({ view, connected, onSubmit, onQueue, onStop, onUndo, onApprove }: ComposerProps) {
+  const [text, setText] = useState("");
+  const input = useRef<HTMLTextAreaElement>(null);
+  const running = view?.turn != null;
+  const send = (queue: boolean) => {
+    const value = text.trim();
+    if (!value) return;
+    if ((queue ? onQueue : onSubmit)(value)) setText("");
+    input.current?.focus();
+  };
+  const onKeyDown = (event: KeyboardEvent) => {
+    if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+      event.preventDefault();
+      send(false);
+    } else if (event.key === "Tab" && !event.shiftKey && text.trim()) {
+      event.preventDefault();
+      send(true);
+    }
+  };
+  return (
+    <footer class="composer">
+      {view?.approvals.map((approval) => (
+        <div class="approval" role="alertdialog" aria-label="Command approval" key={approval.approval_id}>
+          <p>
+            Spark wants to run <code>{approval.command}</code> in <code>{approval.cwd}</code>
+          </p>
+          <div class="approval-actions">
+            <button type="button" class="button accept" onClick={() => onApprove(approval.approval_id, true)}>
+              Approve
+            </button>
+            <button
+              type="button"
+              class="button reject"
+              onClick={() => onApprove(approval.approval_id, false)}
+            >
+              Deny
+            </button>
+          </div>
+        </div>
+      ))}
+      {view && view.queued.length > 0 ? (
+        <ul class="queued" aria-label="Queued messages">
+          {view.queued.map((message, i) => (
+            <li
+              // biome-ignore lint/suspicious/noArrayIndexKey: the same text may be queued twice; its place is its identity
+              key={i}
+              class="queued-message"
+            >
+              <span class="badge badge-queued">queued</span> {message}
+            </li>
+          ))}
+        </ul>
+      ) : null}
+      <div class="composer-row">
+        <label class="visually-hidden" for="prompt">
+          Message
+        </label>
+        <textarea
+          id="prompt"
+          ref={input}
+          rows={2}
+          value={text}
+          placeholder={
+            running
+              ? "Steer: Enter redirects now, Tab queues for after, Esc stops"
+              : "Ask Spark… (Enter sends)"
+          }
+          onInput={(event) => setText((event.target as HTMLTextAreaElement).value)}
+          onKeyDown={onKeyDown}
+          autofocus
+        />
+        <div class="composer-buttons">
+          <button
+            type="button"
+            class="button primary"
+            disabled={!connected || !text.trim()}
+            onClick={() => send(false)}
+          >
+            {running ? "Steer" : "Send"}
+          </button>
+          {running ? (
+            <button
+              type="button"
+              class="button"
+              disabled={!connected || !text.trim()}
+              onClick={() => send(true)}
+            >
+              Queue
+            </button>
+          ) : null}
+          <button
+            type="button"
+            class="button stop"
+            disabled={!running || !connected}
+            onClick={onStop}
+            aria-keyshortcuts="Escape"
+          >
+            Stop
+          </button>
+          <button
+            type="button"
+            class="button"
+            disabled={!view || running || !connected}
+            onClick={onUndo}
+            title="Revert the last patch"
+          >
+            Undo
+          </button>
+        </div>
+      </div>
+    </footer>
+  );
+}

@@ -1,0 +1,131 @@
+import { useEffect, useRef } from "preact/hooks";
+import { type DiffMode, DiffView } from "./diff-view.js";
+import { Markdown } from "./markdown.js";
+import type { Entry, ThreadView } from "./thread-view.js";
+
+export interface ConversationProps {
+  view: ThreadView;
+  diffMode: DiffMode;
+  onResolve(itemId: string, path: string, accept: boolean): void;
+}
+
+/** The thread's entries in order; follows the stream unless the person scrolled up. */
+export function Conversation({ view, diffMode, onResolve }: ConversationProps) {
+  const ref = useRef<HTMLDivElement>(null);
+  const pinned = useRef(true);
+  useEffect(() => {
+    const element = ref.current;
+    if (element && pinned.current) element.scrollTop = element.scrollHeight;
+  });
+  const onScroll = () => {
+    const element = ref.current;
+    if (element) pinned.current = element.scrollHeight - element.scrollTop - element.clientHeight < 40;
+  };
+  return (
+    <div class="conversation" ref={ref} onScroll={onScroll} role="log" aria-label="Conversation">
+      {view.entries.length === 0 && !view.turn ? (
+        <p class="empty">Ask Spark about this repository. Enter sends; while it types, Enter steers.</p>
+      ) : null}
+      <ol class="entries">
+        {view.entries.map((entry) => (
+          <li key={entry.id} class={`entry entry-${entry.kind}`} data-item-id={entry.id}>
+            <EntryView entry={entry} view={view} diffMode={diffMode} onResolve={onResolve} />
+          </li>
+        ))}
+      </ol>
+      {view.turn && !view.entries.some((e) => e.kind === "agent" && e.streaming) ? (
+        <p class="thinking" aria-live="polite">
+          Thinking…
+        </p>
+      ) : null}
+    </div>
+  );
+}
+
+function EntryView({
+  entry,
+  view,
+  diffMode,
+  onResolve,
+}: {
+  entry: Entry;
+  view: ThreadView;
+  diffMode: DiffMode;
+  onResolve: ConversationProps["onResolve"];
+}) {
+  switch (entry.kind) {
+    case "user":
+      return (
+        <div class="user-message">
+          {entry.steer ? <span class="badge badge-steer">steer</span> : null}
+          <p>{entry.text}</p>
+        </div>
+      );
+    case "agent":
+      return (
+        <div class={`agent-message${entry.streaming ? " is-streaming" : ""}`} aria-busy={entry.streaming}>
+          <Markdown text={entry.text} />
+        </div>
+      );
+    case "notice":
+      return <p class={`notice tone-${entry.tone}`}>{entry.text}</p>;
+    case "tool": {
+      const display = entry.display;
+      if (display?.kind === "diff") {
+        const states = view.files[entry.id] ?? {};
+        return (
+          <div class="tool tool-patch">
+            <p class="tool-title">
+              <span class="tool-name">apply_patch</span> {display.files.length} file
+              {display.files.length === 1 ? "" : "s"}
+            </p>
+            <DiffView
+              itemId={entry.id}
+              files={display.files}
+              states={states}
+              mode={diffMode}
+              reviewable={entry.status === "completed"}
+              onResolve={(path, accept) => onResolve(entry.id, path, accept)}
+            />
+          </div>
+        );
+      }
+      if (display?.kind === "command") {
+        return (
+          <div class="tool tool-command">
+            <p class="tool-title">
+              <span class="tool-name">$</span> <code>{display.command}</code>{" "}
+              <span class="exit-code">exit {display.exitCode ?? "?"}</span>
+            </p>
+            {display.output ? <pre class="command-output">{display.output}</pre> : null}
+          </div>
+        );
+      }
+      return (
+        <details class={`tool tool-${entry.status}`}>
+          <summary>
+            <span class="tool-name">{entry.name}</span> {argumentSummary(entry.arguments)}{" "}
+            <span class="tool-status">{entry.status === "running" ? "running…" : entry.status}</span>
+          </summary>
+          {entry.output ? <pre class="tool-output">{entry.output}</pre> : null}
+        </details>
+      );
+    }
+    default: {
+      const unknown: never = entry;
+      return String(unknown);
+    }
+  }
+}
+
+/** `{"path": "src/a.ts"}` reads as `src/a.ts`; long arguments are cut. */
+function argumentSummary(json: string): string {
+  try {
+    const args = JSON.parse(json) as Record<string, unknown>;
+    const values = Object.values(args).filter((v) => typeof v === "string" || typeof v === "number");
+    const text = values.join(" ");
+    return text.length > 80 ? `${text.slice(0, 79)}…` : text;
+  } catch {
+    return "";
+  }
+}

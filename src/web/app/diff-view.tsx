@@ -1,0 +1,176 @@
+import type { DiffHunk, DiffLine, FileDiff } from "../../protocol/agent.js";
+import type { FileState } from "./thread-view.js";
+
+export type DiffMode = "unified" | "split";
+
+export interface DiffViewProps {
+  itemId: string;
+  files: FileDiff[];
+  states: Record<string, FileState>;
+  mode: DiffMode;
+  /** Whether the files can still be accepted or rejected (the patch was applied). */
+  reviewable: boolean;
+  onResolve(path: string, accept: boolean): void;
+}
+
+const STATE_LABEL: Record<FileState, string> = {
+  accepted: "Accepted",
+  rejected: "Rejected",
+  undone: "Undone",
+};
+
+/** The files of one patch, each with its hunks and per-file Accept / Reject. */
+export function DiffView({ itemId, files, states, mode, reviewable, onResolve }: DiffViewProps) {
+  return (
+    <div class="diff">
+      {files.map((file) => {
+        const state = states[file.path];
+        return (
+          <section class={`diff-file${state ? ` is-${state}` : ""}`} key={file.path} data-path={file.path}>
+            <header class="diff-file-header">
+              <span class="diff-path">
+                {file.kind === "move" ? `${file.from} → ${file.path}` : file.path}
+                {file.kind === "add" ? " (new file)" : file.kind === "delete" ? " (deleted)" : ""}
+              </span>
+              <span class="diff-counts">
+                <span class="count-add">+{file.added}</span> <span class="count-remove">-{file.removed}</span>
+              </span>
+              {state ? (
+                <span class={`badge badge-${state}`}>{STATE_LABEL[state]}</span>
+              ) : reviewable ? (
+                <span class="diff-actions">
+                  <button
+                    type="button"
+                    class="button small accept"
+                    aria-label={`Accept ${file.path}`}
+                    onClick={() => onResolve(file.path, true)}
+                  >
+                    Accept
+                  </button>
+                  <button
+                    type="button"
+                    class="button small reject"
+                    aria-label={`Reject ${file.path} (restore it)`}
+                    title="Restore this file as it was before the patch"
+                    onClick={() => onResolve(file.path, false)}
+                  >
+                    Reject
+                  </button>
+                </span>
+              ) : null}
+            </header>
+            <div class="diff-body" data-item-id={itemId}>
+              {file.hunks.map((hunk) => {
+                const key = `${hunk.oldStart},${hunk.newStart}`;
+                return mode === "split" ? (
+                  <SplitHunk key={key} hunk={hunk} />
+                ) : (
+                  <UnifiedHunk key={key} hunk={hunk} />
+                );
+              })}
+            </div>
+          </section>
+        );
+      })}
+    </div>
+  );
+}
+
+function hunkHeader(hunk: DiffHunk): string {
+  return `@@ -${hunk.oldStart},${hunk.oldLines} +${hunk.newStart},${hunk.newLines} @@`;
+}
+
+const SIGN: Record<DiffLine["kind"], string> = { context: " ", add: "+", remove: "-" };
+
+function UnifiedHunk({ hunk }: { hunk: DiffHunk }) {
+  let oldNo = hunk.oldStart;
+  let newNo = hunk.newStart;
+  return (
+    <table class="diff-table unified">
+      <tbody>
+        <tr class="diff-hunk">
+          <td colSpan={4}>{hunkHeader(hunk)}</td>
+        </tr>
+        {hunk.lines.map((line) => {
+          const left = line.kind === "add" ? "" : String(oldNo++);
+          const right = line.kind === "remove" ? "" : String(newNo++);
+          return (
+            <tr key={`${left}:${right}`} class={`line-${line.kind}`}>
+              <td class="line-no">{left}</td>
+              <td class="line-no">{right}</td>
+              <td class="line-sign">{SIGN[line.kind]}</td>
+              <td class="line-text">{line.text}</td>
+            </tr>
+          );
+        })}
+      </tbody>
+    </table>
+  );
+}
+
+interface Side {
+  no: number;
+  line: DiffLine;
+}
+
+/** Pairs each run of removed lines with the added lines that follow it, row by row. */
+export function splitRows(hunk: DiffHunk): [Side | null, Side | null][] {
+  const rows: [Side | null, Side | null][] = [];
+  let oldNo = hunk.oldStart;
+  let newNo = hunk.newStart;
+  let removed: Side[] = [];
+  let added: Side[] = [];
+  const flush = () => {
+    for (let i = 0; i < Math.max(removed.length, added.length); i++)
+      rows.push([removed[i] ?? null, added[i] ?? null]);
+    removed = [];
+    added = [];
+  };
+  for (const line of hunk.lines) {
+    if (line.kind === "remove") {
+      if (added.length > 0) flush();
+      removed.push({ no: oldNo++, line });
+    } else if (line.kind === "add") added.push({ no: newNo++, line });
+    else {
+      flush();
+      rows.push([
+        { no: oldNo++, line },
+        { no: newNo++, line },
+      ]);
+    }
+  }
+  flush();
+  return rows;
+}
+
+function SplitHunk({ hunk }: { hunk: DiffHunk }) {
+  const cell = (side: Side | null, at: "l" | "r") =>
+    side
+      ? [
+          <td key={`${at}n`} class={`line-no line-${side.line.kind}`}>
+            {side.no}
+          </td>,
+          <td key={`${at}t`} class={`line-text line-${side.line.kind}`}>
+            {side.line.text}
+          </td>,
+        ]
+      : [
+          <td key={`${at}n`} class="line-no line-empty" />,
+          <td key={`${at}t`} class="line-text line-empty" />,
+        ];
+  return (
+    <table class="diff-table split">
+      <tbody>
+        <tr class="diff-hunk">
+          <td colSpan={4}>{hunkHeader(hunk)}</td>
+        </tr>
+        {splitRows(hunk).map(([left, right]) => (
+          <tr key={`${left?.no ?? ""}:${right?.no ?? ""}`}>
+            {cell(left, "l")}
+            {cell(right, "r")}
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}

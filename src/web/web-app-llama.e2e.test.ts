@@ -1,0 +1,97 @@
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { mkdtemp, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import type { Browser } from "playwright-core";
+import { afterAll, beforeAll, expect, test } from "vitest";
+import { testModelPath } from "../engine/test-support/test-model.js";
+import { launchChromium, screenshot } from "./test-support/browser.js";
+
+const bin = fileURLToPath(new URL("../../bin/spark.js", import.meta.url));
+
+let browser: Browser;
+let child: ChildProcess | undefined;
+
+beforeAll(async () => {
+  browser = await launchChromium();
+});
+
+afterAll(async () => {
+  child?.kill("SIGKILL");
+  await browser?.close();
+});
+
+/** Waits for `pattern` in what the process printed so far; fails if it exits first. */
+async function waitForOutput(
+  read: () => string,
+  pattern: RegExp,
+  exited: () => boolean,
+): Promise<RegExpMatchArray> {
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    const match = read().match(pattern);
+    if (match) return match;
+    if (exited() || Date.now() > deadline)
+      throw new Error(`spark serve did not print ${pattern}:\n${read()}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+test("the real `spark serve` on llama.cpp (synthetic model): the app streams a turn, shows its speed, and Stop ends one", async () => {
+  const model = await testModelPath();
+  const repo = await mkdtemp(path.join(os.tmpdir(), "spark-web-llama-"));
+  const sessions = await mkdtemp(path.join(os.tmpdir(), "spark-web-llama-sessions-"));
+  await writeFile(path.join(repo, "main.ts"), "console.log('hi');\n");
+  execFileSync("git", ["init", "-q"], { cwd: repo });
+  child = spawn(process.execPath, [bin, "serve", "--model", model, "--ctx-size", "16384", "--port", "0"], {
+    cwd: repo,
+    env: { ...process.env, SPARK_SESSIONS_DIR: sessions },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  let stderr = "";
+  child.stderr?.on("data", (chunk) => {
+    stderr += chunk;
+  });
+  let exited = false;
+  const exit = new Promise<number>((resolve) =>
+    child!.on("exit", (code) => {
+      exited = true;
+      resolve(code ?? -1);
+    }),
+  );
+  const [, url] = await waitForOutput(
+    () => stderr,
+    /Web app\s+(http:\/\/\S+)/,
+    () => exited,
+  );
+
+  const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  await page.goto(url!);
+  await page.locator(".connection.is-open").waitFor();
+  const input = page.getByRole("textbox", { name: "Message" });
+  await input.fill("say hello");
+  await input.press("Enter");
+  // Streamed text from the model appears, then the turn ends with the server's measurements.
+  await page.locator(".entry-agent").first().waitFor();
+  await page.locator(".meter:not(.is-live):not(.is-empty)").waitFor({ timeout: 60_000 });
+  expect((await page.locator(".entry-agent").first().textContent())?.length).toBeGreaterThan(0);
+  expect(await page.locator('[data-meter="speed"]').textContent()).toMatch(/\d tok\/s/);
+  expect(await page.locator(".model-name").textContent()).toMatch(/\.gguf$|synthetic|tiny/i);
+  await screenshot(page, "20-llama-turn");
+
+  // A second turn is stopped as soon as its first token shows (if it is still running then).
+  await input.fill("write a long story");
+  await input.press("Enter");
+  await page.locator(".entry-user").nth(1).waitFor();
+  await page.locator(".entry-agent").nth(1).waitFor();
+  if (await page.getByRole("button", { name: "Stop" }).isEnabled()) {
+    await page.keyboard.press("Escape");
+  }
+  await page.locator(".meter:not(.is-live)").waitFor({ timeout: 60_000 });
+  await screenshot(page, "21-llama-second-turn");
+  await page.close();
+
+  child.kill("SIGINT");
+  expect(await exit).toBe(0);
+}, 180_000);

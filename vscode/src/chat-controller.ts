@@ -1,0 +1,273 @@
+import * as vscode from "vscode";
+import type { ThreadInfo } from "../../src/protocol/agent.js";
+import type { HostRequest } from "../../src/protocol/agent-requests.js";
+import { type HostClient, HostClientError, type StampedEvent } from "./core/host-client.js";
+import {
+  emptyView,
+  type FileOutcome,
+  reduceView,
+  type ThreadView,
+  type ViewAction,
+} from "./core/thread-view.js";
+import type { SparkConnection } from "./spark-connection.js";
+
+const LAST_THREAD_KEY = "spark.lastThread";
+
+/** What the controller tells its views: every action, and a whole new view when the thread changes. */
+export interface ViewSink {
+  actions(actions: { action: ViewAction; at: number }[]): void;
+  snapshot(view: ThreadView): void;
+}
+
+/**
+ * The extension's one chat: which thread it shows, its view model (the pure reducer over the
+ * host's events), and the requests the UI makes. Views, the review of edits and approvals all
+ * listen to it; none of them talks to the host directly.
+ */
+export class ChatController implements vscode.Disposable {
+  private threadId: string | null = null;
+  private current: ThreadView = emptyView();
+  private readonly sinks = new Set<ViewSink>();
+  private readonly eventEmitter = new vscode.EventEmitter<StampedEvent>();
+  private readonly viewEmitter = new vscode.EventEmitter<ThreadView>();
+  private readonly disposables: vscode.Disposable[] = [];
+  private opening: Promise<string> | null = null;
+  /** A thread.start was sent: its thread.started (from the client, before the promise) is this chat's. */
+  private adopting = false;
+  /** A turn.start was sent and its turn.started has not come yet: more input steers or queues. */
+  private starting = false;
+
+  /** Events of the thread shown, after the view took them in. */
+  readonly onEvent = this.eventEmitter.event;
+  readonly onDidChangeView = this.viewEmitter.event;
+
+  constructor(
+    private readonly connection: SparkConnection,
+    private readonly state: vscode.Memento,
+  ) {
+    this.disposables.push(
+      connection.onEvent((event) => {
+        // The first event of a thread this controller is starting names it.
+        if (this.adopting && event.type === "thread.started" && this.threadId === null) {
+          this.adopting = false;
+          this.threadId = event.thread_id;
+        }
+        if (event.thread_id !== this.threadId) return;
+        if (event.type === "turn.started") this.starting = false;
+        this.apply(event);
+        this.eventEmitter.fire(event);
+      }),
+      connection.onReset((threadId) => {
+        if (threadId === this.threadId) this.apply({ type: "local.reset" });
+      }),
+      connection.onHostError((message) => {
+        this.starting = false;
+        this.apply({ type: "local.notice", text: message, tone: "error" });
+      }),
+    );
+  }
+
+  get view(): ThreadView {
+    return this.current;
+  }
+
+  get thread(): ThreadInfo | null {
+    return this.current.thread;
+  }
+
+  get running(): boolean {
+    return this.current.turn !== null;
+  }
+
+  /** Running, or about to: what decides whether new input starts a turn. */
+  private get busy(): boolean {
+    return this.starting || this.running;
+  }
+
+  addSink(sink: ViewSink): vscode.Disposable {
+    this.sinks.add(sink);
+    sink.snapshot(this.current);
+    return new vscode.Disposable(() => this.sinks.delete(sink));
+  }
+
+  /** The thread to talk in: the current one, else the workspace's last one, else a new one. */
+  ensureThread(): Promise<string> {
+    if (this.threadId) return Promise.resolve(this.threadId);
+    this.opening ??= this.openThread().finally(() => {
+      this.opening = null;
+    });
+    return this.opening;
+  }
+
+  private async openThread(): Promise<string> {
+    const client = await this.connection.ensureConnected();
+    const last = this.state.get<string>(LAST_THREAD_KEY);
+    if (last) {
+      try {
+        const listed = await client.list();
+        if (listed.some((thread) => thread.id === last)) return await this.show(client, last);
+      } catch {
+        // A thread that cannot be resumed is left behind; a new one starts.
+      }
+    }
+    return this.startNew(client);
+  }
+
+  /** Starts a new thread and shows it. */
+  async newThread(): Promise<void> {
+    const client = await this.connection.ensureConnected();
+    await this.startNew(client);
+  }
+
+  /** Lists the threads and shows the one picked. */
+  async pickThread(): Promise<void> {
+    const client = await this.connection.ensureConnected();
+    const threads = await client.list();
+    const picked = await vscode.window.showQuickPick(
+      threads.map((thread) => ({
+        label: thread.title,
+        description: thread.id === this.threadId ? "current" : new Date(thread.updatedAt).toLocaleString(),
+        detail: thread.cwd,
+        id: thread.id,
+      })),
+      { title: "Resume a Spark thread", matchOnDetail: true },
+    );
+    if (picked && picked.id !== this.threadId) await this.show(client, picked.id);
+  }
+
+  private async startNew(client: HostClient): Promise<string> {
+    this.leave(client);
+    this.reset();
+    this.adopting = true;
+    let thread: ThreadInfo;
+    try {
+      thread = await client.startThread();
+    } finally {
+      this.adopting = false;
+    }
+    this.threadId = thread.id;
+    await this.state.update(LAST_THREAD_KEY, thread.id);
+    return thread.id;
+  }
+
+  private async show(client: HostClient, threadId: string): Promise<string> {
+    this.leave(client);
+    this.reset();
+    this.threadId = threadId;
+    try {
+      await client.resumeThread(threadId);
+    } catch (error) {
+      this.threadId = null;
+      throw error;
+    }
+    await this.state.update(LAST_THREAD_KEY, threadId);
+    return threadId;
+  }
+
+  private leave(client: HostClient): void {
+    if (this.threadId) client.forget(this.threadId);
+    this.threadId = null;
+  }
+
+  private reset(): void {
+    this.starting = false;
+    this.current = emptyView();
+    for (const sink of this.sinks) sink.snapshot(this.current);
+    this.viewEmitter.fire(this.current);
+  }
+
+  /**
+   * Sends a message: starts a turn when idle; while one runs, steers it (`auto`) or queues the
+   * message behind it (`queue`).
+   */
+  async send(text: string, mode: "auto" | "queue" = "auto"): Promise<void> {
+    const input = text.trim();
+    if (!input) return;
+    const threadId = await this.ensureThread();
+    const type = !this.busy ? "turn.start" : mode === "queue" ? "turn.queue" : "turn.steer";
+    await this.request({ type, thread_id: threadId, input });
+    if (type === "turn.start") this.starting = true;
+  }
+
+  /** Resolves with the status of the turn started for `input` (sent, or queued, by the caller). */
+  turnFor(input: string): Promise<StampedEvent & { type: "turn.completed" }> {
+    return new Promise((resolve) => {
+      let turnId: string | null = null;
+      const listener = this.onEvent((event) => {
+        if (event.type === "turn.started" && turnId === null && event.input === input.trim())
+          turnId = event.turn_id;
+        if (event.type === "turn.completed" && event.turn_id === turnId) {
+          listener.dispose();
+          resolve(event);
+        }
+      });
+    });
+  }
+
+  async interrupt(): Promise<void> {
+    if (!this.threadId || !this.running) return;
+    await this.request({ type: "turn.interrupt", thread_id: this.threadId });
+  }
+
+  async respondToApproval(approvalId: string, approved: boolean): Promise<void> {
+    if (!this.threadId) return;
+    await this.request({
+      type: "approval.respond",
+      thread_id: this.threadId,
+      approval_id: approvalId,
+      approved,
+    });
+  }
+
+  async undo(): Promise<void> {
+    const threadId = await this.ensureThread();
+    await this.request({ type: "thread.undo", thread_id: threadId });
+  }
+
+  /**
+   * Keeps (`accept`) or restores (`reject`) one file of an applied patch on the host. Default
+   * thread: the one shown.
+   */
+  async resolvePatch(
+    itemId: string,
+    path: string,
+    action: "accept" | "reject",
+    threadId = this.threadId,
+  ): Promise<void> {
+    if (!threadId) return;
+    const type = action === "accept" ? "patch.accept" : "patch.reject";
+    await this.request({ type, thread_id: threadId, item_id: itemId, path });
+  }
+
+  /** Shows in the chat how a file reviewed in the editor was settled. */
+  noteOutcome(threadId: string, itemId: string, path: string, outcome: FileOutcome): void {
+    if (threadId === this.threadId) this.apply({ type: "local.patch", itemId, path, outcome });
+  }
+
+  /** Sends a request; failures become a notice in the chat and an error message. */
+  private async request(request: HostRequest): Promise<void> {
+    try {
+      const client = await this.connection.ensureConnected();
+      client.send(request);
+    } catch (error) {
+      const message =
+        error instanceof HostClientError || error instanceof Error ? error.message : String(error);
+      this.apply({ type: "local.notice", text: message, tone: "error" });
+      void vscode.window.showErrorMessage(`Spark: ${message}`);
+      throw error;
+    }
+  }
+
+  private apply(action: ViewAction): void {
+    const at = Date.now();
+    this.current = reduceView(this.current, action, at);
+    for (const sink of this.sinks) sink.actions([{ action, at }]);
+    this.viewEmitter.fire(this.current);
+  }
+
+  dispose(): void {
+    for (const disposable of this.disposables) disposable.dispose();
+    this.eventEmitter.dispose();
+    this.viewEmitter.dispose();
+  }
+}

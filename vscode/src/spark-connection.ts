@@ -1,0 +1,247 @@
+import * as vscode from "vscode";
+import { HostClient, type StampedEvent } from "./core/host-client.js";
+import { nodeSocketFactory } from "./core/node-socket.js";
+import {
+  agentSocketUrl,
+  isLoopback,
+  launchSpark,
+  normalizeServerUrl,
+  probeServer,
+  resolveSparkCommand,
+  SparkLaunchError,
+  type SparkProcess,
+} from "./core/spark-launcher.js";
+import type { ConnectionState } from "./webview/messages.js";
+
+interface Settings {
+  serverUrl: string;
+  apiKey: string;
+  sparkPath: string;
+  autoStart: boolean;
+  serveArgs: string[];
+}
+
+function readSettings(): Settings {
+  const config = vscode.workspace.getConfiguration("spark");
+  return {
+    serverUrl: normalizeServerUrl(config.get<string>("serverUrl", "")),
+    apiKey: config.get<string>("apiKey", "") || process.env.SPARK_API_KEY || "",
+    sparkPath: config.get<string>("sparkPath", ""),
+    autoStart: config.get<boolean>("autoStart", true),
+    serveArgs: config.get<string[]>("serveArgs", []),
+  };
+}
+
+/**
+ * The extension's link to Spark: it connects to the configured `spark serve`, or starts one for
+ * the workspace, and keeps one agent-host client whose events it passes on. Everything it does is
+ * written to the "Spark" output channel.
+ */
+export class SparkConnection implements vscode.Disposable {
+  private client: HostClient | null = null;
+  private server: SparkProcess | null = null;
+  private connecting: Promise<HostClient> | null = null;
+  private current: ConnectionState = { status: "idle", detail: "" };
+  private readonly stateEmitter = new vscode.EventEmitter<ConnectionState>();
+  private readonly eventEmitter = new vscode.EventEmitter<StampedEvent>();
+  private readonly resetEmitter = new vscode.EventEmitter<string>();
+  private readonly errorEmitter = new vscode.EventEmitter<string>();
+  private disposed = false;
+  /** The server started here exited: the client's reconnecting to it is in vain. */
+  private serverExited = false;
+
+  /** The connection's state, for the chat view and the status bar. */
+  readonly onDidChangeState = this.stateEmitter.event;
+  /** Thread events, each once, in order. */
+  readonly onEvent = this.eventEmitter.event;
+  /** A thread is replayed from its start (its server restarted). */
+  readonly onReset = this.resetEmitter.event;
+  /** An error event of the host. */
+  readonly onHostError = this.errorEmitter.event;
+
+  constructor(private readonly log: vscode.LogOutputChannel) {}
+
+  get state(): ConnectionState {
+    return this.current;
+  }
+
+  /**
+   * The connected client, connecting (and starting a server) first when needed. While the client
+   * reconnects by itself it is returned as it is, unless the server it reconnects to was started
+   * here and has exited: then a new one is started.
+   */
+  ensureConnected(): Promise<HostClient> {
+    const client = this.client;
+    if (client?.status === "open") return Promise.resolve(client);
+    if (client?.status === "reconnecting" && !this.serverExited) return Promise.resolve(client);
+    this.connecting ??= this.connect(false).finally(() => {
+      this.connecting = null;
+    });
+    return this.connecting;
+  }
+
+  /**
+   * Stops a server this extension started, then connects again (starting a new one if need be);
+   * the thread shown is replayed from its start.
+   */
+  async restart(): Promise<HostClient> {
+    await this.connecting?.catch(() => {});
+    await this.stopServer();
+    this.connecting = this.connect(true).finally(() => {
+      this.connecting = null;
+    });
+    return this.connecting;
+  }
+
+  private async connect(fresh: boolean): Promise<HostClient> {
+    const settings = readSettings();
+    try {
+      const baseUrl = await this.serverAddress(settings);
+      const url = agentSocketUrl(baseUrl);
+      this.setState("connecting", url);
+      const client = this.client ?? this.newClient(url, settings.apiKey);
+      // Another server (or the same one asked again): sequence numbers start over.
+      if (fresh || client.endpoint !== url)
+        await client.retarget(url, { fresh: true, apiKey: settings.apiKey });
+      else await client.connect();
+      this.setState("connected", baseUrl);
+      return client;
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      this.log.error(message);
+      this.setState("failed", message);
+      throw error;
+    }
+  }
+
+  private newClient(url: string, apiKey: string): HostClient {
+    const client = new HostClient({
+      url,
+      ...(apiKey ? { apiKey } : {}),
+      createSocket: nodeSocketFactory,
+    });
+    client.on("log", (line) => this.log.info(line));
+    client.on("event", (event) => this.eventEmitter.fire(event));
+    client.on("reset", (threadId) => this.resetEmitter.fire(threadId));
+    client.on("error", (error) => this.errorEmitter.fire(error.message));
+    client.on("status", (status) => {
+      if (status === "reconnecting") this.setState("reconnecting", url);
+      else if (status === "open")
+        this.setState("connected", url.replace(/^ws/, "http").replace(/\/v1\/agent$/, ""));
+    });
+    this.client = client;
+    return client;
+  }
+
+  /** The server to use: the configured one if it answers, else one started here. */
+  private async serverAddress(settings: Settings): Promise<string> {
+    const apiKey = settings.apiKey || undefined;
+    if (this.server) return this.server.baseUrl;
+    if (settings.serverUrl) {
+      this.setState("connecting", settings.serverUrl);
+      const probe = await probeServer(settings.serverUrl, apiKey ? { apiKey } : {});
+      if (probe.ok) {
+        this.log.info(`Spark at ${settings.serverUrl} serves ${probe.models.join(", ") || "no model"}`);
+        return settings.serverUrl;
+      }
+      if (probe.error.code === "unauthorized") throw probe.error;
+      if (!settings.autoStart || !isLoopback(settings.serverUrl)) {
+        throw new SparkLaunchError(
+          "unreachable",
+          `${probe.error.message} Start it with \`spark serve\`${settings.autoStart ? "" : ", turn on spark.autoStart"}, or clear spark.serverUrl so Spark starts one.`,
+        );
+      }
+      this.log.info(probe.error.message);
+      return this.startServer(settings, Number(new URL(settings.serverUrl).port || 80));
+    }
+    if (!settings.autoStart) {
+      throw new SparkLaunchError(
+        "unreachable",
+        "No Spark server: set spark.serverUrl, or turn on spark.autoStart.",
+      );
+    }
+    return this.startServer(settings, 0);
+  }
+
+  private async startServer(settings: Settings, port: number): Promise<string> {
+    const folder = vscode.workspace.workspaceFolders?.[0];
+    if (folder?.uri.scheme !== "file") {
+      throw new SparkLaunchError(
+        "not_found",
+        "Open a folder first: Spark works in a workspace folder (or set spark.serverUrl).",
+      );
+    }
+    const cwd = folder.uri.fsPath;
+    const command = resolveSparkCommand({ sparkPath: settings.sparkPath, cwd });
+    this.log.info(`Starting ${[command.command, ...command.args].join(" ")} serve in ${cwd}`);
+    this.setState("starting", cwd);
+    const server = await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: "Starting Spark", cancellable: true },
+      (progress, token) => {
+        const controller = new AbortController();
+        token.onCancellationRequested(() => controller.abort());
+        return launchSpark({
+          command,
+          cwd,
+          port,
+          ...(settings.apiKey ? { apiKey: settings.apiKey } : {}),
+          extraArgs: settings.serveArgs,
+          signal: controller.signal,
+          onOutput: (line) => {
+            if (!line.trim()) return;
+            this.log.info(`[serve] ${line}`);
+            progress.report({ message: line.trim().slice(0, 80) });
+          },
+        });
+      },
+    );
+    this.server = server;
+    this.serverExited = false;
+    this.log.info(`spark serve (pid ${server.pid}) listens at ${server.baseUrl}`);
+    void server.exited.then((code) => {
+      if (this.server !== server) return;
+      this.server = null;
+      this.serverExited = true;
+      if (this.disposed) return;
+      const message = `spark serve exited (code ${code ?? "signal"}).`;
+      this.log.warn(message);
+      this.setState("failed", message);
+      void vscode.window.showWarningMessage(`Spark: ${message}`, "Restart", "Show Log").then((choice) => {
+        if (choice === "Restart") void this.restart().catch(() => {});
+        if (choice === "Show Log") this.log.show();
+      });
+    });
+    return server.baseUrl;
+  }
+
+  private async stopServer(): Promise<void> {
+    const server = this.server;
+    this.server = null;
+    if (server) {
+      this.log.info(`Stopping spark serve (pid ${server.pid})`);
+      await server.dispose();
+    }
+  }
+
+  private setState(status: ConnectionState["status"], detail: string): void {
+    this.current = { status, detail };
+    this.stateEmitter.fire(this.current);
+  }
+
+  dispose(): void {
+    this.disposed = true;
+    this.client?.dispose();
+    void this.stopServer();
+    this.stateEmitter.dispose();
+    this.eventEmitter.dispose();
+    this.resetEmitter.dispose();
+    this.errorEmitter.dispose();
+  }
+
+  /** Stops a server this extension started, and waits for it (deactivation). */
+  async shutdown(): Promise<void> {
+    this.disposed = true;
+    this.client?.dispose();
+    await this.stopServer();
+  }
+}

@@ -1,0 +1,320 @@
+import type { DiffHunk, FileDiff } from "../../../src/protocol/agent.js";
+import { type ChatEntry, emptyView, meterText, reduceView, type ThreadView } from "../core/thread-view.js";
+import { renderMarkdown } from "./markdown.js";
+import type { ConnectionState, FromWebview, ToWebview } from "./messages.js";
+
+declare function acquireVsCodeApi(): { postMessage(message: FromWebview): void };
+
+const vscode = acquireVsCodeApi();
+const post = (message: FromWebview) => vscode.postMessage(message);
+
+let view: ThreadView = emptyView();
+let connection: ConnectionState = { status: "idle", detail: "" };
+/** The element of each entry, and the entry it shows (entries are immutable: same object, same DOM). */
+const rendered = new Map<string, { entry: ChatEntry; element: HTMLElement }>();
+
+function h<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  props: { className?: string; text?: string; title?: string; id?: string } = {},
+  ...children: (Node | string | null)[]
+): HTMLElementTagNameMap[K] {
+  const element = document.createElement(tag);
+  if (props.className) element.className = props.className;
+  if (props.text !== undefined) element.textContent = props.text;
+  if (props.title) element.title = props.title;
+  if (props.id) element.id = props.id;
+  for (const child of children) if (child !== null) element.append(child);
+  return element;
+}
+
+function button(label: string, className: string, onClick: () => void, title?: string): HTMLButtonElement {
+  const element = h("button", { className, text: label, ...(title ? { title } : {}) });
+  element.addEventListener("click", onClick);
+  return element;
+}
+
+// Layout: header (connection, title, meter), the conversation, queued messages, the composer.
+const root = document.getElementById("spark-chat-root")!;
+const statusDot = h("span", { className: "dot" });
+const statusText = h("span", { className: "status-text", id: "status" });
+const title = h("div", { className: "title", id: "thread-title" });
+const meter = h("div", { className: "meter", id: "meter" });
+const header = h("header", {}, h("div", { className: "status" }, statusDot, statusText), title, meter);
+const log = h("main", { id: "log" });
+const empty = h(
+  "div",
+  { className: "empty" },
+  h("p", { text: "Ask Spark about this workspace, or select code and run “Spark: Edit Selection…”." }),
+  h("p", {
+    className: "hint",
+    text: "Enter sends · while it streams, Enter steers and Tab queues · Esc stops",
+  }),
+);
+const queued = h("ul", { className: "queued", id: "queued" });
+const input = h("textarea", { id: "composer" });
+input.rows = 3;
+const sendButton = button("Send", "primary", () => submit("auto"));
+sendButton.id = "send";
+const queueButton = button("Queue", "secondary", () => submit("queue"), "Run after the current turn (Tab)");
+queueButton.id = "queue";
+const stopButton = button("Stop", "danger", () => post({ type: "interrupt" }), "Stop the turn (Esc)");
+stopButton.id = "stop";
+const footer = h(
+  "footer",
+  {},
+  queued,
+  input,
+  h("div", { className: "actions" }, stopButton, queueButton, sendButton),
+);
+root.append(header, log, footer);
+
+function submit(mode: "auto" | "queue"): void {
+  const text = input.value.trim();
+  if (!text) return;
+  post({ type: "send", text, mode });
+  input.value = "";
+}
+
+input.addEventListener("keydown", (event) => {
+  if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+    event.preventDefault();
+    submit("auto");
+  } else if (event.key === "Tab" && !event.shiftKey && input.value.trim() && view.turn) {
+    event.preventDefault();
+    submit("queue");
+  } else if (event.key === "Escape" && view.turn) {
+    event.preventDefault();
+    post({ type: "interrupt" });
+  }
+});
+document.addEventListener("keydown", (event) => {
+  if (event.key === "Escape" && view.turn && event.target !== input) post({ type: "interrupt" });
+});
+
+window.addEventListener("message", (event: MessageEvent<ToWebview>) => {
+  const message = event.data;
+  switch (message.type) {
+    case "snapshot":
+      view = message.view;
+      connection = message.connection;
+      rendered.clear();
+      log.replaceChildren();
+      break;
+    case "actions":
+      for (const { action, at } of message.actions) view = reduceView(view, action, at);
+      break;
+    case "connection":
+      connection = message.connection;
+      break;
+    case "focus":
+      if (message.text) input.value = input.value ? `${input.value}\n${message.text}` : message.text;
+      input.focus();
+      break;
+  }
+  render();
+});
+
+function render(): void {
+  const nearBottom = log.scrollHeight - log.scrollTop - log.clientHeight < 40;
+  statusDot.className = `dot ${connection.status}`;
+  statusText.textContent = connectionLabel(connection);
+  statusText.title = connection.detail;
+  title.textContent = view.thread?.title ?? "";
+  meter.textContent = meterText(view, Date.now());
+  const running = view.turn !== null;
+  root.classList.toggle("running", running);
+  sendButton.textContent = running ? "Steer" : "Send";
+  sendButton.title = running ? "Add this to the running turn (Enter)" : "Send (Enter)";
+  input.placeholder = running
+    ? "Steer the running turn (Enter), queue for after it (Tab), Esc stops"
+    : "Ask Spark… (Enter sends, Shift+Enter for a new line)";
+  queued.replaceChildren(
+    ...view.queued.map((text) => h("li", { text, title: "Queued: runs after this turn" })),
+  );
+
+  const keys = new Set<string>();
+  let previous: HTMLElement | null = null;
+  for (const entry of view.entries) {
+    const key = `${entry.kind}:${entry.id}`;
+    keys.add(key);
+    let slot = rendered.get(key);
+    if (!slot || slot.entry !== entry) {
+      const element = renderEntry(entry);
+      if (slot) slot.element.replaceWith(element);
+      slot = { entry, element };
+      rendered.set(key, slot);
+    }
+    const expected: ChildNode | null = previous ? previous.nextSibling : log.firstChild;
+    if (expected !== slot.element) log.insertBefore(slot.element, expected);
+    previous = slot.element;
+  }
+  for (const [key, slot] of rendered) {
+    if (!keys.has(key)) {
+      slot.element.remove();
+      rendered.delete(key);
+    }
+  }
+  if (view.entries.length === 0 && !log.contains(empty)) log.append(empty);
+  if (view.entries.length > 0) empty.remove();
+  if (nearBottom) log.scrollTop = log.scrollHeight;
+}
+
+function connectionLabel(state: ConnectionState): string {
+  switch (state.status) {
+    case "idle":
+      return "Not connected";
+    case "starting":
+      return "Starting spark serve…";
+    case "connecting":
+      return "Connecting…";
+    case "connected":
+      return `Connected · ${state.detail.replace(/^https?:\/\//, "")}`;
+    case "reconnecting":
+      return "Reconnecting…";
+    case "failed":
+      return state.detail || "Cannot connect";
+  }
+}
+
+function renderEntry(entry: ChatEntry): HTMLElement {
+  switch (entry.kind) {
+    case "user":
+      return h(
+        "div",
+        { className: `entry user${entry.steer ? " steer" : ""}` },
+        entry.steer ? h("span", { className: "badge", text: "steer" }) : null,
+        h("div", { className: "bubble", text: entry.text }),
+      );
+    case "agent": {
+      const element = h("div", { className: `entry agent${entry.streaming ? " streaming" : ""}` });
+      element.append(renderMarkdown(document, entry.text));
+      return element;
+    }
+    case "notice":
+      return h("div", { className: `entry notice ${entry.tone}`, text: entry.text });
+    case "approval":
+      return renderApproval(entry);
+    case "tool":
+      return renderTool(entry);
+    case "turn":
+      return renderTurnEnd(entry);
+  }
+}
+
+function renderApproval(entry: Extract<ChatEntry, { kind: "approval" }>): HTMLElement {
+  const element = h(
+    "div",
+    { className: `entry approval ${entry.state}` },
+    h("div", { className: "label", text: "Run this command?" }),
+    h("pre", { className: "command", text: entry.command }),
+    h("div", { className: "cwd", text: `in ${entry.cwd}` }),
+  );
+  if (entry.state === "pending") {
+    element.append(
+      h(
+        "div",
+        { className: "buttons" },
+        button("Approve", "primary", () => post({ type: "approval", approvalId: entry.id, approved: true })),
+        button("Deny", "secondary", () => post({ type: "approval", approvalId: entry.id, approved: false })),
+      ),
+    );
+  } else {
+    element.append(h("div", { className: "state", text: entry.state }));
+  }
+  return element;
+}
+
+function renderTool(entry: Extract<ChatEntry, { kind: "tool" }>): HTMLElement {
+  const { item } = entry;
+  const element = h(
+    "div",
+    { className: `entry tool ${item.status}${entry.undone ? " undone" : ""}` },
+    h(
+      "div",
+      { className: "tool-head" },
+      h("span", { className: "tool-name", text: item.name }),
+      h("span", { className: "tool-status", text: entry.undone ? "undone" : item.status }),
+    ),
+  );
+  const display = item.display;
+  if (display?.kind === "diff") {
+    for (const file of display.files) element.append(renderFile(entry, file));
+  } else if (display?.kind === "command") {
+    element.append(h("pre", { className: "command", text: `$ ${display.command}` }));
+    const details = h("details", {}, h("summary", { text: `exit ${display.exitCode ?? "?"}` }));
+    details.append(h("pre", { className: "output", text: display.output }));
+    element.append(details);
+  } else if (item.status === "failed" && item.output) {
+    element.append(h("pre", { className: "output", text: item.output }));
+  }
+  return element;
+}
+
+function renderFile(entry: Extract<ChatEntry, { kind: "tool" }>, file: FileDiff): HTMLElement {
+  const resolution = entry.resolutions[file.path];
+  const row = h(
+    "div",
+    { className: "file-row" },
+    h("span", {
+      className: "file-path",
+      text: file.from ? `${file.from} → ${file.path}` : file.path,
+      title: file.kind,
+    }),
+    h("span", { className: "added", text: `+${file.added}` }),
+    h("span", { className: "removed", text: `−${file.removed}` }),
+  );
+  const settled = entry.undone || resolution !== undefined;
+  row.append(
+    button("Open", "link", () => post({ type: "patch", itemId: entry.id, path: file.path, action: "open" })),
+  );
+  if (!settled && entry.item.status === "completed") {
+    row.append(
+      button("Accept", "link accept", () =>
+        post({ type: "patch", itemId: entry.id, path: file.path, action: "accept" }),
+      ),
+      button("Reject", "link reject", () =>
+        post({ type: "patch", itemId: entry.id, path: file.path, action: "reject" }),
+      ),
+    );
+  } else if (resolution) {
+    row.append(h("span", { className: `resolution ${resolution.replace(" ", "-")}`, text: resolution }));
+  }
+  const details = h("details", { className: "diff" }, h("summary", { text: `${file.hunks.length} hunk(s)` }));
+  for (const hunk of file.hunks) details.append(renderHunk(hunk));
+  return h("div", { className: "file" }, row, details);
+}
+
+function renderHunk(hunk: DiffHunk): HTMLElement {
+  const pre = h("pre", { className: "hunk" });
+  pre.append(
+    h("div", {
+      className: "hunk-head",
+      text: `@@ -${hunk.oldStart},${hunk.oldLines} +${hunk.newStart},${hunk.newLines} @@`,
+    }),
+  );
+  for (const line of hunk.lines) {
+    const sign = line.kind === "add" ? "+" : line.kind === "remove" ? "-" : " ";
+    pre.append(h("div", { className: `line ${line.kind}`, text: `${sign}${line.text}` }));
+  }
+  return pre;
+}
+
+function renderTurnEnd(entry: Extract<ChatEntry, { kind: "turn" }>): HTMLElement {
+  const parts: string[] = [entry.status];
+  if (entry.stats.timeToFirstTokenMs !== null)
+    parts.push(`ttft ${Math.round(entry.stats.timeToFirstTokenMs)} ms`);
+  if (entry.stats.tokensPerSecond !== null) parts.push(`${entry.stats.tokensPerSecond.toFixed(1)} tok/s`);
+  parts.push(`${entry.stats.outputTokens} tokens`);
+  if (entry.stats.cachedInputTokens > 0) parts.push(`${entry.stats.cachedInputTokens} cached`);
+  const element = h("div", { className: `turn-end ${entry.status}`, text: parts.join(" · ") });
+  if (entry.error) element.append(h("div", { className: "error", text: entry.error.message }));
+  return element;
+}
+
+// The live meter moves while a turn runs, between events too.
+setInterval(() => {
+  if (view.turn) meter.textContent = meterText(view, Date.now());
+}, 100);
+
+render();
+post({ type: "ready" });

@@ -1,0 +1,30 @@
+import type { ThreadView, ViewAction } from "../core/thread-view.js";
+
+/** The connection as the chat view shows it. */
+export interface ConnectionState {
+  status: "idle" | "starting" | "connecting" | "connected" | "reconnecting" | "failed";
+  /** What to show: the server's address, or why it failed. */
+  detail: string;
+}
+
+/** From the extension to the chat view. */
+export type ToWebview =
+  /** The whole view: on (re)load and when the thread changes. */
+  | { type: "snapshot"; view: ThreadView; connection: ConnectionState }
+  /** New actions for the view, each with the extension's clock (ms since the epoch) when it arrived. */
+  | { type: "actions"; actions: { action: ViewAction; at: number }[] }
+  | { type: "connection"; connection: ConnectionState }
+  | { type: "focus"; text?: string };
+
+/** From the chat view to the extension. */
+export type FromWebview =
+  | { type: "ready" }
+  /** Enter: starts a turn, or steers the running one. Tab: queues it after the running turn. */
+  | { type: "send"; text: string; mode: "auto" | "queue" }
+  | { type: "interrupt" }
+  | { type: "approval"; approvalId: string; approved: boolean }
+  | { type: "patch"; itemId: string; path: string; action: "open" | "accept" | "reject" }
+  | {
+      type: "command";
+      command: "spark.undo" | "spark.newThread" | "spark.resumeThread" | "spark.reconnect" | "spark.showLog";
+    };
