@@ -10,7 +10,7 @@ const path = new URL("../package-lock.json", import.meta.url);
 const lock = JSON.parse(readFileSync(path, "utf8"));
 const packages = lock.packages;
 let added = 0;
-for (const [key, entry] of Object.entries(packages)) {
+for (const entry of Object.values(packages)) {
   for (const [name, version] of Object.entries(entry.optionalDependencies ?? {})) {
     const target = `node_modules/${name}`;
     if (packages[target] || /[\^~<>*|\s]/.test(version)) continue;
