@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { ResponseStream, ResponsesClient } from "../client/responses-client.js";
 import type {
   PatchResolution,
+  SubAgentInfo,
   ThreadEvent,
   ThreadInfo,
   ThreadItem,
@@ -14,6 +15,7 @@ import type { ApprovalPolicy } from "./approval.js";
 import { approvalFor } from "./approval.js";
 import { type ConversationInput, compactHistory, historyFromItems } from "./conversation-history.js";
 import { EditJournal } from "./edit-journal.js";
+import { type DelegateOptions, SubAgents } from "./sub-agents.js";
 import { asksToRunCommands } from "./system-prompt.js";
 import { toolsFor } from "./tools/index.js";
 import type { ApprovalRequest, Tool, ToolContext } from "./tools/tool.js";
@@ -36,6 +38,8 @@ export interface AgentThreadOptions {
   contextBudget?: number;
   /** Sampling temperature. Default: the server's. */
   temperature?: number;
+  /** Offer the `delegate` tool: background sub-agents on this model (tier). Default: none. */
+  delegate?: DelegateOptions;
   /** Items of a saved session to continue. */
   resume?: { thread: ThreadInfo; items: ThreadItem[] };
 }
@@ -71,6 +75,7 @@ export class AgentThread {
   private restart: ConversationInput[] | null = null;
   private active: ActiveTurn | null = null;
   private idle: Promise<void> = Promise.resolve();
+  private readonly subs: SubAgents | null;
 
   constructor(private readonly options: AgentThreadOptions) {
     const now = new Date().toISOString();
@@ -85,6 +90,67 @@ export class AgentThread {
     if (options.resume) {
       this.items.push(...options.resume.items);
       this.restart = historyFromItems(options.resume.items);
+    }
+    const { delegate, resume: _, ...inherited } = options;
+    this.subs = delegate
+      ? new SubAgents(
+          (model, client) =>
+            new AgentThread({
+              ...inherited,
+              client,
+              model,
+              ...(delegate.contextBudget ? { contextBudget: delegate.contextBudget } : {}),
+            }),
+          delegate,
+          (event) => this.emit(event),
+          (message) => this.enqueue(message),
+        )
+      : null;
+  }
+
+  /** The model requests are sent to. */
+  get model(): string {
+    return this.options.model ?? "";
+  }
+
+  /**
+   * Sends the following turns to `model` (a tier). A response chain cannot continue across models,
+   * so the next request starts a new chain with the conversation resent.
+   */
+  setModel(model: string): void {
+    if (model === this.model) return;
+    if (this.active) throw new SparkError("response_in_progress", "Switch models between turns.");
+    this.options.model = model;
+    this.info.model = model;
+    this.lastResponseId = null;
+    this.owedOutputs = [];
+    this.restart = historyFromItems(this.items);
+  }
+
+  /** The background sub-agents this thread started (running and ended). */
+  get subAgents(): SubAgentInfo[] {
+    return this.subs?.list() ?? [];
+  }
+
+  /** Cancels a running sub-agent: its turn is interrupted and its model stream cancelled. */
+  cancelSubAgent(id: string): boolean {
+    return this.subs?.cancel(id) ?? false;
+  }
+
+  /** Cancels every running sub-agent; their ends are not reported to the conversation. */
+  cancelSubAgents(): void {
+    this.subs?.cancelAll();
+  }
+
+  /**
+   * Resolves when no turn runs and no sub-agent is running: each sub-agent's result has arrived
+   * and the turn it started has ended (what `spark exec` waits for).
+   */
+  async whenSettled(): Promise<void> {
+    for (;;) {
+      await this.idle;
+      if (this.subs && this.subs.running > 0) await this.subs.settled();
+      else if (!this.active) return;
     }
   }
 
@@ -179,7 +245,10 @@ export class AgentThread {
 
   respondToApproval(approvalId: string, approved: boolean): void {
     const resolve = this.approvals.get(approvalId);
-    if (!resolve) return;
+    if (!resolve) {
+      this.subs?.respondToApproval(approvalId, approved);
+      return;
+    }
     this.approvals.delete(approvalId);
     this.emit({ type: "approval.resolved", approval_id: approvalId, approved });
     resolve(approved);
@@ -405,6 +474,7 @@ export class AgentThread {
       journal: this.journal,
       signal: turn.controller.signal,
       approve: (request) => this.approve(turn, request),
+      ...(this.subs ? { delegate: (task: string, context?: string) => this.subs!.start(task, context) } : {}),
     };
   }
 
@@ -419,7 +489,7 @@ export class AgentThread {
   }
 
   private toolsForTurn(shell: boolean): Tool[] {
-    return toolsFor({ shell });
+    return toolsFor({ shell, delegate: this.subs !== null });
   }
 
   private requestSettings(tools: Tool[]) {

@@ -1,5 +1,6 @@
 import { type Command, InvalidArgumentError, Option } from "commander";
 import { listSessions, sessionsDir } from "../agent/transcript.js";
+import { loadConfig } from "../config/spark-config.js";
 import { SparkError } from "../protocol/errors.js";
 import { AgentRuntime, type AgentRuntimeOptions } from "./agent-runtime.js";
 import { StatusLine } from "./status-line.js";
@@ -40,7 +41,7 @@ function addAgentOptions(command: Command): Command {
   return command
     .option(
       "-m, --model <model>",
-      "GGUF path or hf: URI for the embedded engine; with --server, the model id",
+      "a tier of the config file (e.g. fast, deep), a GGUF path or hf: URI for the embedded engine; with --server, the model id",
     )
     .option(
       "--server <url>",
@@ -103,8 +104,13 @@ export function registerAgentCommands(program: Command): void {
 
 async function startRuntime(flags: AgentFlags, quiet: boolean): Promise<AgentRuntime> {
   let status: StatusLine | null = null;
+  const cwd = flags.cd ?? process.cwd();
+  // The tiers of ~/.config/spark/config.toml and ./.spark/config.toml describe the embedded
+  // runtime; a --server is its own.
+  const config = flags.server ? undefined : await loadConfig({ cwd, env: process.env });
   const options: AgentRuntimeOptions = {
-    cwd: flags.cd ?? process.cwd(),
+    cwd,
+    ...(config ? { config } : {}),
     ...(flags.model ? { model: flags.model } : {}),
     ...(flags.server ? { server: flags.server } : {}),
     ...(flags.server
@@ -162,12 +168,32 @@ async function interactive(flags: AgentFlags, prompt: string, resumeFile?: strin
   }
   await using runtime = await startRuntime(flags, false);
   const first = await runtime.newThread(resumeFile);
+  // /model NAME switches the current thread's following turns to tier NAME; /new keeps the tier.
+  let current = first.thread;
+  let model = runtime.modelId;
+  const threads = [first.thread];
   await runTui({
     thread: first.thread,
     ...(prompt.trim() ? { prompt: prompt.trim() } : {}),
     modelId: runtime.modelId,
-    newThread: async () => (await runtime.newThread()).thread,
+    models: runtime.models,
+    onModelChange: async (next) => {
+      if (current.busy) {
+        current.interrupt();
+        await current.whenIdle();
+      }
+      current.setModel(next);
+      model = next;
+      return current;
+    },
+    newThread: async () => {
+      current = (await runtime.newThread(undefined, model)).thread;
+      threads.push(current);
+      return current;
+    },
   });
+  // Quitting stops the sub-agents still working (quietly: no turn starts for their ends).
+  for (const thread of threads) thread.cancelSubAgents();
   await first.transcript.flush();
   return 0;
 }

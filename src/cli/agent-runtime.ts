@@ -5,18 +5,22 @@ import type { ApprovalPolicy } from "../agent/approval.js";
 import { buildSystemPrompt } from "../agent/system-prompt.js";
 import { readSession, sessionsDir, Transcript } from "../agent/transcript.js";
 import { Workspace } from "../agent/workspace.js";
-import { ResponsesClient } from "../client/responses-client.js";
-import type { Engine } from "../engine/engine.js";
-import { LlamaEngine } from "../engine/llama/llama-engine.js";
-import { ScriptedEngine, type ScriptedEngineOptions } from "../engine/scripted/scripted-engine.js";
-import { resolveModel } from "../models/resolve-model.js";
-import { ModelRegistry } from "../server/model-registry.js";
+import { ResponsesClient, type ResponsesClientOptions } from "../client/responses-client.js";
+import type { ResolvedConfig } from "../config/spark-config.js";
+import { tierAdmission } from "../config/spark-config.js";
+import type { ScriptedEngineOptions } from "../engine/scripted/scripted-engine.js";
+import type { ThreadEvent } from "../protocol/agent.js";
+import type { ModelRegistry } from "../server/model-registry.js";
 import { SparkServer } from "../server/spark-server.js";
+import { chooseTiers, tierRegistry } from "./tier-engines.js";
 
 export interface AgentRuntimeOptions {
   /** The workspace root. */
   cwd: string;
-  /** `--model`: a GGUF path or hf: URI for the embedded engine, or the model id for `--server`. */
+  /**
+   * `--model`: a tier of {@link config}, else a GGUF path or hf: URI for the embedded default
+   * tier, or the model id for `--server`.
+   */
   model?: string;
   /** `--server`: a Responses-compatible endpoint (`http://host:port/v1`) instead of the embedded engine. */
   server?: string;
@@ -26,6 +30,14 @@ export interface AgentRuntimeOptions {
   /** Embedded engine: tokens of context. Default: the model's, at most 32768. */
   contextSize?: number;
   scripted?: ScriptedEngineOptions;
+  /** Scripted tiers' options by tier name (tests, demos). */
+  scriptedTiers?: Record<string, ScriptedEngineOptions>;
+  /**
+   * The tiers (see loadConfig). Embedded: each is served as a model named after it. With
+   * `--server`: the server is taken to serve the tiers under their names (as `spark serve` does).
+   * Default: one embedded `fast` tier, no delegate tier.
+   */
+  config?: ResolvedConfig;
   allowShell?: boolean;
   approval?: ApprovalPolicy;
   /** Pre-warm each new thread with its system prompt and tools. Default: true. */
@@ -48,63 +60,132 @@ export class AgentRuntime implements AsyncDisposable {
     readonly client: ResponsesClient,
     readonly workspace: Workspace,
     readonly instructions: string,
+    /** The model (tier) new threads start on. */
     readonly modelId: string,
     /** The conversation budget: the embedded model's context, or 128K for a remote server. */
     readonly contextBudget: number,
+    /** The tiers a session may switch to with /model (empty without a config). */
+    readonly models: string[],
+    /** The tier the `delegate` tool's sub-agents run on; null offers no delegate tool. */
+    readonly delegateTier: string | null,
     private readonly options: AgentRuntimeOptions,
     private readonly owned: { server?: SparkServer; models?: ModelRegistry },
+    /** How to open another connection like {@link client} (a sub-agent's). */
+    private readonly connection: ResponsesClientOptions,
   ) {}
 
   static async start(options: AgentRuntimeOptions): Promise<AgentRuntime> {
     const workspace = new Workspace(options.cwd);
     const instructions = buildSystemPrompt(workspace.root, await discoverAgentsFiles(workspace.root));
     if (options.server) {
-      const client = await ResponsesClient.connect({
+      const connection: ResponsesClientOptions = {
         baseUrl: options.server,
         ...(options.apiKey ? { apiKey: options.apiKey } : {}),
+      };
+      const client = await ResponsesClient.connect({
+        ...connection,
         ...(options.onNotice ? { onNotice: options.onNotice } : {}),
       });
-      return new AgentRuntime(client, workspace, instructions, options.model ?? "", 128_000, options, {});
+      const config = options.config;
+      const model = options.model ?? config?.defaultTier ?? "";
+      const tiers = config ? Object.keys(config.tiers) : [];
+      return new AgentRuntime(
+        client,
+        workspace,
+        instructions,
+        model,
+        128_000,
+        tiers,
+        config?.delegateTier ?? null,
+        options,
+        {},
+        connection,
+      );
     }
-    const engine = await loadEngine(options);
-    const models = new ModelRegistry();
-    models.add(engine.info.id, engine);
+    const config = options.config ?? {
+      defaultTier: "fast",
+      delegateTier: null,
+      tiers: { fast: { engine: "llama" as const } },
+      sources: [],
+    };
+    const choice = chooseTiers(config, {
+      ...(options.model ? { model: options.model } : {}),
+      ...(options.engine ? { engine: options.engine } : {}),
+      ...(options.contextSize ? { contextSize: options.contextSize } : {}),
+    });
+    const models = await tierRegistry(choice, {
+      ...(options.scriptedTiers || options.scripted
+        ? {
+            scripted: {
+              ...options.scriptedTiers,
+              ...(options.scripted ? { [choice.defaultTier]: options.scripted } : {}),
+            },
+          }
+        : {}),
+      ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+    });
+    const engine = models.resolve(choice.defaultTier);
     // A per-process key: other local processes cannot drive the embedded server.
     const apiKey = randomBytes(24).toString("hex");
-    const server = await SparkServer.start({ models, apiKeys: [apiKey] });
+    const server = await SparkServer.start({
+      models,
+      apiKeys: [apiKey],
+      admission: { tiers: tierAdmission({ ...config, tiers: choice.tiers }) },
+    });
+    const connection: ResponsesClientOptions = { baseUrl: `${server.url}/v1`, apiKey };
     const client = await ResponsesClient.connect({
-      baseUrl: `${server.url}/v1`,
-      apiKey,
+      ...connection,
       ...(options.onNotice ? { onNotice: options.onNotice } : {}),
     });
     return new AgentRuntime(
       client,
       workspace,
       instructions,
-      engine.info.id,
+      choice.defaultTier,
       engine.info.contextSize,
+      Object.keys(choice.tiers),
+      config.delegateTier,
       options,
       {
         server,
         models,
       },
+      connection,
     );
   }
 
-  /** A new thread (pre-warmed unless disabled), or a saved session continued. */
-  async newThread(resumeFile?: string): Promise<{ thread: AgentThread; transcript: Transcript }> {
+  /**
+   * A new thread on `model` (default: {@link modelId}; pre-warmed unless disabled), or a saved
+   * session continued. Its sub-agents get transcripts of their own.
+   */
+  async newThread(
+    resumeFile?: string,
+    model: string = this.modelId,
+  ): Promise<{ thread: AgentThread; transcript: Transcript }> {
     const resume = resumeFile ? await readSession(resumeFile) : undefined;
+    const dir = this.options.sessionsDir ?? sessionsDir();
     const thread = new AgentThread({
       client: this.client,
       workspace: this.workspace,
       instructions: this.instructions,
-      model: this.modelId,
+      model,
       allowShell: this.options.allowShell ?? false,
       approvalPolicy: this.options.approval ?? "ask",
       contextBudget: this.contextBudget,
+      ...(this.delegateTier
+        ? {
+            delegate: {
+              model: this.delegateTier,
+              ...(this.contextFor(this.delegateTier)
+                ? { contextBudget: this.contextFor(this.delegateTier)! }
+                : {}),
+              connect: () => ResponsesClient.connect(this.connection),
+              onThread: (sub) => recordTranscript(sub, dir),
+            },
+          }
+        : {}),
       ...(resume ? { resume: { thread: resume.thread, items: resume.items } } : {}),
     });
-    const dir = this.options.sessionsDir ?? sessionsDir();
     const transcript = resume
       ? await Transcript.open(resume.file)
       : await Transcript.create(dir, thread.info);
@@ -114,6 +195,15 @@ export class AgentRuntime implements AsyncDisposable {
     });
     if (this.options.prewarm ?? true) await thread.prewarm();
     return { thread, transcript };
+  }
+
+  /** The context size of a tier's engine when it is known (embedded and loaded). */
+  contextFor(model: string): number | undefined {
+    try {
+      return this.owned.models?.resolve(model).info.contextSize;
+    } catch {
+      return undefined;
+    }
   }
 
   async dispose(): Promise<void> {
@@ -127,14 +217,20 @@ export class AgentRuntime implements AsyncDisposable {
   }
 }
 
-async function loadEngine(options: AgentRuntimeOptions): Promise<Engine> {
-  if (options.engine === "scripted") return new ScriptedEngine(options.scripted);
-  const resolved = await resolveModel(options.model, {
-    onProgress: (p) => options.onProgress?.("download", p.totalBytes ? p.receivedBytes / p.totalBytes : 0),
+/** Gives a sub-agent's thread a transcript of its own (its first events are kept until it opens). */
+function recordTranscript(thread: AgentThread, dir: string): void {
+  let transcript: Transcript | null = null;
+  const pending: ThreadEvent[] = [];
+  thread.on((event) => {
+    if (transcript) transcript.observe(event);
+    else pending.push(event);
+    if (transcript && event.type === "turn.completed") transcript.saveThread(thread.info);
   });
-  return LlamaEngine.create({
-    modelPath: resolved.path,
-    ...(options.contextSize ? { contextSize: options.contextSize } : {}),
-    onLoadProgress: (fraction) => options.onProgress?.("load", fraction),
-  });
+  void Transcript.create(dir, thread.info).then(
+    (opened) => {
+      transcript = opened;
+      for (const event of pending.splice(0)) opened.observe(event);
+    },
+    () => {},
+  );
 }

@@ -1,9 +1,11 @@
 import { readFileSync } from "node:fs";
 import { type Command, InvalidArgumentError, Option } from "commander";
 import { sessionsDir } from "../agent/transcript.js";
+import { loadConfig, type ResolvedConfig, tierAdmission } from "../config/spark-config.js";
 import type { Engine } from "../engine/engine.js";
 import { LlamaEngine } from "../engine/llama/llama-engine.js";
 import { ScriptedEngine } from "../engine/scripted/scripted-engine.js";
+import { loadScriptFile } from "./scripted-script.js";
 import { AgentHost } from "../host/agent-host.js";
 import { createProgressBar } from "../models/progress-bar.js";
 import { resolveModel } from "../models/resolve-model.js";
@@ -21,6 +23,7 @@ import {
 } from "./serving-flags.js";
 import { SessionThreadSource } from "./session-thread-source.js";
 import { StatusLine } from "./status-line.js";
+import { chooseTiers, tierRegistry } from "./tier-engines.js";
 
 export interface ServeOptions extends ServingFlags {
   model?: string;
@@ -37,6 +40,7 @@ export interface ServeOptions extends ServingFlags {
   tlsKey?: string;
   maxBodyMb: number;
   tokensPerSecond: number;
+  script?: string;
   open: boolean;
 }
 
@@ -113,6 +117,7 @@ export function registerServeCommand(program: Command): void {
       integer(0, 10_000_000),
       0,
     )
+    .option("--script <file.json>", "scripted engine: replies from a JSON file (see src/cli/scripted-script.ts)")
     .option("--open", "open the web app in the default browser once serving", false)
     .addHelpText("after", SERVE_HELP)
     .action(async (options: ServeOptions) => {
@@ -125,16 +130,33 @@ async function serve(options: ServeOptions): Promise<void> {
   if (Boolean(options.tlsCert) !== Boolean(options.tlsKey)) {
     throw new SparkError("invalid_request", "--tls-cert and --tls-key go together.");
   }
-  const engine = await loadEngine(options);
+  const config = await loadConfig({ cwd: process.cwd(), env: process.env });
+  // With tiers in a config file, `spark serve` serves each as a model named after it, unless
+  // --model names a file or --engine another engine (then one model, as without a config).
+  const tiered =
+    config.sources.length > 0 &&
+    options.engine === "llama" &&
+    (!options.model || config.tiers[options.model] !== undefined);
+  let engine: Engine;
+  let tiers: ServeStackOptions["tiers"];
+  if (tiered) {
+    const choice = chooseTiers(config, options.model ? { model: options.model } : {});
+    const models = await tierRegistry(choice);
+    engine = models.resolve(choice.defaultTier);
+    tiers = { models, config: { ...config, defaultTier: choice.defaultTier, tiers: choice.tiers } };
+  } else engine = await loadEngine(options);
   const apiKeys = [...options.apiKey, ...(process.env.SPARK_API_KEY ? [process.env.SPARK_API_KEY] : [])];
+  const serving = servingOptions(options, { kind: options.engine, parallel: options.parallel });
   const stack = await startServe({
     engine,
+    ...(tiers ? { tiers } : {}),
     host: options.host,
     port: options.port,
     apiKeys,
     allowedOrigins: options.allowOrigin,
     maxBodyBytes: options.maxBodyMb * 1024 * 1024,
-    ...servingOptions(options, { kind: options.engine, parallel: options.parallel }),
+    ...serving,
+    ...(tiers ? { admission: { ...serving.admission, tiers: tierAdmission(tiers.config) } } : {}),
     ...(options.tlsCert && options.tlsKey
       ? { tls: { cert: readFileSync(options.tlsCert), key: readFileSync(options.tlsKey) } }
       : {}),
@@ -143,7 +165,7 @@ async function serve(options: ServeOptions): Promise<void> {
   const ws = server.url.replace(/^http/, "ws");
   const app = stack.appUrl ?? "not built (npm run build:web)";
   process.stderr.write(
-    `Spark is serving ${engine.info.id} (${engine.info.engine}, ${engine.info.contextSize} tokens of context)\n` +
+    `Spark is serving ${tiers ? `the tiers ${Object.keys(tiers.config.tiers).join(", ")} (default ${engine.info.id})` : engine.info.id} (${engine.info.engine}, ${engine.info.contextSize} tokens of context)\n` +
       `  Web app    ${app}\n` +
       `  HTTP       ${server.url}/v1\n  WebSocket  ${ws}/v1/responses\n  Agent      ${ws}/v1/agent\n` +
       `${apiKeys.length ? "  API key required\n" : ""}Press Ctrl+C to stop.\n`,
@@ -173,8 +195,13 @@ export interface ServeStackOptions
     | "metricsPublic"
     | "log"
   > {
-  /** The model; disposed by `close()`. */
+  /** The model; disposed by `close()`. With {@link tiers}, the default tier's engine. */
   engine: Engine;
+  /**
+   * Tiers: every tier a model of `models` named after it (see tierRegistry); the agent host's
+   * threads start on the default tier and delegate to the delegate tier. Disposed by `close()`.
+   */
+  tiers?: { models: ModelRegistry; config: ResolvedConfig };
   /** The agent's workspace. Default: the current directory. */
   cwd?: string;
   /** Where the agent host's transcripts are. Default: {@link sessionsDir}. */
@@ -196,13 +223,13 @@ export interface ServeStack extends AsyncDisposable {
 /** What `spark serve` runs: the model server, the agent host and the web app on one port. */
 export async function startServe(options: ServeStackOptions): Promise<ServeStack> {
   const { engine } = options;
-  const models = new ModelRegistry();
-  models.add(engine.info.id, engine);
+  const models = options.tiers?.models ?? new ModelRegistry();
+  if (!options.tiers) models.add(engine.info.id, engine);
   const apiKeys = options.apiKeys ?? [];
   const webDir = options.webDir === undefined ? webAppDir() : options.webDir;
   let runtime: AgentRuntime | undefined;
   const host = new AgentHost(new SessionThreadSource(() => runtime!, options.sessionsDir ?? sessionsDir()));
-  const { engine: _, cwd: __, sessionsDir: ___, webDir: ____, ...serverOptions } = options;
+  const { engine: _, cwd: __, sessionsDir: ___, webDir: ____, tiers: _____, ...serverOptions } = options;
   const server = await SparkServer.start({
     ...serverOptions,
     models,
@@ -214,7 +241,8 @@ export async function startServe(options: ServeStackOptions): Promise<ServeStack
     cwd: options.cwd ?? process.cwd(),
     server: `${server.url}/v1`,
     ...(apiKeys[0] ? { apiKey: apiKeys[0] } : {}),
-    model: engine.info.id,
+    model: options.tiers?.config.defaultTier ?? engine.info.id,
+    ...(options.tiers ? { config: options.tiers.config } : {}),
     ...(options.sessionsDir ? { sessionsDir: options.sessionsDir } : {}),
   });
   const started = runtime;
@@ -241,7 +269,10 @@ export async function startServe(options: ServeStackOptions): Promise<ServeStack
 async function loadEngine(options: ServeOptions): Promise<Engine> {
   if (options.engine === "upstream") return loadUpstreamEngine(options, options.ctxSize);
   if (options.engine === "scripted") {
-    return new ScriptedEngine({ tokensPerSecond: options.tokensPerSecond });
+    return new ScriptedEngine({
+      tokensPerSecond: options.tokensPerSecond,
+      ...(options.script ? { script: loadScriptFile(options.script) } : {}),
+    });
   }
   const label = options.model ? options.model.split("/").at(-1)! : "default model";
   const download = createProgressBar(label);

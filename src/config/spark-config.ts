@@ -1,9 +1,11 @@
 import { readFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
+import { parse as parseTomlText } from "smol-toml";
 import { z } from "zod";
 import { SparkError } from "../protocol/errors.js";
 import { validate } from "../protocol/validate.js";
+import type { AdmissionLimits } from "../server/admission/admission-controller.js";
 
 const tierName = z
   .string()
@@ -22,7 +24,7 @@ const admissionSchema = z
 const tierSchema = z
   .object({
     /** `llama` (embedded), `upstream` (any OpenAI-compatible endpoint), `scripted` (demos, tests). */
-    engine: z.enum(["llama", "upstream", "scripted"]).default("llama"),
+    engine: z.enum(["llama", "upstream", "scripted"]).optional(),
     /** llama: a GGUF path or hf: URI. upstream: the model id the endpoint serves. */
     model: z.string().min(1).max(1024).optional(),
     /** upstream: one base URL (`http://host:8000/v1`) or several replicas. */
@@ -61,7 +63,8 @@ export const sparkConfigSchema = z
   })
   .strict();
 
-export type TierConfig = z.infer<typeof tierSchema>;
+/** A tier after merging: the engine is always set (default `llama`). */
+export type TierConfig = z.infer<typeof tierSchema> & { engine: "llama" | "upstream" | "scripted" };
 export type SparkConfig = z.infer<typeof sparkConfigSchema>;
 
 export interface ResolvedConfig {
@@ -75,8 +78,8 @@ export interface ResolvedConfig {
 export interface LoadConfigOptions {
   cwd: string;
   env?: NodeJS.ProcessEnv;
-  /** Parses TOML text. */
-  parseToml: (text: string) => unknown;
+  /** Parses TOML text. Default: smol-toml. */
+  parseToml?: (text: string) => unknown;
 }
 
 /** `$SPARK_CONFIG`, else `$XDG_CONFIG_HOME/spark/config.toml`, else `~/.config/spark/config.toml`. */
@@ -104,7 +107,7 @@ export async function loadConfig(options: LoadConfigOptions): Promise<ResolvedCo
     }
     let parsed: unknown;
     try {
-      parsed = options.parseToml(text);
+      parsed = (options.parseToml ?? parseTomlText)(text);
     } catch (error) {
       throw new SparkError("invalid_request", `${file} is not valid TOML: ${(error as Error).message}`);
     }
@@ -117,18 +120,49 @@ export async function loadConfig(options: LoadConfigOptions): Promise<ResolvedCo
     merged = mergeConfig(merged, config);
     sources.push(file);
   }
-  const tiers =
-    merged.tiers && Object.keys(merged.tiers).length > 0
-      ? merged.tiers
-      : { fast: { engine: "llama" as const } };
-  const defaultTier = merged.default_tier ?? (tiers.fast ? "fast" : Object.keys(tiers)[0]!);
-  if (!tiers[defaultTier])
-    throw new SparkError("invalid_request", `default_tier '${defaultTier}' is not declared under [tiers].`);
+  const tiers: Record<string, TierConfig> = {};
+  for (const [name, tier] of Object.entries(merged.tiers ?? {})) {
+    const engine = tier.engine ?? "llama";
+    for (const field of ["url", "model"] as const) {
+      if (engine === "upstream" && !tier[field]) {
+        throw new SparkError(
+          "invalid_request",
+          `${sources.join(", ")}: the upstream tier '${name}' needs ${field} (at 'tiers.${name}.${field}').`,
+          { param: `tiers.${name}.${field}` },
+        );
+      }
+    }
+    tiers[name] = { ...tier, engine };
+  }
+  if (Object.keys(tiers).length === 0) tiers.fast = { engine: "llama" };
+  const fromEnv = options.env?.SPARK_TIER;
+  const defaultTier = fromEnv || merged.default_tier || (tiers.fast ? "fast" : Object.keys(tiers)[0]!);
+  if (!tiers[defaultTier]) {
+    const where = fromEnv ? "SPARK_TIER" : "default_tier";
+    throw new SparkError("invalid_request", `${where} '${defaultTier}' is not declared under [tiers].`);
+  }
   const delegateTier = merged.delegate_tier ?? (tiers.deep ? "deep" : null);
   if (delegateTier && !tiers[delegateTier]) {
     throw new SparkError("invalid_request", `delegate_tier '${delegateTier}' is not declared under [tiers].`);
   }
   return { defaultTier, delegateTier, tiers, sources };
+}
+
+/** The admission limits of each tier that sets any, in the scheduler's terms. */
+export function tierAdmission(config: ResolvedConfig): Record<string, AdmissionLimits> {
+  const limits: Record<string, AdmissionLimits> = {};
+  for (const [name, tier] of Object.entries(config.tiers)) {
+    const a = tier.admission;
+    if (!a) continue;
+    limits[name] = {
+      ...(a.max_concurrent !== undefined ? { maxConcurrent: a.max_concurrent } : {}),
+      ...(a.max_queue !== undefined ? { maxQueue: a.max_queue } : {}),
+      ...(a.queue_timeout_ms !== undefined ? { queueTimeoutMs: a.queue_timeout_ms } : {}),
+      ...(a.requests_per_minute !== undefined ? { requestsPerMinute: a.requests_per_minute } : {}),
+      ...(a.tokens_per_minute !== undefined ? { tokensPerMinute: a.tokens_per_minute } : {}),
+    };
+  }
+  return limits;
 }
 
 export function mergeConfig(base: SparkConfig, over: SparkConfig): SparkConfig {

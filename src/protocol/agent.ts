@@ -85,6 +85,21 @@ export interface ApprovalRequestEvent {
   cwd: string;
 }
 
+export type SubAgentStatus = "running" | "completed" | "failed" | "cancelled";
+
+/** A sub-agent a thread delegated a task to (the `delegate` tool); it runs in the background. */
+export interface SubAgentInfo {
+  id: string;
+  task: string;
+  /** The model (tier) it runs on. */
+  model: string;
+  status: SubAgentStatus;
+  /** Output tokens streamed so far (approximate: one per delta). */
+  outputTokens: number;
+  /** What it did last, e.g. `read_file` or `writing`. */
+  progress: string;
+}
+
 /** Events of one thread; the host stamps `thread_id` and a per-thread `seq`. */
 export type ThreadEvent =
   | { type: "thread.started"; thread: ThreadInfo }
@@ -96,7 +111,16 @@ export type ThreadEvent =
   | { type: "turn.steered"; turn_id: string; input: string }
   | { type: "turn.completed"; turn_id: string; status: TurnStatus; stats: TurnStats; error?: WireError }
   | ({ type: "approval.requested"; turn_id: string } & ApprovalRequestEvent)
-  | { type: "approval.resolved"; approval_id: string; approved: boolean };
+  | { type: "approval.resolved"; approval_id: string; approved: boolean }
+  | { type: "subagent.started"; subagent: SubAgentInfo }
+  | { type: "subagent.progress"; subagent_id: string; output_tokens: number; progress: string }
+  | {
+      type: "subagent.completed";
+      subagent_id: string;
+      status: Exclude<SubAgentStatus, "running">;
+      result?: string;
+      error?: string;
+    };
 
 /** How a person settled one file of an applied patch. */
 export type PatchResolution = "accepted" | "rejected";

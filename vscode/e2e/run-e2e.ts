@@ -156,6 +156,9 @@ const script = [
     text: "Hello from Spark! This answer streams into the chat view word by word, at thirty tokens a second, so you can watch it arrive and steer it while it types.",
   },
   { match: "story", text: story },
+  { match: "keep talking", text: story },
+  { match: "wrap it up", text: "Wrapping up, as you asked." },
+  { match: "say bye", text: "Bye!" },
   { text: "Done: the change is applied. Review it in the editor, hunk by hunk." },
 ];
 const afterFirstReview = original.replace("function greet(name) {", "function welcome(name) {");
@@ -183,23 +186,18 @@ async function main(): Promise<void> {
 
   step("spark serve --engine scripted --tokens-per-second 30");
   const env = { ...process.env, SPARK_HOME: path.join(tmp, "spark-home") };
-  const help = execFileSync(process.execPath, [path.join(repo, "bin", "spark.js"), "serve", "--help"], {
-    encoding: "utf8",
-  });
-  const serveArgs = help.includes("--script")
-    ? [
-        path.join(repo, "bin", "spark.js"),
-        "serve",
-        "--engine",
-        "scripted",
-        "--script",
-        scriptFile,
-        "--port",
-        "0",
-        "--tokens-per-second",
-        "30",
-      ]
-    : [path.join(repo, "vscode", "e2e", "scripted-serve.mjs"), scriptFile, "0", "30"];
+  const serveArgs = [
+    path.join(repo, "bin", "spark.js"),
+    "serve",
+    "--engine",
+    "scripted",
+    "--script",
+    scriptFile,
+    "--port",
+    "0",
+    "--tokens-per-second",
+    "30",
+  ];
   const spark = start(process.execPath, serveArgs, {
     cwd: workspace,
     env,
@@ -324,14 +322,34 @@ async function main(): Promise<void> {
     check("Esc stops the running turn (interrupted)");
     await shot(page, "04-stopped");
 
+    // Typing while it streams steers the turn (Enter) or queues a message after it (Tab).
+    await send(chat, "keep talking");
+    const talk = chat.locator(".entry.agent").last();
+    await until("the answer to stream", async () =>
+      (await talk.textContent())?.includes("Sentence 2") ? true : null,
+    );
+    await chat.locator("#composer").fill("then say bye");
+    await chat.locator("#composer").press("Tab");
+    await chat.locator("#queued li", { hasText: "then say bye" }).waitFor();
+    await send(chat, "wrap it up");
+    await chat.locator(".entry.user.steer", { hasText: "wrap it up" }).waitFor();
+    await shot(page, "05-steered-and-queued");
+    await chat
+      .locator(".entry.agent", { hasText: "Wrapping up, as you asked." })
+      .waitFor({ timeout: 15_000 });
+    await chat.locator(".entry.agent", { hasText: "Bye!" }).waitFor({ timeout: 15_000 });
+    if ((await chat.locator("#queued li").count()) !== 0)
+      throw new Error("The queued message is still queued");
+    check("Enter while it streams steers the turn; Tab queues a message that runs after it");
+
     // A command the agent wants to run asks in the editor's own UI.
     await send(chat, "run the greeting");
     const approve = page.locator(".notifications-toasts .monaco-button", { hasText: "Approve" });
     await approve.waitFor({ timeout: 15_000 });
-    await shot(page, "05-approval");
+    await shot(page, "06-approval");
     await approve.click();
     await chat.locator(".entry.tool.completed", { hasText: "shell" }).waitFor({ timeout: 15_000 });
-    await chat.locator(".turn-end.completed").nth(1).waitFor({ timeout: 15_000 });
+    await chat.locator(".turn-end.completed").nth(3).waitFor({ timeout: 15_000 });
     check("a command runs after Approve in a VS Code notification");
 
     // Inline edit: select the function, describe the change, review the diff per hunk.
@@ -348,14 +366,15 @@ async function main(): Promise<void> {
       throw new Error(`The edit did not reach the disk:\n${patched}`);
     }
     check("an inline edit is applied on disk and shown as two hunks with Accept / Reject");
-    await shot(page, "06-inline-diff");
+    await shot(page, "07-inline-diff");
     await accept.first().click();
     await until("one hunk left", async () => (await accept.count()) === 1);
     await page.locator(".codelens-decoration a", { hasText: "Reject" }).first().click();
     await until("the rejected hunk restored on disk", async () => (await onDisk()) === afterFirstReview);
     await until("no hunk left", async () => (await accept.count()) === 0);
-    check("accepting one hunk keeps it; rejecting the other restores it on disk");
-    await shot(page, "07-accepted-and-rejected");
+    await chat.locator(".resolution", { hasText: "partly accepted" }).waitFor();
+    check("accepting one hunk keeps it; rejecting the other restores it on disk (chat: partly accepted)");
+    await shot(page, "08-accepted-and-rejected");
 
     // A second edit, rejected as a whole with the keyboard: the file is as it was.
     await selectLines(page, 13, 15);
@@ -365,23 +384,24 @@ async function main(): Promise<void> {
     await until("the farewell hunk", async () => (await accept.count()) === 1, 30_000);
     if (!(await onDisk()).includes("function farewell"))
       throw new Error("The second edit did not reach the disk");
-    await shot(page, "08-second-edit");
+    await shot(page, "09-second-edit");
     await page.locator(".monaco-editor .view-lines").first().click();
     await page.keyboard.press("Control+Alt+n");
     await until("the second edit rejected on disk", async () => (await onDisk()) === afterFirstReview);
     await until("no hunk left", async () => (await accept.count()) === 0);
     check("rejecting a whole edit (Ctrl+Alt+N) leaves the file unchanged on disk");
-    await shot(page, "09-second-edit-rejected");
+    await shot(page, "10-second-edit-rejected");
 
     await command(page, "Spark: Open Chat");
     await chat.locator(".entry.tool", { hasText: "apply_patch" }).nth(1).waitFor();
-    await shot(page, "10-chat-after-edits");
+    await shot(page, "11-chat-after-edits");
 
     // With no server configured, Spark starts its own for the workspace (spark.sparkPath: this
     // checkout) and carries on with the same thread, replayed from its transcript.
     // As a person would: in the settings JSON, saved.
     step("switching to a server the extension starts");
     await command(page, "Preferences: Open User Settings (JSON)");
+    step("settings opened");
     await page.locator(".monaco-editor .view-lines", { hasText: "spark.serverUrl" }).first().waitFor();
     await page.keyboard.press("Control+a");
     await page.keyboard.insertText(
@@ -395,6 +415,11 @@ async function main(): Promise<void> {
     );
     await page.keyboard.press("Control+s");
     step("settings saved");
+    // The settings open over the workbench; Escape closes them.
+    await page.keyboard.press("Escape");
+    await page
+      .locator(".monaco-editor .view-lines", { hasText: "spark.serverUrl" })
+      .waitFor({ state: "hidden" });
     const ownPort = await until(
       "the extension's own spark serve",
       async () => {
@@ -405,12 +430,13 @@ async function main(): Promise<void> {
       60_000,
     );
     await chat.locator(".entry.tool", { hasText: "apply_patch" }).nth(1).waitFor();
+    await chat.locator(".resolution", { hasText: "partly accepted" }).waitFor();
     await send(chat, "hello again");
     await chat.locator(".entry.agent", { hasText: "You said: hello again" }).waitFor({ timeout: 15_000 });
     check(
       `with no server configured, the extension starts spark serve itself (port ${ownPort}) and the thread goes on`,
     );
-    await shot(page, "11-own-server");
+    await shot(page, "12-own-server");
   } catch (error) {
     await shot(currentPage!, "failure").catch(() => {});
     throw error;

@@ -12,6 +12,9 @@ import {
 import type { SparkConnection } from "./spark-connection.js";
 
 const LAST_THREAD_KEY = "spark.lastThread";
+/** How files reviewed hunk by hunk were settled: `[itemId\npath, outcome]`, newest last. */
+const OUTCOMES_KEY = "spark.reviewOutcomes";
+const MAX_OUTCOMES = 500;
 
 /** What the controller tells its views: every action, and a whole new view when the thread changes. */
 export interface ViewSink {
@@ -241,7 +244,33 @@ export class ChatController implements vscode.Disposable {
 
   /** Shows in the chat how a file reviewed in the editor was settled. */
   noteOutcome(threadId: string, itemId: string, path: string, outcome: FileOutcome): void {
+    const outcomes = this.state.get<[string, FileOutcome][]>(OUTCOMES_KEY, []);
+    const key = `${itemId}\n${path}`;
+    const kept = outcomes.filter(([candidate]) => candidate !== key).slice(-(MAX_OUTCOMES - 1));
+    void this.state.update(OUTCOMES_KEY, [...kept, [key, outcome]]);
     if (threadId === this.threadId) this.apply({ type: "local.patch", itemId, path, outcome });
+  }
+
+  /**
+   * Outcomes of editor reviews are not the host's to keep: when a replay (a resumed thread, a
+   * restarted server) brings back their tool calls, they are noted again.
+   */
+  private restoreOutcomes(action: ViewAction): void {
+    const items =
+      action.type === "thread.history"
+        ? action.items.filter((item) => item.type === "tool_call")
+        : action.type === "item.completed" && action.item.type === "tool_call"
+          ? [action.item]
+          : [];
+    if (items.length === 0) return;
+    const outcomes = new Map(this.state.get<[string, FileOutcome][]>(OUTCOMES_KEY, []));
+    for (const item of items) {
+      if (item.type !== "tool_call" || item.display?.kind !== "diff") continue;
+      for (const file of item.display.files) {
+        const outcome = outcomes.get(`${item.id}\n${file.path}`);
+        if (outcome) this.apply({ type: "local.patch", itemId: item.id, path: file.path, outcome });
+      }
+    }
   }
 
   /** Sends a request; failures become a notice in the chat and an error message. */
@@ -263,6 +292,7 @@ export class ChatController implements vscode.Disposable {
     this.current = reduceView(this.current, action, at);
     for (const sink of this.sinks) sink.actions([{ action, at }]);
     this.viewEmitter.fire(this.current);
+    this.restoreOutcomes(action);
   }
 
   dispose(): void {

@@ -1,4 +1,5 @@
 import { applyPatchTool } from "./apply-patch.js";
+import { delegateTool } from "./delegate.js";
 import { listDirTool } from "./list-dir.js";
 import { readFileTool } from "./read-file.js";
 import { searchTool } from "./search.js";
@@ -8,6 +9,8 @@ import type { Tool } from "./tool.js";
 export interface ToolsForOptions {
   /** Offer the shell tool. Only when the person asked for commands to be run. */
   shell: boolean;
+  /** Offer the delegate tool (a sub-agent tier is configured). Default: false. */
+  delegate?: boolean;
 }
 
 /** The tools offered to the model, in the order they are listed to it. */
@@ -16,5 +19,6 @@ export function toolsFor(options: ToolsForOptions): Tool<any>[] {
   // biome-ignore lint/suspicious/noExplicitAny: as above
   const tools: Tool<any>[] = [readFileTool, listDirTool, searchTool, applyPatchTool];
   if (options.shell) tools.push(shellTool);
+  if (options.delegate) tools.push(delegateTool);
   return tools;
 }

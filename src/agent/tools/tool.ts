@@ -21,6 +21,8 @@ export interface ToolContext {
   signal: AbortSignal;
   /** Resolves true when the request may go ahead. May wait for the person. */
   approve(request: ApprovalRequest): Promise<boolean>;
+  /** Starts a background sub-agent on `task`; returns its id. Absent where none can run. */
+  delegate?(task: string, context: string | undefined): string;
 }
 
 /** What a UI shows for a finished call, beside the text the model sees. */

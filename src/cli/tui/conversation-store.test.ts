@@ -137,6 +137,42 @@ describe("ConversationStore", () => {
     expect(view.entries.at(-1)).toMatchObject({ kind: "notice", text: "Denied: $ npm test", tone: "warn" });
   });
 
+  test("sub-agents are listed while they run; their approvals leave an idle thread idle", () => {
+    const { apply } = storeWithClock();
+    const subagent = {
+      id: "sub_1",
+      task: "port the lexer",
+      model: "deep",
+      status: "running" as const,
+      outputTokens: 0,
+      progress: "starting",
+    };
+    let view = apply({ type: "subagent.started", subagent });
+    expect(view.subAgents).toEqual([subagent]);
+    expect(view.entries.at(-1)).toMatchObject({ text: "Sub-agent sub_1 started: port the lexer" });
+    view = apply({
+      type: "subagent.progress",
+      subagent_id: "sub_1",
+      output_tokens: 32,
+      progress: "read_file",
+    });
+    expect(view.subAgents[0]).toMatchObject({ outputTokens: 32, progress: "read_file" });
+    view = apply({
+      type: "approval.requested",
+      turn_id: "turn_sub",
+      approval_id: "a1",
+      kind: "shell",
+      command: "make",
+      cwd: "/w",
+    });
+    expect(view.phase).toBe("waiting for approval");
+    view = apply({ type: "approval.resolved", approval_id: "a1", approved: true });
+    expect(view.phase).toBe("idle");
+    view = apply({ type: "subagent.completed", subagent_id: "sub_1", status: "failed", error: "boom" });
+    expect(view.subAgents).toEqual([]);
+    expect(view.entries.at(-1)).toMatchObject({ text: "Sub-agent sub_1 failed: boom", tone: "error" });
+  });
+
   test("a failed turn becomes an error entry; steering marks the next user message", () => {
     const { apply } = storeWithClock();
     const view = apply(

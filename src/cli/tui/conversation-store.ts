@@ -1,5 +1,6 @@
 import type {
   ApprovalRequestEvent,
+  SubAgentInfo,
   ThreadEvent,
   ThreadItem,
   TurnStats,
@@ -59,6 +60,8 @@ export interface ConversationView {
   queued: readonly string[];
   phase: Phase;
   turn: TurnMeter | null;
+  /** Background sub-agents still running, oldest first. */
+  subAgents: readonly SubAgentInfo[];
 }
 
 export interface ConversationStoreOptions {
@@ -86,6 +89,7 @@ export class ConversationStore {
   private running: ToolCallItem[] = [];
   private approvals: PendingApproval[] = [];
   private queued: string[] = [];
+  private subAgents: SubAgentInfo[] = [];
   private phase: Phase = "idle";
   private turn: TurnMeter | null = null;
   private nextUserIsSteer = false;
@@ -169,7 +173,9 @@ export class ConversationStore {
             tone: event.approved ? "dim" : "warn",
           });
         }
-        if (this.phase === "waiting for approval" && this.approvals.length === 0) this.phase = "running tool";
+        // A sub-agent may ask while no turn of this thread runs: then the thread is idle again.
+        if (this.phase === "waiting for approval" && this.approvals.length === 0)
+          this.phase = this.turn && this.turn.endedAt === null ? "running tool" : "idle";
         break;
       }
       case "turn.completed":
@@ -195,6 +201,32 @@ export class ConversationStore {
           });
         }
         break;
+      case "subagent.started":
+        this.subAgents.push({ ...event.subagent });
+        this.push({
+          kind: "notice",
+          text: `Sub-agent ${event.subagent.id} started: ${event.subagent.task}`,
+          tone: "dim",
+        });
+        break;
+      case "subagent.progress": {
+        const sub = this.subAgents.find((s) => s.id === event.subagent_id);
+        if (sub) {
+          sub.outputTokens = event.output_tokens;
+          sub.progress = event.progress;
+        }
+        break;
+      }
+      case "subagent.completed": {
+        this.subAgents = this.subAgents.filter((s) => s.id !== event.subagent_id);
+        const how = event.status === "completed" ? "finished" : event.status;
+        this.push({
+          kind: "notice",
+          text: `Sub-agent ${event.subagent_id} ${how}${event.error ? `: ${event.error}` : ""}`,
+          tone: event.status === "failed" ? "error" : event.status === "cancelled" ? "warn" : "dim",
+        });
+        break;
+      }
       default: {
         const unknown: never = event;
         void unknown;
@@ -369,6 +401,7 @@ export class ConversationStore {
       running: this.running.slice(),
       approvals: this.approvals.slice(),
       queued: this.queued.slice(),
+      subAgents: this.subAgents.map((sub) => ({ ...sub })),
       phase: this.phase,
       turn: this.turn ? { ...this.turn, message: this.turn.message ? { ...this.turn.message } : null } : null,
     };

@@ -76,11 +76,16 @@ export async function runPlain(thread: AgentThread, options: PlainOptions): Prom
       queueMicrotask(() => thread.respondToApproval(event.approval_id, false));
     }
   });
-  const interrupt = () => thread.interrupt();
+  const interrupt = () => {
+    thread.cancelSubAgents();
+    thread.interrupt();
+  };
   options.signal?.addEventListener("abort", interrupt, { once: true });
   try {
     if (options.signal?.aborted) return "interrupted";
     await thread.startTurn(options.input);
+    // Sub-agents it delegated to report back in turns of their own; the task ends with them.
+    if (!options.signal?.aborted) await thread.whenSettled();
   } finally {
     options.signal?.removeEventListener("abort", interrupt);
     unsubscribe();

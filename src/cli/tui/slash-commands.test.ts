@@ -8,11 +8,23 @@ describe("parseSlashCommand", () => {
     expect(parseSlashCommand("/quit")).toEqual({ name: "exit", args: "" });
     expect(parseSlashCommand("/usr/bin is missing")).toEqual({ unknown: "/usr/bin" });
     expect(parseSlashCommand("fix the bug")).toBeNull();
+    expect(parseSlashCommand("/cancel sub_1234")).toEqual({ name: "cancel", args: "sub_1234" });
   });
 
   test("help lists every command and the keys", () => {
     const help = helpLines().join("\n");
-    for (const text of ["/help", "/undo", "/new", "/model [name]", "/exit", "Esc", "Tab", "Ctrl+C"])
+    for (const text of [
+      "/help",
+      "/undo",
+      "/new",
+      "/model [name]",
+      "/agents",
+      "/cancel [id]",
+      "/exit",
+      "Esc",
+      "Tab",
+      "Ctrl+C",
+    ])
       expect(help).toContain(text);
   });
 });

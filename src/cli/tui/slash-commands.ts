@@ -1,4 +1,4 @@
-export type SlashCommandName = "help" | "undo" | "new" | "model" | "exit";
+export type SlashCommandName = "help" | "undo" | "new" | "model" | "agents" | "cancel" | "exit";
 
 export interface SlashCommand {
   name: SlashCommandName;
@@ -11,6 +11,8 @@ export const SLASH_COMMANDS: readonly { name: SlashCommandName; usage: string; d
   { name: "undo", usage: "/undo", description: "revert the last patch the agent applied" },
   { name: "new", usage: "/new", description: "start a new session" },
   { name: "model", usage: "/model [name]", description: "show the model, or switch to another" },
+  { name: "agents", usage: "/agents", description: "list the background sub-agents" },
+  { name: "cancel", usage: "/cancel [id]", description: "cancel a running sub-agent (default: the latest)" },
   { name: "exit", usage: "/exit", description: "quit (also Ctrl+D on an empty prompt)" },
 ];
 

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "vitest";
 import type { ConversationView, TurnMeter } from "./conversation-store.js";
-import { hints, stateLabel, turnMetrics } from "./status-bar.js";
+import { hints, stateLabel, subAgentsLabel, turnMetrics } from "./status-bar.js";
 
 const meter = (over: Partial<TurnMeter>): TurnMeter => ({
   startedAt: 1000,
@@ -19,6 +19,7 @@ const view = (over: Partial<ConversationView>): ConversationView => ({
   queued: [],
   phase: "idle",
   turn: null,
+  subAgents: [],
   ...over,
 });
 
@@ -57,5 +58,25 @@ describe("status line", () => {
         }),
       ),
     ).toBe("y approve · n deny · Esc interrupt");
+  });
+});
+
+describe("sub-agents", () => {
+  const sub = (id: string, progress: string, outputTokens: number) => ({
+    id,
+    task: "t",
+    model: "deep",
+    status: "running" as const,
+    progress,
+    outputTokens,
+  });
+  test("a count and the latest one's progress", () => {
+    expect(subAgentsLabel(view({}))).toBe("");
+    expect(subAgentsLabel(view({ subAgents: [sub("sub_1", "read_file", 12)] }))).toBe(
+      "1 sub-agent (sub_1: read_file, 12 tok)",
+    );
+    expect(
+      subAgentsLabel(view({ subAgents: [sub("sub_1", "read_file", 12), sub("sub_2", "writing", 40)] })),
+    ).toBe("2 sub-agents (sub_2: writing, 40 tok)");
   });
 });

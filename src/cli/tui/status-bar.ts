@@ -21,7 +21,8 @@ export function StatusBar({ modelId, view, now, activity, quitArmed }: StatusBar
   const state = activity ?? stateLabel(view, now);
   const busy = activity !== null || view.phase !== "idle";
   const model = modelId || "default model";
-  const metrics = turnMetrics(view.turn, now);
+  const subs = subAgentsLabel(view);
+  const metrics = [...turnMetrics(view.turn, now), ...(subs ? [subs] : [])];
   const details = metrics.length > 0 ? ` · ${metrics.join(" · ")}` : "";
   // Padding 1 each side, and at least 2 spaces between the halves; hints shorten, then give way.
   const room = columns - (model.length + 3 + state.length + details.length + 4);
@@ -52,6 +53,14 @@ export function StatusBar({ modelId, view, now, activity, quitArmed }: StatusBar
         )
       : null,
   );
+}
+
+/** Running sub-agents: `2 sub-agents (sub_ab12: read_file, 40 tok)`, or "" when none. */
+export function subAgentsLabel(view: ConversationView): string {
+  const latest = view.subAgents.at(-1);
+  if (!latest) return "";
+  const count = view.subAgents.length;
+  return `${count} sub-agent${count > 1 ? "s" : ""} (${latest.id}: ${latest.progress}, ${latest.outputTokens} tok)`;
 }
 
 /** `idle`, `thinking 1.2s`, `streaming 3.4s`, ... */

@@ -130,6 +130,27 @@ export function TuiApp({ options, session, onExit, storeOptions }: TuiAppProps):
       case "model":
         changeModel(command.args);
         return;
+      case "agents": {
+        const subs = thread.subAgents;
+        current.notice(
+          subs.length === 0
+            ? "No sub-agents in this session."
+            : subs
+                .map(
+                  (sub) =>
+                    `${sub.id} ${sub.status} on ${sub.model}: ${sub.task} (${sub.progress}, ${sub.outputTokens} tok)`,
+                )
+                .join("\n"),
+        );
+        return;
+      }
+      case "cancel": {
+        const running = thread.subAgents.filter((sub) => sub.status === "running");
+        const id = command.args || running.at(-1)?.id;
+        if (!id || !thread.cancelSubAgent(id))
+          current.notice(id ? `No running sub-agent ${id}.` : "No sub-agent is running.", "warn");
+        return;
+      }
       default: {
         const unknown: never = command.name;
         void unknown;

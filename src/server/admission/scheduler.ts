@@ -22,7 +22,7 @@ export interface EnterOptions {
   engine: Engine;
   /** The rate-limit key: see `requestKey`. */
   key: string;
-  /** Default: {@link DEFAULT_TIER}. */
+  /** Default: the engine's id when `tiers` has it, else {@link DEFAULT_TIER}. */
   tier?: string;
   /** Aborting while queued leaves the queue (`ready` rejects with `cancelled`). */
   signal?: AbortSignal;
@@ -75,7 +75,9 @@ export class Scheduler {
    * `queue_full` (429 with Retry-After).
    */
   enter(options: EnterOptions): Admission {
-    const tier = options.tier ?? DEFAULT_TIER;
+    // A model served under a tier's name (see the config's [tiers]) runs under that tier's limits.
+    const id = options.engine.info.id;
+    const tier = options.tier ?? (this.config.tiers?.[id] ? id : DEFAULT_TIER);
     const labels: ServingLabels = { model: options.engine.info.id, tier };
     const { record } = options;
     record?.set({ model: labels.model, tier, key: options.key });

@@ -167,6 +167,11 @@ export function applyEvent(view: ThreadView, event: StampedEvent, now: number): 
         next.files = setFiles(view.files, event.item_id, undonePaths(view, event.item_id, paths), "undone");
       break;
     }
+    case "subagent.started":
+    case "subagent.progress":
+    case "subagent.completed":
+      // Sub-agents are listed by the terminal UI for now; their results arrive as turns.
+      break;
     default: {
       const unknown: never = event;
       void unknown;

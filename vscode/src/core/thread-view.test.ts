@@ -199,6 +199,37 @@ describe("thread view", () => {
     });
   });
 
+  test("sub-agents: started, progress, completed; events of a newer host are ignored", () => {
+    const subagent = {
+      id: "sub_1",
+      task: "find the parser",
+      model: "small",
+      status: "running" as const,
+      outputTokens: 0,
+      progress: "",
+    };
+    const view = fold(
+      stamp([
+        { type: "thread.started", thread },
+        { type: "subagent.started", subagent },
+        { type: "subagent.progress", subagent_id: "sub_1", output_tokens: 12, progress: "read_file" },
+        { type: "subagent.completed", subagent_id: "sub_1", status: "completed", result: "src/parse.ts" },
+      ]),
+    );
+    expect(view.entries).toEqual([
+      {
+        kind: "subagent",
+        id: "sub_1",
+        info: { ...subagent, status: "completed", outputTokens: 12, progress: "read_file" },
+        result: "src/parse.ts",
+      },
+    ]);
+    const future = { type: "thread.teleported", thread_id: "thr_1", seq: 4 } as unknown as StampedEvent;
+    const after = fold([future], view);
+    expect(after.entries).toEqual(view.entries);
+    expect(after.lastSeq).toBe(4);
+  });
+
   test("local notices and resets", () => {
     const view = fold([{ type: "local.notice", text: "Disconnected", tone: "error" }]);
     expect(view.entries).toMatchObject([{ kind: "notice", text: "Disconnected", tone: "error" }]);

@@ -1,6 +1,7 @@
 import type {
   FileDiff,
   PatchResolution,
+  SubAgentInfo,
   ThreadInfo,
   ThreadItem,
   TurnStats,
@@ -32,7 +33,9 @@ export type ChatEntry =
       cwd: string;
       state: "pending" | "approved" | "denied";
     }
-  | { kind: "turn"; id: string; status: TurnStatus; stats: TurnStats; error?: WireError };
+  | { kind: "turn"; id: string; status: TurnStatus; stats: TurnStats; error?: WireError }
+  /** A sub-agent the thread delegated a task to, with its progress and, once done, its result. */
+  | { kind: "subagent"; id: string; info: SubAgentInfo; result?: string; error?: string };
 
 /** The live meter of the running turn: times are the reducer's clock (ms). */
 export interface TurnMeter {
@@ -220,9 +223,41 @@ function reduceEvent(view: ThreadView, event: StampedEvent, now: number): Thread
           entry.kind === "tool" ? { ...entry, undone: true } : entry,
         ),
       };
+    case "subagent.started": {
+      const entry: ChatEntry = { kind: "subagent", id: event.subagent.id, info: event.subagent };
+      return { ...view, entries: [...view.entries, entry] };
+    }
+    case "subagent.progress":
+      return {
+        ...view,
+        entries: replaceEntry(view.entries, event.subagent_id, (entry) =>
+          entry.kind === "subagent"
+            ? {
+                ...entry,
+                info: { ...entry.info, outputTokens: event.output_tokens, progress: event.progress },
+              }
+            : entry,
+        ),
+      };
+    case "subagent.completed":
+      return {
+        ...view,
+        entries: replaceEntry(view.entries, event.subagent_id, (entry) =>
+          entry.kind === "subagent"
+            ? {
+                ...entry,
+                info: { ...entry.info, status: event.status },
+                ...(event.result === undefined ? {} : { result: event.result }),
+                ...(event.error === undefined ? {} : { error: event.error }),
+              }
+            : entry,
+        ),
+      };
     default: {
-      const unreachable: never = event;
-      return unreachable;
+      // Exhaustive for this protocol; an event of a newer host is ignored, not fatal.
+      const unknown: never = event;
+      void unknown;
+      return view;
     }
   }
 }
@@ -281,8 +316,9 @@ function entryFor(item: ThreadItem, completed: boolean, existing: ChatEntry | un
     case "notice":
       return { kind: "notice", id: item.id, text: item.text, tone: "info" };
     default: {
-      const unreachable: never = item;
-      return unreachable;
+      const unknown: never = item;
+      const { id, type } = unknown as { id: string; type: string };
+      return { kind: "notice", id, text: `(${type})`, tone: "info" };
     }
   }
 }

@@ -198,7 +198,35 @@ function renderEntry(entry: ChatEntry): HTMLElement {
       return renderTool(entry);
     case "turn":
       return renderTurnEnd(entry);
+    case "subagent":
+      return renderSubAgent(entry);
   }
+}
+
+function renderSubAgent(entry: Extract<ChatEntry, { kind: "subagent" }>): HTMLElement {
+  const { info } = entry;
+  const details = [
+    info.status,
+    info.model,
+    `${info.outputTokens} tokens`,
+    info.status === "running" ? info.progress : "",
+  ]
+    .filter(Boolean)
+    .join(" · ");
+  const element = h(
+    "div",
+    { className: `entry subagent ${info.status}` },
+    h(
+      "div",
+      { className: "tool-head" },
+      h("span", { className: "tool-name", text: "sub-agent" }),
+      h("span", { text: info.task }),
+    ),
+    h("div", { className: "tool-status", text: details }),
+  );
+  if (entry.result) element.append(renderMarkdown(document, entry.result));
+  if (entry.error) element.append(h("div", { className: "error", text: entry.error }));
+  return element;
 }
 
 function renderApproval(entry: Extract<ChatEntry, { kind: "approval" }>): HTMLElement {

@@ -1,0 +1,177 @@
+import { randomUUID } from "node:crypto";
+import type { ResponsesClient } from "../client/responses-client.js";
+import type { SubAgentInfo, ThreadEvent } from "../protocol/agent.js";
+import { SparkError } from "../protocol/errors.js";
+import type { AgentThread } from "./agent-thread.js";
+
+/** Where sub-agents run: the `delegate` tool is offered when a thread has one. */
+export interface DelegateOptions {
+  /** The model (tier) sub-agents run on, e.g. `deep`. */
+  model: string;
+  /** Token budget of a sub-agent's conversation. Default: the parent's. */
+  contextBudget?: number;
+  /**
+   * Opens the sub-agent's own connection to the server (closed when it ends): one WebSocket runs
+   * one response at a time, so a sub-agent sharing the parent's would stall the parent's turns.
+   */
+  connect: () => Promise<ResponsesClient>;
+  /** Told of each new sub-agent's thread before it starts (e.g. to give it a transcript). */
+  onThread?: (thread: AgentThread, info: SubAgentInfo) => void;
+}
+
+interface Entry {
+  info: SubAgentInfo;
+  /** Resolves once it ended and its result was handed on. */
+  ended: Promise<void>;
+  /** Ended by {@link SubAgents.cancelAll}: nothing is delivered to the parent. */
+  quiet: boolean;
+  /** Null while its connection opens. */
+  thread: AgentThread | null;
+}
+
+/**
+ * A thread's background sub-agents: each a thread of its own on the delegate model, started by
+ * the `delegate` tool. Their narration is reduced to small `subagent.*` events on the parent;
+ * their approval requests pass through the parent (so the UI asks the person as usual).
+ */
+export class SubAgents {
+  private readonly entries = new Map<string, Entry>();
+
+  constructor(
+    /** Makes the sub-agent's thread: same workspace, client and policy, no `delegate` tool. */
+    private readonly createThread: (model: string, client: ResponsesClient) => AgentThread,
+    private readonly options: DelegateOptions,
+    private readonly emit: (event: ThreadEvent) => void,
+    /** Called once a sub-agent ended, with the message for the parent conversation. */
+    private readonly deliver: (message: string) => void,
+  ) {}
+
+  list(): SubAgentInfo[] {
+    return [...this.entries.values()].map((entry) => ({ ...entry.info }));
+  }
+
+  /** Starts `task` in the background; returns the sub-agent's id at once. */
+  start(task: string, context: string | undefined): string {
+    const id = `sub_${randomUUID().replaceAll("-", "").slice(0, 8)}`;
+    const info: SubAgentInfo = {
+      id,
+      task,
+      model: this.options.model,
+      status: "running",
+      outputTokens: 0,
+      progress: "starting",
+    };
+    const entry: Entry = { info, thread: null, ended: Promise.resolve(), quiet: false };
+    this.entries.set(id, entry);
+    this.emit({ type: "subagent.started", subagent: { ...info } });
+    entry.ended = this.run(entry, context ? `${task}\n\nContext:\n${context}` : task).then(
+      (result) => this.finish(entry, result, undefined),
+      (error: unknown) => this.finish(entry, undefined, SparkError.from(error).message),
+    );
+    return id;
+  }
+
+  /** Runs the sub-agent's turn; resolves with its last message, rejects with why it failed. */
+  private async run(entry: Entry, input: string): Promise<string> {
+    const { info } = entry;
+    const client = await this.options.connect();
+    try {
+      if (info.status !== "running") return "";
+      const thread = this.createThread(this.options.model, client);
+      entry.thread = thread;
+      this.options.onThread?.(thread, { ...info });
+      let lastMessage = "";
+      let failure: string | undefined;
+      let sinceProgress = 0;
+      thread.on((event) => {
+        if (event.type === "approval.requested" || event.type === "approval.resolved") this.emit(event);
+        else if (event.type === "item.delta") {
+          info.outputTokens++;
+          info.progress = "writing";
+          if (++sinceProgress >= 16) {
+            sinceProgress = 0;
+            this.progress(info);
+          }
+        } else if (event.type === "item.started" && event.item.type === "tool_call") {
+          info.progress = event.item.name;
+          this.progress(info);
+        } else if (event.type === "item.completed" && event.item.type === "agent_message") {
+          lastMessage = event.item.text;
+        } else if (event.type === "turn.completed" && event.status === "failed") {
+          failure = event.error?.message ?? "the turn failed";
+        }
+      });
+      await thread.startTurn(input);
+      if (failure !== undefined) throw new SparkError("server_error", failure);
+      return lastMessage || "(no answer)";
+    } finally {
+      await client.close();
+    }
+  }
+
+  private finish(entry: Entry, result: string | undefined, failure: string | undefined): void {
+    const { info } = entry;
+    if (info.status === "running") info.status = failure === undefined ? "completed" : "failed";
+    const status = info.status as Exclude<SubAgentInfo["status"], "running">;
+    const error =
+      status === "failed"
+        ? (failure ?? "it failed")
+        : status === "cancelled"
+          ? "it was cancelled"
+          : undefined;
+    info.progress = status;
+    this.emit({
+      type: "subagent.completed",
+      subagent_id: info.id,
+      status,
+      ...(status === "completed" ? { result } : {}),
+      ...(error !== undefined ? { error } : {}),
+    });
+    if (entry.quiet) return;
+    this.deliver(
+      status === "completed"
+        ? `Result of sub-agent ${info.id} (${info.task}): ${result}`
+        : `Sub-agent ${info.id} (${info.task}) ${status === "failed" ? "failed" : "was cancelled"}: ${error}.`,
+    );
+  }
+
+  /** Interrupts a running sub-agent (its model stream is cancelled); false when none such runs. */
+  cancel(id: string): boolean {
+    const entry = this.entries.get(id);
+    if (entry?.info.status !== "running") return false;
+    entry.info.status = "cancelled";
+    entry.thread?.interrupt();
+    return true;
+  }
+
+  /** Cancels every running sub-agent without telling the parent's conversation (teardown). */
+  cancelAll(): void {
+    for (const entry of this.entries.values()) {
+      if (entry.info.status === "running") entry.quiet = true;
+      this.cancel(entry.info.id);
+    }
+  }
+
+  get running(): number {
+    return [...this.entries.values()].filter((entry) => entry.info.status === "running").length;
+  }
+
+  /** Resolves once every sub-agent started so far has ended and been reported. */
+  async settled(): Promise<void> {
+    await Promise.all([...this.entries.values()].map((entry) => entry.ended));
+  }
+
+  /** Passes an approval answer on to the sub-agent that asked (the others ignore it). */
+  respondToApproval(approvalId: string, approved: boolean): void {
+    for (const { thread } of this.entries.values()) thread?.respondToApproval(approvalId, approved);
+  }
+
+  private progress(info: SubAgentInfo): void {
+    this.emit({
+      type: "subagent.progress",
+      subagent_id: info.id,
+      output_tokens: info.outputTokens,
+      progress: info.progress,
+    });
+  }
+}

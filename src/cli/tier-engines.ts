@@ -1,0 +1,113 @@
+import type { ResolvedConfig, TierConfig } from "../config/spark-config.js";
+import type { Engine } from "../engine/engine.js";
+import { LazyEngine } from "../engine/lazy-engine.js";
+import { LlamaEngine } from "../engine/llama/llama-engine.js";
+import { ScriptedEngine, type ScriptedEngineOptions } from "../engine/scripted/scripted-engine.js";
+import { UpstreamEngine } from "../engine/upstream/upstream-engine.js";
+import { resolveModel } from "../models/resolve-model.js";
+import { ModelRegistry } from "../server/model-registry.js";
+
+export interface TierChoice {
+  /** The tier a session starts on. */
+  defaultTier: string;
+  tiers: Record<string, TierConfig>;
+}
+
+/**
+ * Applies `--model` and `--engine` to the configured tiers. `--model NAME` naming a declared tier
+ * starts on that tier; any other value keeps its old meaning, a GGUF path or hf: URI that the
+ * default tier runs on the embedded engine. `--engine scripted` makes the default tier scripted.
+ */
+export function chooseTiers(
+  config: Pick<ResolvedConfig, "defaultTier" | "tiers">,
+  flags: { model?: string; engine?: "llama" | "scripted"; contextSize?: number },
+): TierChoice {
+  const tiers = { ...config.tiers };
+  if (flags.model && tiers[flags.model]) return { defaultTier: flags.model, tiers };
+  const name = config.defaultTier;
+  let tier: TierConfig = tiers[name] ?? { engine: "llama" };
+  if (flags.model)
+    tier = { engine: "llama", model: flags.model, ...(tier.context ? { context: tier.context } : {}) };
+  if (flags.engine === "scripted") tier = { ...tier, engine: "scripted" };
+  if (flags.contextSize) tier = { ...tier, context: flags.contextSize };
+  tiers[name] = tier;
+  return { defaultTier: name, tiers };
+}
+
+export interface TierEngineOptions {
+  /** Scripted tiers' options by tier name (demos, tests); `*` applies to the others. */
+  scripted?: Record<string, ScriptedEngineOptions>;
+  /** Where upstream tiers' `api_key_env` is read. Default: process.env. */
+  env?: NodeJS.ProcessEnv;
+  /** Progress of downloading and loading a llama tier's model. */
+  onProgress?: (stage: "download" | "load", fraction: number) => void;
+}
+
+/** Loads one tier's engine; its id is the tier's name. */
+export async function loadTierEngine(
+  name: string,
+  tier: TierConfig,
+  options: TierEngineOptions = {},
+): Promise<Engine> {
+  switch (tier.engine) {
+    case "scripted":
+      return new ScriptedEngine({
+        ...(options.scripted?.[name] ?? options.scripted?.["*"]),
+        id: name,
+        ...(tier.context ? { contextSize: tier.context } : {}),
+      });
+    case "upstream": {
+      const apiKey = tier.api_key_env ? (options.env ?? process.env)[tier.api_key_env] : undefined;
+      return UpstreamEngine.create({
+        replicas: typeof tier.url === "string" ? [tier.url] : (tier.url ?? []),
+        id: name,
+        ...(tier.model ? { model: tier.model } : {}),
+        ...(apiKey ? { apiKey } : {}),
+        ...(tier.context ? { contextSize: tier.context } : {}),
+      });
+    }
+    default: {
+      const resolved = await resolveModel(tier.model, {
+        onProgress: (p) =>
+          options.onProgress?.("download", p.totalBytes ? p.receivedBytes / p.totalBytes : 0),
+      });
+      return LlamaEngine.create({
+        id: name,
+        modelPath: resolved.path,
+        ...(tier.context ? { contextSize: tier.context } : {}),
+        ...(tier.parallel ? { sequences: tier.parallel } : {}),
+        onLoadProgress: (fraction) => options.onProgress?.("load", fraction),
+      });
+    }
+  }
+}
+
+/**
+ * Every tier as a model of one registry (model id = tier name). The default tier is loaded before
+ * this resolves; upstream tiers connect in the background; other llama tiers load on first use.
+ */
+export async function tierRegistry(
+  choice: TierChoice,
+  options: TierEngineOptions = {},
+): Promise<ModelRegistry> {
+  const models = new ModelRegistry();
+  try {
+    // Added first: the default for requests that name no model.
+    models.add(
+      choice.defaultTier,
+      await loadTierEngine(choice.defaultTier, choice.tiers[choice.defaultTier]!, options),
+    );
+    for (const [name, tier] of Object.entries(choice.tiers)) {
+      if (name === choice.defaultTier) continue;
+      const quiet = { ...options, onProgress: undefined };
+      if (tier.engine === "llama") {
+        const info = { id: name, engine: "llama" as const, contextSize: tier.context ?? 32768 };
+        models.add(name, new LazyEngine(info, () => loadTierEngine(name, tier, quiet)));
+      } else models.add(name, loadTierEngine(name, tier, quiet));
+    }
+  } catch (error) {
+    await models.dispose();
+    throw error;
+  }
+  return models;
+}
