@@ -5,7 +5,6 @@ import { loadConfig, type ResolvedConfig, tierAdmission } from "../config/spark-
 import type { Engine } from "../engine/engine.js";
 import { LlamaEngine } from "../engine/llama/llama-engine.js";
 import { ScriptedEngine } from "../engine/scripted/scripted-engine.js";
-import { loadScriptFile } from "./scripted-script.js";
 import { AgentHost } from "../host/agent-host.js";
 import { createProgressBar } from "../models/progress-bar.js";
 import { resolveModel } from "../models/resolve-model.js";
@@ -14,6 +13,7 @@ import { ModelRegistry } from "../server/model-registry.js";
 import { SparkServer, type SparkServerOptions } from "../server/spark-server.js";
 import { openBrowser, webAppDir, webAppUrl } from "../web/web-app.js";
 import { AgentRuntime } from "./agent-runtime.js";
+import { loadScriptFile } from "./scripted-script.js";
 import {
   addServingFlags,
   loadUpstreamEngine,
@@ -117,7 +117,10 @@ export function registerServeCommand(program: Command): void {
       integer(0, 10_000_000),
       0,
     )
-    .option("--script <file.json>", "scripted engine: replies from a JSON file (see src/cli/scripted-script.ts)")
+    .option(
+      "--script <file.json>",
+      "scripted engine: replies from a JSON file (see src/cli/scripted-script.ts)",
+    )
     .option("--open", "open the web app in the default browser once serving", false)
     .addHelpText("after", SERVE_HELP)
     .action(async (options: ServeOptions) => {
