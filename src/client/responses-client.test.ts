@@ -18,7 +18,9 @@ const isDelta = (event: { type: string }) => event.type === "response.output_tex
 
 describe("ResponsesClient over WebSocket", () => {
   test("streams a response and resolves final with usage and timing", async () => {
-    await using t = await startTestServer(new ScriptedEngine({ script: [{ text: "one two three" }] }));
+    await using t = await startTestServer(
+      new ScriptedEngine({ script: [{ text: "one two three" }], tokensPerSecond: 500 }),
+    );
     const notices: string[] = [];
     await using client = await ResponsesClient.connect({
       baseUrl: `${t.url}/v1`,
@@ -28,13 +30,12 @@ describe("ResponsesClient over WebSocket", () => {
 
     const stream = client.create({ model: "scripted", input: "count" });
     const events = await collect(stream);
-    expect(types(events)).toEqual([
+    // The server merges deltas produced in one event-loop turn: compare runs of types.
+    expect(types(events).filter((type, i, all) => type !== all[i - 1])).toEqual([
       "response.created",
       "response.in_progress",
       "response.output_item.added",
       "response.content_part.added",
-      "response.output_text.delta",
-      "response.output_text.delta",
       "response.output_text.delta",
       "response.output_text.done",
       "response.content_part.done",

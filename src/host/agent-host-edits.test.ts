@@ -182,11 +182,13 @@ describe("agent host: reviewing edits", () => {
 describe("agent host: managing threads", () => {
   test("rename: subscribers see thread.renamed, the list shows the new title, saved threads too", async () => {
     const { c, threadId } = await startedThread();
+    const renameMark = c.events.length;
     c.send({ type: "thread.rename", thread_id: threadId, title: "  Fix the parser  " });
-    expect(await c.next((e) => e.type === "thread.renamed")).toMatchObject({
+    expect(await c.next((e) => e.type === "thread.renamed", renameMark)).toMatchObject({
       thread: { id: threadId, title: "Fix the parser" },
     });
-    const list = await c.next((e) => e.type === "thread.list");
+    // The list follows the rename, possibly in the same read: search from before the request.
+    const list = await c.next((e) => e.type === "thread.list", renameMark);
     expect((list.threads as ThreadInfo[]).find((t) => t.id === threadId)?.title).toBe("Fix the parser");
 
     const mark = c.events.length;
@@ -214,10 +216,11 @@ describe("agent host: managing threads", () => {
     c.send({ type: "turn.interrupt", thread_id: threadId });
     await c.next((e) => e.type === "turn.completed");
 
+    const deleteMark = c.events.length;
     c.send({ type: "thread.delete", thread_id: threadId });
-    await c.next((e) => e.type === "thread.deleted");
-    await watcher.next((e) => e.type === "thread.deleted" && e.thread_id === threadId);
-    const list = await c.next((e) => e.type === "thread.list");
+    await c.next((e) => e.type === "thread.deleted", deleteMark);
+    await watcher.next((e) => e.type === "thread.deleted" && e.thread_id === threadId, 0);
+    const list = await c.next((e) => e.type === "thread.list", deleteMark);
     expect((list.threads as ThreadInfo[]).map((t) => t.id)).not.toContain(threadId);
     error = errorAfter(c);
     c.send({ type: "turn.start", thread_id: threadId, input: "hello" });

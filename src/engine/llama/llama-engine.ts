@@ -311,7 +311,8 @@ export class LlamaEngine implements Engine {
         kind: "text",
         text: request.prediction,
         maxDraft: this.draftTokens,
-        tokenize: (text) => model.tokenize(text, false),
+        // SentencePiece vocabularies would otherwise start every window with a space token.
+        tokenize: (text) => model.tokenize(text, false, "trimLeadingSpace"),
         detokenize: (tokens, lastTokens) => model.detokenize(tokens, true, lastTokens),
       };
     }

