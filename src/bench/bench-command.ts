@@ -13,6 +13,7 @@ import { trainedModelPath } from "./internal/repo-paths.js";
 import { agentStartScenario } from "./scenarios/agent-start.js";
 import { batchScenario } from "./scenarios/batch.js";
 import { decodeScenario } from "./scenarios/decode.js";
+import { loadScenario } from "./scenarios/load.js";
 import { perTokenScenario } from "./scenarios/per-token.js";
 import { rttScenario } from "./scenarios/rtt.js";
 import { specScenario } from "./scenarios/spec.js";
@@ -28,6 +29,7 @@ const SCENARIOS = {
   steer: steerScenario,
   batch: batchScenario,
   "agent-start": agentStartScenario,
+  load: loadScenario,
 } as const;
 type ScenarioName = keyof typeof SCENARIOS;
 

@@ -22,6 +22,8 @@ export interface BenchSizes {
   batchOutputTokens: number;
   /** decode: buffer copied to measure memory bandwidth. Default: 256 MiB. */
   bandwidthBytes: number;
+  /** load: concurrent WebSocket conversations. Default: 64. */
+  loadConnections: number;
 }
 
 export function benchSizes(quick: boolean): BenchSizes {
@@ -34,6 +36,7 @@ export function benchSizes(quick: boolean): BenchSizes {
     batchStreams: [1, 2, 4, 8],
     batchOutputTokens: quick ? 48 : 128,
     bandwidthBytes: 256 * 1024 * 1024,
+    loadConnections: 64,
   };
 }
 

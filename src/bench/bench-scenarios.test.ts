@@ -9,6 +9,7 @@ import { trainedModelPath } from "./internal/repo-paths.js";
 import { agentStartScenario } from "./scenarios/agent-start.js";
 import { batchScenario } from "./scenarios/batch.js";
 import { decodeScenario } from "./scenarios/decode.js";
+import { loadScenario } from "./scenarios/load.js";
 import { perTokenScenario } from "./scenarios/per-token.js";
 import { rttScenario } from "./scenarios/rtt.js";
 import { specScenario } from "./scenarios/spec.js";
@@ -45,6 +46,7 @@ beforeAll(async () => {
       batchStreams: [1, 2],
       batchOutputTokens: 8,
       bandwidthBytes: 8 * 1024 * 1024,
+      loadConnections: 8,
     },
     ...(trained ? { trainedModelPath: trained } : {}),
     log: () => {},
@@ -64,6 +66,7 @@ test.each([
   ["steer", steerScenario],
   ["batch", batchScenario],
   ["agent-start", agentStartScenario],
+  ["load", loadScenario],
 ] as const)("the %s scenario measures Spark against its baseline", async (name, scenario) => {
   const rows = await scenario(ctx);
   expect(rows.length).toBeGreaterThan(0);
