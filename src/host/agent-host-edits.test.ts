@@ -203,6 +203,14 @@ describe("agent host: managing threads", () => {
     c.ws.close();
   });
 
+  test("subagent.cancel for a sub-agent that is not running is a clear error", async () => {
+    const { c, threadId } = await startedThread();
+    const error = errorAfter(c);
+    c.send({ type: "subagent.cancel", thread_id: threadId, subagent_id: "sub_nope" });
+    expect((await error).error).toMatchObject({ code: "not_found", param: "subagent_id" });
+    c.ws.close();
+  });
+
   test("delete: refused while a turn runs, then removes the thread for every subscriber", async () => {
     const { c, threadId } = await startedThread();
     const watcher = await connectHost(url);

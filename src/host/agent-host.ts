@@ -122,6 +122,13 @@ export class AgentHost {
       case "approval.respond":
         this.get(request.thread_id).thread.respondToApproval(request.approval_id, request.approved);
         break;
+      case "subagent.cancel":
+        if (!this.get(request.thread_id).thread.cancelSubAgent(request.subagent_id)) {
+          throw new SparkError("not_found", `No running sub-agent ${request.subagent_id}.`, {
+            param: "subagent_id",
+          });
+        }
+        break;
       case "thread.undo": {
         const hosted = this.get(request.thread_id);
         const undone = await hosted.thread.undoPatch();

@@ -39,6 +39,11 @@ export const HOST_REQUEST_SCHEMAS = {
    * file changed since. Answered with `patch.resolved`.
    */
   "patch.reject": z.object({ type: z.literal("patch.reject"), thread_id: threadId, item_id: itemId, path }),
+  "subagent.cancel": z.object({
+    type: z.literal("subagent.cancel"),
+    thread_id: threadId,
+    subagent_id: z.string().min(1).max(128),
+  }),
   "approval.respond": z.object({
     type: z.literal("approval.respond"),
     thread_id: threadId,

@@ -114,6 +114,11 @@ export class AppStore {
       });
   }
 
+  cancelSubAgent(subagentId: string): void {
+    const view = this.current;
+    if (view) this.send({ type: "subagent.cancel", thread_id: view.id, subagent_id: subagentId });
+  }
+
   undo(): void {
     const view = this.current;
     if (view) this.send({ type: "thread.undo", thread_id: view.id });

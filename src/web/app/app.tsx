@@ -5,6 +5,7 @@ import { Conversation } from "./conversation.js";
 import type { DiffMode } from "./diff-view.js";
 import { SessionList } from "./session-list.js";
 import { LatencyChart, TurnMeter } from "./stats-view.js";
+import { SubAgents } from "./sub-agents.js";
 
 function useStore(store: AppStore) {
   const [, setVersion] = useState(0);
@@ -59,6 +60,7 @@ export function App({ store }: { store: AppStore }) {
           <h2>This session</h2>
           <LatencyChart turns={view?.turns ?? []} />
         </section>
+        <SubAgents agents={view?.subAgents ?? []} onCancel={(id) => store.cancelSubAgent(id)} />
       </aside>
       <main class="main">
         <header class="topbar">

@@ -123,3 +123,32 @@ describe("thread view", () => {
     expect(view.entries).toEqual([{ kind: "agent", id: "a0", text: "old", streaming: false }]);
   });
 });
+
+describe("sub-agents", () => {
+  test("are listed with their progress and final status", () => {
+    const subagent = {
+      id: "sub_1",
+      task: "port the parser",
+      model: "deep",
+      status: "running" as const,
+      outputTokens: 0,
+      progress: "",
+    };
+    const view = run(
+      stamp([
+        { type: "thread.started", thread: info },
+        { type: "subagent.started", subagent },
+        { type: "subagent.progress", subagent_id: "sub_1", output_tokens: 40, progress: "read_file" },
+      ]),
+    );
+    expect(view.subAgents).toEqual([{ ...subagent, outputTokens: 40, progress: "read_file" }]);
+    const failed = run(
+      stamp(
+        [{ type: "subagent.completed", subagent_id: "sub_1", status: "failed", error: "upstream down" }],
+        3,
+      ),
+      view,
+    );
+    expect(failed.subAgents[0]).toMatchObject({ status: "failed", progress: "upstream down" });
+  });
+});

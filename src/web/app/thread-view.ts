@@ -2,6 +2,7 @@ import type {
   ApprovalRequestEvent,
   HostEvent,
   PatchResolution,
+  SubAgentInfo,
   ThreadInfo,
   ThreadItem,
   ToolDisplay,
@@ -57,6 +58,8 @@ export interface ThreadView {
   /** Per tool call (patch) id, per file path. */
   files: Record<string, Record<string, FileState>>;
   steerNext: boolean;
+  /** Background sub-agents this thread delegated to, in the order they started. */
+  subAgents: SubAgentInfo[];
 }
 
 export function emptyView(id: string): ThreadView {
@@ -71,6 +74,7 @@ export function emptyView(id: string): ThreadView {
     approvals: [],
     files: {},
     steerNext: false,
+    subAgents: [],
   };
 }
 
@@ -167,10 +171,21 @@ export function applyEvent(view: ThreadView, event: StampedEvent, now: number): 
         next.files = setFiles(view.files, event.item_id, undonePaths(view, event.item_id, paths), "undone");
       break;
     }
+    // Their results arrive as turns of the thread; here they are listed with their progress.
     case "subagent.started":
+      next.subAgents = [...view.subAgents.filter((s) => s.id !== event.subagent.id), event.subagent];
+      break;
     case "subagent.progress":
+      next.subAgents = view.subAgents.map((s) =>
+        s.id === event.subagent_id
+          ? { ...s, outputTokens: event.output_tokens, progress: event.progress }
+          : s,
+      );
+      break;
     case "subagent.completed":
-      // Sub-agents are listed by the terminal UI for now; their results arrive as turns.
+      next.subAgents = view.subAgents.map((s) =>
+        s.id === event.subagent_id ? { ...s, status: event.status, progress: event.error ?? s.progress } : s,
+      );
       break;
     default: {
       const unknown: never = event;
