@@ -1,5 +1,5 @@
 import type { DiffHunk, DiffLine, FileDiff } from "../protocol/agent.js";
-import { splitLines, type TextLine } from "./tools/internal/text-lines.js";
+import { splitLines, type TextLine } from "../protocol/text-lines.js";
 
 export type { DiffHunk, DiffLine, FileDiff };
 

@@ -1,5 +1,5 @@
+import { splitLines, type TextLine } from "../../protocol/text-lines.js";
 import { looksBinary } from "./internal/binary.js";
-import { splitLines, type TextLine } from "./internal/text-lines.js";
 import type { Patch, PatchHunk } from "./patch-parser.js";
 import { ToolError } from "./tool-error.js";
 
