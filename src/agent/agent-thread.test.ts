@@ -4,18 +4,7 @@ import { describe, expect, test } from "vitest";
 import type { GenerateRequest } from "../engine/engine.js";
 import type { ScriptedReply } from "../engine/scripted/scripted-engine.js";
 import { agentHarness } from "./test-support/agent-harness.js";
-
-const PATCH = [
-  "*** Begin Patch",
-  "*** Update File: src/math.ts",
-  "@@",
-  " export function add(a: number, b: number) {",
-  "-  return a - b;",
-  "+  return a + b;",
-  " }",
-  "*** End Patch",
-].join("\n");
-const MATH = "export function add(a: number, b: number) {\n  return a - b;\n}\n";
+import { MATH, PATCH } from "./test-support/math-fixture.js";
 
 /** A script that answers each request in turn, recording what the model was sent. */
 function recorded(replies: ScriptedReply[]) {

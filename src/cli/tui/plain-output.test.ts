@@ -2,6 +2,7 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { Writable } from "node:stream";
 import { describe, expect, test } from "vitest";
+import { MATH, PATCH } from "../../agent/test-support/math-fixture.js";
 import type { ScriptedReply } from "../../engine/scripted/scripted-engine.js";
 import type { ThreadEvent } from "../../protocol/agent.js";
 import { runPlain } from "./plain-output.js";
@@ -14,18 +15,6 @@ class Capture extends Writable {
     callback();
   }
 }
-
-const MATH = "export function add(a: number, b: number) {\n  return a - b;\n}\n";
-const PATCH = [
-  "*** Begin Patch",
-  "*** Update File: src/math.ts",
-  "@@",
-  " export function add(a: number, b: number) {",
-  "-  return a - b;",
-  "+  return a + b;",
-  " }",
-  "*** End Patch",
-].join("\n");
 
 function inTurn(replies: ScriptedReply[]) {
   let turn = 0;

@@ -2,22 +2,12 @@ import "./test-support/force-color.js";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, test } from "vitest";
+import { MATH, PATCH } from "../../agent/test-support/math-fixture.js";
 import type { GenerateRequest } from "../../engine/engine.js";
 import type { ScriptedReply } from "../../engine/scripted/scripted-engine.js";
 import { KEYS } from "./test-support/fake-terminal.js";
 import { tuiHarness } from "./test-support/tui-harness.js";
 
-const MATH = "export function add(a: number, b: number) {\n  return a - b;\n}\n";
-const PATCH = [
-  "*** Begin Patch",
-  "*** Update File: src/math.ts",
-  "@@",
-  " export function add(a: number, b: number) {",
-  "-  return a - b;",
-  "+  return a + b;",
-  " }",
-  "*** End Patch",
-].join("\n");
 const LONG = Array.from({ length: 200 }, (_, i) => `word${i}`).join(" ");
 
 const call = (name: string, args: object): ScriptedReply => ({
