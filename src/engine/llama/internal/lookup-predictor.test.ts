@@ -12,18 +12,20 @@ function decode(predictor: LookupPredictor, output: string) {
   let at = 0;
   let accepted = 0;
   let rejected = 0;
+  let steps = 0;
   while (at < target.length) {
+    steps++;
     const draft = predictor.predictTokens() as Token[];
     let ok = 0;
     while (ok < draft.length && draft[ok] === target[at + ok]) ok++;
     accepted += ok;
     rejected += draft.length - ok;
-    // The verified prefix plus the token the model sampled after it.
-    const pushed = target.slice(at, Math.min(target.length, at + ok + 1));
-    predictor.pushTokens(pushed);
-    at += pushed.length;
+    // The verified prefix plus the token the model sampled after it, one token at a time as
+    // node-llama-cpp pushes them.
+    const end = Math.min(target.length, at + ok + 1);
+    for (; at < end; at++) predictor.pushTokens([target[at]!]);
   }
-  return { accepted, rejected };
+  return { accepted, rejected, steps };
 }
 
 function predictorFor(text: string, maxDraft = 8) {
@@ -36,10 +38,18 @@ function predictorFor(text: string, maxDraft = 8) {
 describe("LookupPredictor", () => {
   const file = Array.from({ length: 40 }, (_, i) => `line ${i}: value${i} = compute(${i});`).join("\n");
 
-  test("an exact prediction is drafted almost entirely", () => {
-    const { accepted, rejected } = decode(predictorFor(file), file);
+  test("an exact prediction is drafted almost entirely, in drafts of the longest length", () => {
+    const { accepted, rejected, steps } = decode(predictorFor(file, 16), file);
     expect(accepted).toBeGreaterThan(file.length * 0.85);
     expect(rejected).toBe(0);
+    // 17 tokens a forward pass once the draft has grown from 4 to 16.
+    expect(steps).toBeLessThan(file.length / 17 + 4);
+  });
+
+  test("drafts shrink on a refutation and grow back once drafts are used in full", () => {
+    const edited = file.replace("line 5: value5", "line 5: other5");
+    const { steps } = decode(predictorFor(file, 16), edited);
+    expect(steps).toBeLessThan(edited.length / 17 + 16);
   });
 
   test("after an edit in the middle it re-synchronises and drafts the rest of the file", () => {

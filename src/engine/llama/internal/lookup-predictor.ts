@@ -48,11 +48,14 @@ export class LookupPredictor extends TokenPredictor {
    */
   private draft = 4;
   private lastDraft = 0;
+  /** Tokens pushed since the last draft: one more than the draft's length when all of it was used. */
+  private pushedSinceDraft = 0;
 
   configure(settings: LookupSettings): void {
     this.settings = settings;
     this.draft = settings.kind === "off" ? 0 : settings.maxDraft;
     this.lastDraft = 0;
+    this.pushedSinceDraft = 0;
     this.recentText = "";
     this.pendingTokens = [];
     // A prediction is the expected output from its first character.
@@ -61,20 +64,16 @@ export class LookupPredictor extends TokenPredictor {
 
   override reset({ stateTokens }: { stateTokens: Token[] }): void {
     this.recentTokens = stateTokens.slice(-LONGEST_PATTERN);
+    this.lastDraft = 0;
     this.recentText = "";
     this.pendingTokens = [];
     this.cursor = this.settings.kind === "text" ? 0 : -1;
   }
 
+  // node-llama-cpp pushes the output one token at a time, verified drafts included.
   override pushTokens(tokens: Token[]): void {
     const settings = this.settings;
-    if (this.lastDraft > 0 && settings.kind !== "off") {
-      this.draft =
-        tokens.length > this.lastDraft
-          ? Math.min(settings.maxDraft, this.draft * 2)
-          : Math.max(1, this.draft >> 1);
-      this.lastDraft = 0;
-    }
+    this.pushedSinceDraft += tokens.length;
     if (settings.kind === "text") {
       this.pendingTokens.push(...tokens);
       const lastTokens = this.recentTokens.slice(-4);
@@ -98,6 +97,7 @@ export class LookupPredictor extends TokenPredictor {
   override predictTokens(): Token[] {
     const settings = this.settings;
     if (settings.kind === "off") return [];
+    this.adaptDraftLength(settings.maxDraft);
     if (settings.kind === "text") {
       // Mid-character, the place in the text is not known yet.
       if (this.pendingTokens.length > 0) return [];
@@ -113,8 +113,16 @@ export class LookupPredictor extends TokenPredictor {
     return this.drafted(settings.source.slice(this.cursor, this.cursor + this.draft));
   }
 
+  private adaptDraftLength(maxDraft: number): void {
+    if (this.lastDraft === 0) return;
+    const usedInFull = this.pushedSinceDraft > this.lastDraft;
+    this.draft = usedInFull ? Math.min(maxDraft, this.draft * 2) : Math.max(1, this.draft >> 1);
+    this.lastDraft = 0;
+  }
+
   private drafted(tokens: Token[]): Token[] {
     this.lastDraft = tokens.length;
+    this.pushedSinceDraft = 0;
     return tokens;
   }
 
