@@ -1,0 +1,53 @@
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import type { ChatMessage } from "../../protocol/chat.js";
+import type { EngineEvent } from "../engine.js";
+import { collect } from "../test-support/engine-conformance.js";
+import { testModelPath } from "../test-support/test-model.js";
+import { LlamaEngine } from "./llama-engine.js";
+
+const ask = (content: string): ChatMessage[] => [{ role: "user", content }];
+
+describe("continuous batching on the llama engine", () => {
+  let engine: LlamaEngine;
+  beforeAll(async () => {
+    engine = await LlamaEngine.create({ modelPath: await testModelPath(), contextSize: 4096, sequences: 4 });
+  });
+  afterAll(async () => {
+    await engine.dispose();
+  });
+
+  // A new request that lands on a sequence still holding another conversation has to erase it first,
+  // and the erase needs node-llama-cpp's context lock. Its batch loop used to keep that lock while any
+  // stream had a token queued, so the new request waited for every other stream to finish
+  // (patches/node-llama-cpp+3.22.1.patch releases it between batches).
+  test("a new request starts while three other streams are still decoding", async () => {
+    // Every sequence holds a conversation, so the newcomer's sequence must be erased.
+    await Promise.all(["alpha", "beta", "gamma", "delta"].map((w) => collect(engine, { messages: ask(w) })));
+
+    const longest = 1500;
+    const counts = [0, 0, 0];
+    const finished = [false, false, false];
+    const stop = new AbortController();
+    const streams = ["one", "two", "three"].map(async (word, i) => {
+      const request = { messages: ask(`stream ${word}`), maxOutputTokens: longest };
+      for await (const event of engine.generate(request, { signal: stop.signal })) {
+        if (event.type === "text") counts[i]!++;
+      }
+      finished[i] = true;
+    });
+    while (counts.some((n) => n < 3)) await new Promise((resolve) => setTimeout(resolve, 5));
+
+    let atFirstToken: { counts: number[]; finished: boolean[] } | undefined;
+    const newcomer: EngineEvent[] = [];
+    for await (const event of engine.generate({ messages: ask("a new question"), maxOutputTokens: 4 })) {
+      atFirstToken ??= { counts: [...counts], finished: [...finished] };
+      newcomer.push(event);
+    }
+    stop.abort();
+    await Promise.all(streams);
+
+    expect(newcomer.at(-1)?.type).toBe("done");
+    expect(atFirstToken!.finished).toEqual([false, false, false]);
+    for (const count of atFirstToken!.counts) expect(count).toBeLessThan(longest / 2);
+  });
+});
