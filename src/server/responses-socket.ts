@@ -1,3 +1,4 @@
+import type { Duplex } from "node:stream";
 import type { WebSocket } from "ws";
 import type { ChatMessage } from "../protocol/chat.js";
 import { SparkError } from "../protocol/errors.js";
@@ -40,6 +41,11 @@ export interface ResponsesSocketOptions {
   key?: string;
   /** The id its log lines carry (the upgrade request's). Default: a fresh one. */
   requestId?: string;
+  /**
+   * The connection's TCP or TLS socket. Frames sent within one tick are corked into one write: a
+   * response's opening or closing events then cost one syscall and one packet, not one each.
+   */
+  wire?: Duplex;
 }
 
 /** Unsent bytes beyond which a socket counts as busy and text deltas are merged. */
@@ -306,7 +312,20 @@ export class ResponsesSocket {
 
   private send(event: ResponseStreamEvent): void {
     if (this.socket.readyState !== this.socket.OPEN) return;
+    this.corkUntilNextTick();
     this.socket.send(withSequence(event, this.sequence++));
+  }
+
+  private corked = false;
+  private corkUntilNextTick(): void {
+    const wire = this.connection.wire;
+    if (!wire || this.corked) return;
+    this.corked = true;
+    wire.cork();
+    process.nextTick(() => {
+      this.corked = false;
+      wire.uncork();
+    });
   }
 
   /** The one place a WebSocket error becomes a wire event; the connection stays open. */

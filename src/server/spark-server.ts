@@ -192,7 +192,7 @@ export class SparkServer implements AsyncDisposable {
       const path = (req.url ?? "/").split("?")[0] ?? "/";
       accept =
         path === "/v1/responses"
-          ? (ws) => new ResponsesSocket(ws, this.ctx, { key: this.ctx.keyOf(req) })
+          ? (ws) => new ResponsesSocket(ws, this.ctx, { key: this.ctx.keyOf(req), wire: socket })
           : this.options.sockets?.[path];
       if (!accept) throw new SparkError("not_found", `No WebSocket endpoint at ${path}.`);
       checkApiKey(req, this.apiKeys, { subprotocols: true });

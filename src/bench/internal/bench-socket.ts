@@ -17,12 +17,9 @@ export class BenchSocket implements AsyncDisposable {
     });
   }
 
-  /**
-   * Connects as Spark's own client and the openai SDK do, without permessage-deflate; `deflate`
-   * offers it, as browsers do. Default: false.
-   */
-  static async open(url: string, options: { deflate?: boolean } = {}): Promise<BenchSocket> {
-    const ws = new WebSocket(url, { perMessageDeflate: options.deflate ?? false });
+  /** Connects as Spark's own client and the openai SDK do, without permessage-deflate. */
+  static async open(url: string): Promise<BenchSocket> {
+    const ws = new WebSocket(url, { perMessageDeflate: false });
     await new Promise<void>((resolve, reject) => {
       ws.once("open", () => resolve());
       ws.once("error", reject);

@@ -1,4 +1,5 @@
 import http from "node:http";
+import { setImmediate as nextTurn } from "node:timers/promises";
 import { ScriptedEngine } from "../../engine/scripted/scripted-engine.js";
 import { ModelRegistry } from "../../server/model-registry.js";
 import { SparkServer } from "../../server/spark-server.js";
@@ -26,7 +27,6 @@ export async function rttScenario(ctx: BenchContext): Promise<BenchRow[]> {
   await using tlsServer = cert.ok ? await SparkServer.start({ models, tls: cert }) : undefined;
   const wsUrl = `${server.url.replace(/^http/, "ws")}/v1/responses`;
   await using socket = await BenchSocket.open(wsUrl);
-  await using deflateSocket = await BenchSocket.open(wsUrl, { deflate: true });
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   using _agent = { [Symbol.dispose]: () => agent.destroy() };
 
@@ -38,7 +38,6 @@ export async function rttScenario(ctx: BenchContext): Promise<BenchRow[]> {
   };
   const transports = {
     ws: () => roundTrip(socket),
-    wsDeflate: () => roundTrip(deflateSocket),
     keepAlive: () => timedPost(`${server.url}/v1/responses`, body, { agent }),
     https: tlsServer
       ? () => timedPost(`${tlsServer.url}/v1/responses`, body, { agent: false, rejectUnauthorized: false })
@@ -46,15 +45,19 @@ export async function rttScenario(ctx: BenchContext): Promise<BenchRow[]> {
   };
   const times: Record<keyof typeof transports, number[]> = {
     ws: [],
-    wsDeflate: [],
     keepAlive: [],
     https: [],
   };
+  const order = ["ws", "keepAlive", "https"] as const;
   for (let i = -WARMUP; i < iterations; i++) {
-    // Interleaved, so each transport sees the same machine state.
-    for (const name of ["ws", "wsDeflate", "keepAlive", "https"] as const) {
+    // Interleaved in a rotating order, so each transport sees the same machine state; a few turns of
+    // the event loop let the previous request's connection teardown (TLS close) finish outside the
+    // next measurement, without letting the CPU go idle.
+    for (let j = 0; j < order.length; j++) {
+      const name = order[(i + WARMUP + j) % order.length]!;
       const measure = transports[name];
       if (!measure) continue;
+      for (let turn = 0; turn < 3; turn++) await nextTurn();
       const ms = await measure();
       if (i >= 0) times[name].push(ms);
     }
@@ -62,7 +65,7 @@ export async function rttScenario(ctx: BenchContext): Promise<BenchRow[]> {
   const summary = (name: keyof typeof times) =>
     `${median(times[name]).toFixed(2)} ms median, ${percentile(times[name], 90).toFixed(2)} ms p90`;
   ctx.log(
-    `rtt: WebSocket ${summary("ws")} (with permessage-deflate ${summary("wsDeflate")}); keep-alive HTTP ${summary("keepAlive")}; new HTTPS ${cert.ok ? summary("https") : cert.reason}`,
+    `rtt: WebSocket ${summary("ws")}; keep-alive HTTP ${summary("keepAlive")}; new HTTPS ${cert.ok ? summary("https") : cert.reason}`,
   );
   const detail = `${iterations} requests each, one-token reply from a scripted engine; p90 ${percentile(times.ws, 90).toFixed(2)} ms on WebSocket`;
   return [
@@ -87,14 +90,6 @@ export async function rttScenario(ctx: BenchContext): Promise<BenchRow[]> {
       baseline: median(times.keepAlive),
       unit: "ms",
       detail: `${detail}, ${percentile(times.keepAlive, 90).toFixed(2)} ms on keep-alive HTTP`,
-    }),
-    infoRow({
-      scenario: "rtt",
-      metric: "one-token round trip: WebSocket with permessage-deflate (browsers offer it) vs without",
-      value: median(times.wsDeflate),
-      baseline: median(times.ws),
-      unit: "ms",
-      detail: `${detail}, ${percentile(times.wsDeflate, 90).toFixed(2)} ms with deflate; Spark's client and the openai SDK do not offer it`,
     }),
   ];
 }
