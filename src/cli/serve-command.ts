@@ -27,6 +27,7 @@ import { chooseTiers, tierRegistry } from "./tier-engines.js";
 
 export interface ServeOptions extends ServingFlags {
   model?: string;
+  draftModel?: string;
   engine: "llama" | "scripted" | "upstream";
   host: string;
   port: number;
@@ -59,6 +60,8 @@ Examples:
   $ spark serve --model ./qwen2.5-coder-1.5b-instruct-q8_0.gguf
   $ spark serve --model hf:owner/repo/file.gguf --port 9000 --api-key "$SPARK_API_KEY"
   $ spark serve --engine scripted                  # no model: a deterministic echo engine
+  $ spark serve --model ./qwen2.5-coder-7b-instruct-q4_k_m.gguf \
+      --draft-model ./qwen2.5-coder-0.5b-instruct-q8_0.gguf   # speculative decoding (for a GPU)
 
 The server binds 127.0.0.1 unless --host says otherwise, and refuses requests from web pages of
 other origins. Set --api-key (or SPARK_API_KEY) before exposing it to a network.
@@ -85,6 +88,12 @@ export function registerServeCommand(program: Command): void {
     .option(
       "-m, --model <path|uri>",
       "a local GGUF file or hf:owner/repo/file.gguf (default: the default model)",
+    )
+    .option(
+      "--draft-model <path|uri>",
+      "a smaller model with the same vocabulary (GGUF or hf: URI) drafting tokens for the model to " +
+        "verify (default: none; pays off mainly on a GPU: on a CPU its own decode steps cost about as " +
+        "much as they save)",
     )
     .addOption(
       new Option("--engine <name>", "which engine runs the model")
@@ -133,6 +142,9 @@ async function serve(options: ServeOptions): Promise<void> {
   if (Boolean(options.tlsCert) !== Boolean(options.tlsKey)) {
     throw new SparkError("invalid_request", "--tls-cert and --tls-key go together.");
   }
+  if (options.draftModel && options.engine !== "llama") {
+    throw new SparkError("invalid_request", "--draft-model needs the llama engine.");
+  }
   const config = await loadConfig({ cwd: process.cwd(), env: process.env });
   // With tiers in a config file, `spark serve` serves each as a model named after it, unless
   // --model names a file or --engine another engine (then one model, as without a config).
@@ -143,7 +155,10 @@ async function serve(options: ServeOptions): Promise<void> {
   let engine: Engine;
   let tiers: ServeStackOptions["tiers"];
   if (tiered) {
-    const choice = chooseTiers(config, options.model ? { model: options.model } : {});
+    const choice = chooseTiers(config, {
+      ...(options.model ? { model: options.model } : {}),
+      ...(options.draftModel ? { draftModel: options.draftModel } : {}),
+    });
     const models = await tierRegistry(choice);
     engine = models.resolve(choice.defaultTier);
     tiers = { models, config: { ...config, defaultTier: choice.defaultTier, tiers: choice.tiers } };
@@ -281,18 +296,27 @@ async function loadEngine(options: ServeOptions): Promise<Engine> {
   const download = createProgressBar(label);
   const resolved = await resolveModel(options.model, { onProgress: (p) => download.update(p) });
   download.finish();
+  let draftPath: string | undefined;
+  if (options.draftModel) {
+    const draftDownload = createProgressBar(options.draftModel.split("/").at(-1)!);
+    const draft = await resolveModel(options.draftModel, { onProgress: (p) => draftDownload.update(p) });
+    draftDownload.finish();
+    draftPath = draft.path;
+  }
   const started = performance.now();
   const loading = new StatusLine(`Loading ${resolved.path.split("/").at(-1)}`);
   const engine = await LlamaEngine.create({
     modelPath: resolved.path,
+    ...(draftPath ? { draftModelPath: draftPath } : {}),
     contextSize: options.ctxSize,
     sequences: options.parallel,
     threads: options.threads,
     gpu: options.gpu ? "auto" : false,
     onLoadProgress: (fraction) => loading.update(fraction),
   });
+  const drafting = draftPath ? `, drafting with ${draftPath.split("/").at(-1)}` : "";
   loading.done(
-    `Loaded in ${((performance.now() - started) / 1000).toFixed(1)} s on ${engine.threads} threads`,
+    `Loaded in ${((performance.now() - started) / 1000).toFixed(1)} s on ${engine.threads} threads${drafting}`,
   );
   return engine;
 }

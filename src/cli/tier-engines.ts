@@ -4,6 +4,7 @@ import { LazyEngine } from "../engine/lazy-engine.js";
 import { LlamaEngine } from "../engine/llama/llama-engine.js";
 import { ScriptedEngine, type ScriptedEngineOptions } from "../engine/scripted/scripted-engine.js";
 import { UpstreamEngine } from "../engine/upstream/upstream-engine.js";
+import type { DownloadProgress } from "../models/model-download.js";
 import { resolveModel } from "../models/resolve-model.js";
 import { ModelRegistry } from "../server/model-registry.js";
 
@@ -17,20 +18,25 @@ export interface TierChoice {
  * Applies `--model` and `--engine` to the configured tiers. `--model NAME` naming a declared tier
  * starts on that tier; any other value keeps its old meaning, a GGUF path or hf: URI that the
  * default tier runs on the embedded engine. `--engine scripted` makes the default tier scripted.
+ * `--draft-model` gives the tier a session starts on a draft model.
  */
 export function chooseTiers(
   config: Pick<ResolvedConfig, "defaultTier" | "tiers">,
-  flags: { model?: string; engine?: "llama" | "scripted"; contextSize?: number },
+  flags: { model?: string; engine?: "llama" | "scripted"; contextSize?: number; draftModel?: string },
 ): TierChoice {
   const tiers = { ...config.tiers };
-  if (flags.model && tiers[flags.model]) return { defaultTier: flags.model, tiers };
+  const draft = flags.draftModel ? { draft_model: flags.draftModel } : {};
+  if (flags.model && tiers[flags.model]) {
+    tiers[flags.model] = { ...tiers[flags.model]!, ...draft };
+    return { defaultTier: flags.model, tiers };
+  }
   const name = config.defaultTier;
   let tier: TierConfig = tiers[name] ?? { engine: "llama" };
   if (flags.model)
     tier = { engine: "llama", model: flags.model, ...(tier.context ? { context: tier.context } : {}) };
   if (flags.engine === "scripted") tier = { ...tier, engine: "scripted" };
   if (flags.contextSize) tier = { ...tier, context: flags.contextSize };
-  tiers[name] = tier;
+  tiers[name] = { ...tier, ...draft };
   return { defaultTier: name, tiers };
 }
 
@@ -67,13 +73,16 @@ export async function loadTierEngine(
       });
     }
     default: {
-      const resolved = await resolveModel(tier.model, {
-        onProgress: (p) =>
+      const download = {
+        onProgress: (p: DownloadProgress) =>
           options.onProgress?.("download", p.totalBytes ? p.receivedBytes / p.totalBytes : 0),
-      });
+      };
+      const resolved = await resolveModel(tier.model, download);
+      const draft = tier.draft_model ? await resolveModel(tier.draft_model, download) : undefined;
       return LlamaEngine.create({
         id: name,
         modelPath: resolved.path,
+        ...(draft ? { draftModelPath: draft.path } : {}),
         ...(tier.context ? { contextSize: tier.context } : {}),
         ...(tier.parallel ? { sequences: tier.parallel } : {}),
         onLoadProgress: (fraction) => options.onProgress?.("load", fraction),

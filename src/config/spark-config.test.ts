@@ -45,6 +45,18 @@ describe("loadConfig", () => {
     expect(tierAdmission(config)).toEqual({ deep: { maxConcurrent: 2 } });
   });
 
+  it("takes a llama tier's draft model", async () => {
+    const { cwd, env } = await dirs(
+      `[tiers.fast]\nmodel = "./big.gguf"\ndraft_model = "hf:a/b/small.gguf"\n`,
+    );
+    const config = await loadConfig({ cwd, env });
+    expect(config.tiers.fast).toEqual({
+      engine: "llama",
+      model: "./big.gguf",
+      draft_model: "hf:a/b/small.gguf",
+    });
+  });
+
   it("names the file and the field of an invalid value", async () => {
     const { cwd, env, userFile } = await dirs(`[tiers.deep]\nengine = "upstream"\nmodel = "big"\n`);
     await expect(loadConfig({ cwd, env })).rejects.toThrow(`${userFile}: Invalid value at 'tiers.deep.url'`);

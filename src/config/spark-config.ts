@@ -43,6 +43,11 @@ const tierSchema = z
       .optional(),
     /** llama: conversations decoded at once. */
     parallel: z.number().int().min(1).max(64).optional(),
+    /**
+     * llama: a smaller GGUF (path or hf: URI) with the same vocabulary that drafts tokens for the
+     * model to verify. Default: none (it pays off mainly on a GPU).
+     */
+    draft_model: z.string().min(1).max(1024).optional(),
     admission: admissionSchema.optional(),
   })
   .strict()

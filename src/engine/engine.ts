@@ -50,7 +50,7 @@ export interface TokenUsage {
   /** Input tokens whose KV state was reused rather than evaluated. */
   cachedInputTokens: number;
   outputTokens: number;
-  /** Draft tokens (from a prediction or prompt lookup) that became output. */
+  /** Draft tokens (from a prediction, prompt lookup or a draft model) that became output. */
   acceptedPredictionTokens: number;
   /** Draft tokens that were checked and did not match. */
   rejectedPredictionTokens: number;

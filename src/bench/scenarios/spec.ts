@@ -103,7 +103,7 @@ function rows(
       unit: "tok/s",
       detail:
         `${timed.result.usage.outputTokens} output tokens, greedy; prediction tokens ${accepted} accepted, ${rejected} rejected` +
-        `${same ? "" : "; not comparable: it wrote other text than plain decoding (near-tie logits can flip when tokens are verified in a batch)"}${note}`,
+        `${same ? "" : "; not comparable: it wrote other text than plain decoding (llama.cpp's CPU flash attention rounds one query differently from several once the KV cache passes 256 cells, and a random model's sharp attention turns that rounding into another token)"}${note}`,
     };
     const claim = targets[kept];
     if (!claim) return infoRow(fields);

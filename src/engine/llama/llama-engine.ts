@@ -4,6 +4,7 @@ import {
   getLlama,
   type Llama,
   type LlamaContext,
+  type LlamaContextSequence,
   LlamaLogLevel,
   type LlamaModel,
   resolveChatWrapper,
@@ -20,10 +21,13 @@ import type {
   StopReason,
 } from "../engine.js";
 import { callSyntaxOf, renderPrompt } from "./internal/chat-rendering.js";
+import { DraftModelPredictor } from "./internal/draft-model-predictor.js";
 import { LookupPredictor, type LookupSettings } from "./internal/lookup-predictor.js";
 import { OutputParser } from "./internal/output-parser.js";
 import { physicalCoreCount } from "./internal/physical-cores.js";
 import { restoreGeneratedTokens, SequencePool, type Slot } from "./internal/sequence-pool.js";
+import { SwitchingPredictor } from "./internal/switching-predictor.js";
+import { vocabularyMismatch } from "./internal/vocabulary-match.js";
 import { WarmEventLoop } from "./internal/warm-event-loop.js";
 
 export interface LlamaEngineOptions {
@@ -49,15 +53,44 @@ export interface LlamaEngineOptions {
    * 0.5B model here), so long drafts pay off when most of them match. Default: 16.
    */
   draftTokens?: number;
+  /**
+   * A smaller GGUF with the same vocabulary that drafts tokens for requests without a prediction or
+   * prompt lookup (up to `draftTokens` per forward pass). Greedy output is unchanged. It pays off
+   * mainly on a GPU: on a CPU its own decode steps cost about as much as they save. Default: none.
+   */
+  draftModelPath?: string;
+  /**
+   * The draft model stops drafting after a token it gives less than this probability (that token is
+   * still drafted, as in llama.cpp). 0 always drafts `draftTokens`. Default: 0.75 (llama-server's).
+   */
+  draftMinConfidence?: number;
   /** Called with load progress from 0 to 1. */
   onLoadProgress?: (fraction: number) => void;
+}
+
+/** The draft model, when one is loaded: its context has a sequence for each of the main context's. */
+interface DraftSetup {
+  path: string;
+  model: LlamaModel;
+  context: LlamaContext;
+  minConfidence: number;
+}
+
+/** A context sequence's predictors: the switch node-llama-cpp calls, and what it switches between. */
+interface SequencePredictors {
+  switch: SwitchingPredictor;
+  lookup: LookupPredictor;
+  draft: DraftModelPredictor | undefined;
 }
 
 /** Embedded llama.cpp through node-llama-cpp: the default engine. */
 export class LlamaEngine implements Engine {
   readonly info: EngineInfo;
   readonly threads: number;
+  /** The draft model's file, when one is loaded. */
+  readonly draftModelPath: string | undefined;
   private readonly pool: SequencePool;
+  private readonly predictors = new Map<LlamaContextSequence, SequencePredictors>();
   private readonly parserSetup: { callSyntax: ReturnType<typeof callSyntaxOf> };
   private readonly warmLoop = new WarmEventLoop();
   private disposed = false;
@@ -70,12 +103,24 @@ export class LlamaEngine implements Engine {
     private readonly prefillChunk: number,
     private readonly draftTokens: number,
     id: string,
+    private readonly draft: DraftSetup | undefined,
   ) {
     this.info = { id, engine: "llama", contextSize: context.contextSize };
     this.threads = context.currentThreads;
-    const sequences = Array.from({ length: context.totalSequences }, () =>
-      context.getSequence({ tokenPredictor: new LookupPredictor() }),
-    );
+    this.draftModelPath = draft?.path;
+    const sequences = Array.from({ length: context.totalSequences }, () => {
+      const lookup = new LookupPredictor();
+      const drafter = draft
+        ? new DraftModelPredictor(draft.context.getSequence(), {
+            maxTokens: draftTokens,
+            minConfidence: draft.minConfidence,
+          })
+        : undefined;
+      const predictors = new SwitchingPredictor(drafter ? [lookup, drafter] : [lookup]);
+      const sequence = context.getSequence({ tokenPredictor: predictors });
+      this.predictors.set(sequence, { switch: predictors, lookup, draft: drafter });
+      return sequence;
+    });
     this.pool = new SequencePool(sequences);
     this.parserSetup = { callSyntax: callSyntaxOf(model, chatWrapper) };
   }
@@ -89,19 +134,49 @@ export class LlamaEngine implements Engine {
       maxThreads: threads,
     });
     let model: LlamaModel | undefined;
+    let draftModel: LlamaModel | undefined;
+    let loading = options.modelPath;
     try {
       model = await llama.loadModel({
         modelPath: options.modelPath,
         onLoadProgress: options.onLoadProgress,
       });
+      if (options.draftModelPath !== undefined) {
+        loading = options.draftModelPath;
+        draftModel = await llama.loadModel({ modelPath: options.draftModelPath });
+        const mismatch = vocabularyMismatch(model, draftModel);
+        if (mismatch) {
+          throw new SparkError(
+            "invalid_request",
+            `The draft model ${options.draftModelPath} cannot draft for ${options.modelPath}: a draft ` +
+              `model must share the main model's vocabulary (${mismatch}).`,
+          );
+        }
+        loading = options.modelPath;
+      }
       const trained = model.trainContextSize;
       const contextSize = options.contextSize ?? Math.min(trained > 0 ? trained : 4096, 32768);
-      const context = await model.createContext({
-        contextSize,
-        sequences: options.sequences ?? 2,
-        threads,
-        batchSize: Math.min(512, contextSize),
-      });
+      const sequences = options.sequences ?? 2;
+      const batchSize = Math.min(512, contextSize);
+      const context = await model.createContext({ contextSize, sequences, threads, batchSize });
+      let draft: DraftSetup | undefined;
+      if (draftModel) {
+        loading = options.draftModelPath!;
+        // As large as the main context: the draft state follows each sequence's whole conversation,
+        // so a later turn evaluates only its new tokens there too (a shorter window would slide).
+        const draftContext = await draftModel.createContext({
+          contextSize: context.contextSize,
+          sequences: context.totalSequences,
+          threads,
+          batchSize,
+        });
+        draft = {
+          path: options.draftModelPath!,
+          model: draftModel,
+          context: draftContext,
+          minConfidence: options.draftMinConfidence ?? 0.75,
+        };
+      }
       const wrapper = resolveChatWrapper(model);
       const id = options.id ?? path.basename(options.modelPath).replace(/\.gguf$/i, "");
       return new LlamaEngine(
@@ -112,17 +187,17 @@ export class LlamaEngine implements Engine {
         options.prefillChunk ?? 128,
         options.draftTokens ?? 16,
         id,
+        draft,
       );
     } catch (error) {
+      // Disposing a model disposes its contexts.
+      await draftModel?.dispose();
       await model?.dispose();
       await llama.dispose();
-      throw new SparkError(
-        "model_unavailable",
-        `Could not load ${options.modelPath}: ${(error as Error).message}`,
-        {
-          cause: error,
-        },
-      );
+      if (error instanceof SparkError) throw error;
+      throw new SparkError("model_unavailable", `Could not load ${loading}: ${(error as Error).message}`, {
+        cause: error,
+      });
     }
   }
 
@@ -130,7 +205,9 @@ export class LlamaEngine implements Engine {
     if (this.disposed) throw new SparkError("model_not_loaded", "The model has been unloaded.");
     const started = performance.now();
     const signal = options.signal;
-    const rendered = renderPrompt(this.model, this.chatWrapper, request.messages, request.tools);
+    const rendered = request.prefillOnly
+      ? this.renderSharedPrefix(request)
+      : renderPrompt(this.model, this.chatWrapper, request.messages, request.tools);
     const contextSize = this.info.contextSize;
     if (rendered.tokens.length >= contextSize) {
       throw new SparkError(
@@ -186,6 +263,9 @@ export class LlamaEngine implements Engine {
       await sequence.eraseContextTokenRanges([{ start: reused, end: sequence.nextTokenIndex }]);
     }
 
+    const predictors = this.predictors.get(sequence)!;
+    const lookup = this.lookupSettings(request, tokens);
+    const drafter = lookup.kind === "off" ? predictors.draft : undefined;
     const prefillEnd = prefillOnly ? tokens.length : tokens.length - 1;
     for (let at = reused; at < prefillEnd; at += this.prefillChunk) {
       if (signal?.aborted) {
@@ -201,8 +281,13 @@ export class LlamaEngine implements Engine {
       }
       const end = Math.min(prefillEnd, at + this.prefillChunk);
       await sequence.evaluateWithoutGeneratingNewTokens(tokens.slice(at, end));
+      // The draft model evaluates the prompt too, after the main model (never beside it: on a CPU
+      // they would share the cores); it may be further behind, when earlier turns did not use it.
+      await drafter?.catchUp(tokens, end, this.prefillChunk, signal);
       onPrefillProgress?.(end - reused, prefillEnd - reused);
     }
+    // Also when the main model had the whole prompt cached.
+    if (!signal?.aborted) await drafter?.catchUp(tokens, prefillEnd, this.prefillChunk, signal);
     const prefilled = performance.now();
     if (prefillOnly || signal?.aborted) {
       const stopReason = prefillOnly ? "stop" : "cancelled";
@@ -223,8 +308,9 @@ export class LlamaEngine implements Engine {
     let firstTokenAt = 0;
     let lastTokenAt = 0;
 
-    const predictor = sequence.tokenPredictor as LookupPredictor;
-    predictor.configure(this.draftSource(request, tokens));
+    // Drafts come from the request's prediction or prompt lookup, else from the draft model if any.
+    if (lookup.kind !== "off") predictors.lookup.configure(lookup);
+    predictors.switch.select(lookup.kind !== "off" ? predictors.lookup : drafter);
     const predictionsBefore = { ...sequence.tokenPredictions };
     const evaluation = sequence.evaluate([tokens[tokens.length - 1]!], {
       temperature: request.temperature ?? 0,
@@ -283,7 +369,8 @@ export class LlamaEngine implements Engine {
       slot.spans.push({ start: tokens.length, generated, rendered: this.model.tokenize(emittedText, false) });
     }
     const after = sequence.tokenPredictions;
-    predictor.configure({ kind: "off" });
+    predictors.switch.select(undefined);
+    predictors.lookup.configure({ kind: "off" });
     yield done({
       stopReason,
       inputTokens: tokens.length,
@@ -301,10 +388,29 @@ export class LlamaEngine implements Engine {
   }
 
   /**
+   * A pre-warm (`prefillOnly`) evaluates what every next turn shares: the conversation up to where a
+   * following user message would start, not the open assistant turn the template ends with (the
+   * next request would erase that again, and an erase waits for the other streams' batch).
+   */
+  private renderSharedPrefix(request: GenerateRequest) {
+    const { model, chatWrapper } = this;
+    const rendered = renderPrompt(model, chatWrapper, request.messages, request.tools);
+    const next = renderPrompt(
+      model,
+      chatWrapper,
+      [...request.messages, { role: "user", content: "." }],
+      request.tools,
+    );
+    let shared = 0;
+    while (shared < rendered.tokens.length && rendered.tokens[shared] === next.tokens[shared]) shared++;
+    return { ...rendered, tokens: rendered.tokens.slice(0, shared) };
+  }
+
+  /**
    * What to draft from: the request's prediction (long drafts: most of it will match), or with
    * prompt lookup the conversation itself (shorter drafts, longer patterns: matches are rarer).
    */
-  private draftSource(request: GenerateRequest, prompt: Token[]): LookupSettings {
+  private lookupSettings(request: GenerateRequest, prompt: Token[]): LookupSettings {
     const model = this.model;
     if (request.prediction) {
       return {
@@ -325,6 +431,8 @@ export class LlamaEngine implements Engine {
     if (this.disposed) return;
     this.disposed = true;
     await this.context.dispose();
+    await this.draft?.context.dispose();
+    await this.draft?.model.dispose();
     await this.model.dispose();
     await this.llama.dispose();
   }

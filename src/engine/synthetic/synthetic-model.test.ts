@@ -236,7 +236,7 @@ describe("GGUF file layout", () => {
     const before = await stat(p1);
     expect(await ensureSyntheticModel(cache, "tiny", "Q8_0", { seed: 3 })).toBe(p1);
     expect((await stat(p1)).mtimeMs).toBe(before.mtimeMs);
-    expect(await readdir(cache)).toEqual(["spark-synthetic-tiny-q8_0-seed3-v1.gguf"]);
+    expect(await readdir(cache)).toEqual(["spark-synthetic-tiny-q8_0-seed3-v2.gguf"]);
   });
 });
 
