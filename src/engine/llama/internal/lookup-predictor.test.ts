@@ -62,6 +62,29 @@ describe("LookupPredictor", () => {
     expect(rejected).toBeLessThan(30);
   });
 
+  test("once back in step after an edit, it drafts at full length at once", () => {
+    const edited = file.replace(
+      "line 20: value20 = compute(20);",
+      "line 20: value20 = other(20, [1, 2, 3]);",
+    );
+    const predictor = predictorFor(file, 16);
+    const target = tokenize(edited);
+    const drafts: number[] = [];
+    for (let at = 0; at < target.length; ) {
+      const draft = predictor.predictTokens() as Token[];
+      drafts.push(draft.length);
+      let ok = 0;
+      while (ok < draft.length && draft[ok] === target[at + ok]) ok++;
+      const end = Math.min(target.length, at + ok + 1);
+      for (; at < end; at++) predictor.pushTokens([target[at]!]);
+    }
+    // Drafting stops inside the edit (nothing to draft from) and resumes after it.
+    const gap = drafts.indexOf(0);
+    expect(gap).toBeGreaterThan(0);
+    const resumed = drafts.findIndex((length, i) => i > gap && length > 0);
+    expect(drafts[resumed]).toBe(16);
+  });
+
   test("an unrelated prediction costs little: drafts shrink after refutations", () => {
     const { accepted, rejected } = decode(predictorFor("zzzz ".repeat(200)), file);
     expect(accepted).toBe(0);

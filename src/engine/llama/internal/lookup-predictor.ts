@@ -101,8 +101,11 @@ export class LookupPredictor extends TokenPredictor {
     if (settings.kind === "text") {
       // Mid-character, the place in the text is not known yet.
       if (this.pendingTokens.length > 0) return [];
-      if (this.cursor < 0 || this.cursor >= settings.text.length)
+      if (this.cursor < 0 || this.cursor >= settings.text.length) {
         this.cursor = this.resyncText(settings.text);
+        // Back in step with the prediction after an edit: the text after it is likely unchanged.
+        if (this.cursor >= 0) this.draft = settings.maxDraft;
+      }
       if (this.cursor < 0) return [];
       // About four characters a token is plenty of text to draft `maxDraft` tokens from.
       const window = settings.text.slice(this.cursor, this.cursor + this.draft * 8);
