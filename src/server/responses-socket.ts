@@ -42,8 +42,9 @@ export interface ResponsesSocketOptions {
   /** The id its log lines carry (the upgrade request's). Default: a fresh one. */
   requestId?: string;
   /**
-   * The connection's TCP or TLS socket. Frames sent within one tick are corked into one write: a
-   * response's opening or closing events then cost one syscall and one packet, not one each.
+   * The connection's TCP or TLS socket. Events other than text deltas sent within one tick are
+   * corked into one write: a response's opening or closing events then cost one syscall and one
+   * packet, not one each.
    */
   wire?: Duplex;
 }
@@ -312,7 +313,8 @@ export class ResponsesSocket {
 
   private send(event: ResponseStreamEvent): void {
     if (this.socket.readyState !== this.socket.OPEN) return;
-    this.corkUntilNextTick();
+    // Text deltas are already one frame per turn (DeltaCoalescer); the events around them come in bursts.
+    if (event.type !== "response.output_text.delta") this.corkUntilNextTick();
     this.socket.send(withSequence(event, this.sequence++));
   }
 
