@@ -85,6 +85,20 @@ describe("LookupPredictor", () => {
     expect(drafts[resumed]).toBe(16);
   });
 
+  test("in code that repeats itself, it finds its place after an edit, not the first look-alike", () => {
+    const code = Array.from(
+      { length: 30 },
+      (_, i) => `function get${i}(value) {\n  if (value) {\n    return value;\n  }\n  return null;\n}\n`,
+    ).join("");
+    const edited = code.replace(
+      "function get20(value) {\n  if (value) {",
+      "function get20(value) {\n  if (value !== undefined) {",
+    );
+    const { accepted, rejected } = decode(predictorFor(code, 16), edited);
+    expect(accepted).toBeGreaterThan(edited.length * 0.9);
+    expect(rejected).toBeLessThan(20);
+  });
+
   test("an unrelated prediction costs little: drafts shrink after refutations", () => {
     const { accepted, rejected } = decode(predictorFor("zzzz ".repeat(200)), file);
     expect(accepted).toBe(0);

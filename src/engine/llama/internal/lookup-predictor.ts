@@ -42,6 +42,8 @@ export class LookupPredictor extends TokenPredictor {
   private pendingTokens: Token[] = [];
   /** Where the output continues in the source (token index or character offset), or -1. */
   private cursor = -1;
+  /** Where in the prediction the output last departed from it: the search for it starts there. */
+  private departedAt = 0;
   /**
    * Current draft length: halved when a draft is refuted, doubled when one is used in full, so a
    * stretch of output that departs from the source wastes little verification work.
@@ -60,6 +62,7 @@ export class LookupPredictor extends TokenPredictor {
     this.pendingTokens = [];
     // A prediction is the expected output from its first character.
     this.cursor = settings.kind === "text" ? 0 : -1;
+    this.departedAt = 0;
   }
 
   override reset({ stateTokens }: { stateTokens: Token[] }): void {
@@ -68,6 +71,7 @@ export class LookupPredictor extends TokenPredictor {
     this.recentText = "";
     this.pendingTokens = [];
     this.cursor = this.settings.kind === "text" ? 0 : -1;
+    this.departedAt = 0;
   }
 
   // node-llama-cpp pushes the output one token at a time, verified drafts included.
@@ -81,8 +85,10 @@ export class LookupPredictor extends TokenPredictor {
       if (!(piece.endsWith("\uFFFD") && this.pendingTokens.length < 4)) {
         this.pendingTokens = [];
         this.recentText = (this.recentText + piece).slice(-64);
-        if (this.cursor >= 0)
-          this.cursor = settings.text.startsWith(piece, this.cursor) ? this.cursor + piece.length : -1;
+        if (this.cursor >= 0 && !settings.text.startsWith(piece, this.cursor)) {
+          this.departedAt = this.cursor;
+          this.cursor = -1;
+        } else if (this.cursor >= 0) this.cursor += piece.length;
       }
     } else if (settings.kind === "tokens") {
       for (const token of tokens) {
@@ -129,12 +135,21 @@ export class LookupPredictor extends TokenPredictor {
     return tokens;
   }
 
+  /**
+   * The place after the recent output's next occurrence in the prediction. An edit moves forward
+   * through the file, so the search starts where the output departed (less the longest tail, which
+   * may begin before it), and only then from the top: code repeats lines, and the first `}` of a
+   * file is rarely the one being written.
+   */
   private resyncText(text: string): number {
-    for (const length of RESYNC_CHARS) {
-      if (this.recentText.length < length) continue;
-      const tail = this.recentText.slice(-length);
-      const at = text.indexOf(tail);
-      if (at >= 0 && at + length < text.length) return at + length;
+    const from = Math.max(0, this.departedAt - RESYNC_CHARS[0]!);
+    for (const start of from > 0 ? [from, 0] : [0]) {
+      for (const length of RESYNC_CHARS) {
+        if (this.recentText.length < length) continue;
+        const tail = this.recentText.slice(-length);
+        const at = text.indexOf(tail, start);
+        if (at >= 0 && at + length < text.length) return at + length;
+      }
     }
     return -1;
   }
