@@ -49,8 +49,9 @@ export interface LlamaEngineOptions {
   prefillChunk?: number;
   /**
    * Most draft tokens verified per forward pass with Predicted Outputs (half that for prompt
-   * lookup). Verifying k tokens costs far less than k steps on a CPU (16 cost about 2.7 steps of a
-   * 0.5B model here), so long drafts pay off when most of them match. Default: 16.
+   * lookup). Verifying k tokens costs less than k steps: a pass over 17 tokens costs 4-8 decode
+   * steps of the 135M and 0.5B shapes on 2 CPU cores (`spark bench --scenario spec`), far fewer on
+   * a GPU, so long drafts pay off when most of them match; drafts shrink after a miss. Default: 16.
    */
   draftTokens?: number;
   /**
