@@ -9,6 +9,8 @@ type ServerEvent = { type: string; [key: string]: unknown };
 export class BenchSocket implements AsyncDisposable {
   private queue: { event: ServerEvent; at: number }[] = [];
   private waiter: (() => void) | null = null;
+  /** The type of the last event read, for error messages. */
+  private last: string | undefined;
 
   private constructor(private readonly ws: WebSocket) {
     ws.on("message", (data) => {
@@ -32,14 +34,22 @@ export class BenchSocket implements AsyncDisposable {
     return performance.now();
   }
 
-  /** The next event, with its arrival time. */
-  async next(): Promise<{ event: ServerEvent; at: number }> {
+  /** The next event, with its arrival time; a server silent for `timeoutMs` is an error, not a hang. */
+  async next(timeoutMs = 30_000): Promise<{ event: ServerEvent; at: number }> {
     for (;;) {
       const next = this.queue.shift();
-      if (next) return next;
-      await new Promise<void>((resolve) => {
+      if (next) {
+        this.last = next.event.type;
+        return next;
+      }
+      let timer: NodeJS.Timeout | undefined;
+      await new Promise<void>((resolve, reject) => {
         this.waiter = resolve;
-      });
+        timer = setTimeout(
+          () => reject(new Error(`bench: no event for ${timeoutMs} ms (last: ${this.last ?? "none"})`)),
+          timeoutMs,
+        );
+      }).finally(() => clearTimeout(timer));
       this.waiter = null;
     }
   }

@@ -17,8 +17,13 @@ async function until(socket: BenchSocket, match: (e: Timed) => boolean): Promise
   }
 }
 
-const isDelta = (e: Timed) => e.event.type === "response.output_text.delta";
 const isEnd = (e: Timed) => e.event.type === "response.completed" || e.event.type === "response.incomplete";
+/** A text delta; a response that ends first (a random model can stop at once) is an error, not a hang. */
+const isDelta = (e: Timed) => {
+  if (isEnd(e))
+    throw new Error(`bench: the response ended before the text it was waited for (${e.event.type})`);
+  return e.event.type === "response.output_text.delta";
+};
 
 /**
  * Steer sent -> first token of the redirected output, against the two ways to redirect without
