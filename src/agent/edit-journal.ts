@@ -1,5 +1,11 @@
-import { readFile, rm } from "node:fs/promises";
-import { commitStaged, discardStaged, type StagedFile, stageFile } from "./tools/internal/atomic-write.js";
+import { rm } from "node:fs/promises";
+import {
+  commitStaged,
+  discardStaged,
+  readIfExists,
+  type StagedFile,
+  stageFile,
+} from "./tools/internal/atomic-write.js";
 import { ToolError } from "./tools/tool-error.js";
 
 /** One file of a recorded edit. `null` content means the file did not exist on that side. */
@@ -147,14 +153,5 @@ async function restore(files: readonly JournalFile[]): Promise<void> {
   for (const file of staged) await commitStaged(file);
   for (const file of files) {
     if (file.before === null) await rm(file.path, { force: true });
-  }
-}
-
-async function readIfExists(path: string): Promise<Buffer | null> {
-  try {
-    return await readFile(path);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
-    throw error;
   }
 }

@@ -1,8 +1,14 @@
-import { readFile, rm, stat } from "node:fs/promises";
+import { rm, stat } from "node:fs/promises";
 import { diffText, type FileDiff } from "../diff.js";
 import type { EditJournal, JournalFile } from "../edit-journal.js";
 import type { Workspace } from "../workspace.js";
-import { commitStaged, discardStaged, type StagedFile, stageFile } from "./internal/atomic-write.js";
+import {
+  commitStaged,
+  discardStaged,
+  readIfExists,
+  type StagedFile,
+  stageFile,
+} from "./internal/atomic-write.js";
 import type { FileChange } from "./patch-planner.js";
 import { ToolError } from "./tool-error.js";
 
@@ -120,15 +126,6 @@ export async function applyChanges(
     if (change.kind === "move") return { ...diff, kind: "move", from: workspace.relative(source) };
     return diff;
   });
-}
-
-async function readIfExists(path: string): Promise<Buffer | null> {
-  try {
-    return await readFile(path);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
-    throw error;
-  }
 }
 
 function rejected(message: string): ToolError {

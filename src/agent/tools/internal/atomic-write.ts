@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { chmod, mkdir, rename, rm, writeFile } from "node:fs/promises";
+import { chmod, mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 
 /**
@@ -47,4 +47,14 @@ export async function commitStaged(staged: StagedFile): Promise<void> {
 /** Removes staged files that will not be committed. Never throws. */
 export async function discardStaged(staged: readonly StagedFile[]): Promise<void> {
   await Promise.all(staged.map((file) => rm(file.tempPath, { force: true }).catch(() => {})));
+}
+
+/** The file's bytes, or null when it does not exist (a patch may add or delete it). */
+export async function readIfExists(path: string): Promise<Buffer | null> {
+  try {
+    return await readFile(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
+    throw error;
+  }
 }
