@@ -26,7 +26,7 @@ export class DraftModelPredictor extends TokenPredictor {
   private state: Token[] = [];
 
   constructor(
-    readonly draftSequence: LlamaContextSequence,
+    private readonly draftSequence: LlamaContextSequence,
     private readonly settings: DraftModelSettings,
   ) {
     super();
