@@ -15,6 +15,7 @@ import type { ApprovalPolicy } from "./approval.js";
 import { approvalFor } from "./approval.js";
 import { type ConversationInput, compactHistory, historyFromItems } from "./conversation-history.js";
 import { EditJournal } from "./edit-journal.js";
+import { CommandSandbox } from "./sandbox/command-sandbox.js";
 import { type DelegateOptions, SubAgents } from "./sub-agents.js";
 import { asksToRunCommands } from "./system-prompt.js";
 import { toolsFor } from "./tools/index.js";
@@ -34,6 +35,8 @@ export interface AgentThreadOptions {
   allowShell?: boolean;
   /** Whether commands need the user's approval. Default: "ask". */
   approvalPolicy?: ApprovalPolicy;
+  /** Where approved commands run. Default: a `workspace-write` sandbox. */
+  sandbox?: CommandSandbox;
   /** Token budget of the conversation; past 80% of it old turns are compacted. Default: 128K. */
   contextBudget?: number;
   /** Sampling temperature. Default: the server's. */
@@ -76,6 +79,7 @@ export class AgentThread {
   private active: ActiveTurn | null = null;
   private idle: Promise<void> = Promise.resolve();
   private readonly subs: SubAgents | null;
+  private readonly sandbox: CommandSandbox;
 
   constructor(private readonly options: AgentThreadOptions) {
     const now = new Date().toISOString();
@@ -87,6 +91,7 @@ export class AgentThread {
       createdAt: now,
       updatedAt: now,
     };
+    this.sandbox = options.sandbox ?? new CommandSandbox();
     if (options.resume) {
       this.items.push(...options.resume.items);
       this.restart = historyFromItems(options.resume.items);
@@ -473,6 +478,7 @@ export class AgentThread {
       workspace: this.options.workspace,
       journal: this.journal,
       signal: turn.controller.signal,
+      sandbox: this.sandbox,
       approve: (request) => this.approve(turn, request),
       ...(this.subs ? { delegate: (task: string, context?: string) => this.subs!.start(task, context) } : {}),
     };

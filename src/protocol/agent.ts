@@ -78,11 +78,37 @@ export interface ThreadInfo {
   tier?: string;
 }
 
+/**
+ * Where an approved command runs. `workspace-write`: the workspace writable except `.git` and
+ * `.spark`, the rest of the filesystem read-only, a private `/tmp`, no network.
+ * `workspace-write-network`: the same with the network. `danger-full-access`: no sandbox.
+ */
+export const SANDBOX_MODES = ["workspace-write", "workspace-write-network", "danger-full-access"] as const;
+export type SandboxMode = (typeof SANDBOX_MODES)[number];
+
+/** How every face words a sandbox mode beside a command waiting for approval. */
+export function sandboxLabel(mode: SandboxMode): string {
+  switch (mode) {
+    case "workspace-write":
+      return "sandboxed: workspace, no network";
+    case "workspace-write-network":
+      return "sandboxed: workspace, with network";
+    case "danger-full-access":
+      return "NOT sandboxed: full filesystem and network access";
+    default: {
+      const unknown: never = mode;
+      throw new Error(`Unknown sandbox mode: ${String(unknown)}`);
+    }
+  }
+}
+
 export interface ApprovalRequestEvent {
   approval_id: string;
   kind: "shell";
   command: string;
   cwd: string;
+  /** The sandbox the command will run in once approved. */
+  sandbox: SandboxMode;
 }
 
 export type SubAgentStatus = "running" | "completed" | "failed" | "cancelled";

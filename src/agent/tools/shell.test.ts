@@ -2,6 +2,7 @@ import { readFileSync, watch } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
+import { CommandSandbox } from "../sandbox/command-sandbox.js";
 import { SHELL_MAX_OUTPUT_BYTES, shellTool } from "./shell.js";
 import { tempWorkspace } from "./test-support/temp-workspace.js";
 import type { ApprovalRequest } from "./tool.js";
@@ -22,6 +23,10 @@ function isAlive(pid: number): boolean {
   }
 }
 
+// Process ids printed by a command are only meaningful outside a PID namespace; the sandboxed
+// equivalents of these kill tests are in shell-sandbox.test.ts.
+const unsandboxed = () => new CommandSandbox({ mode: "danger-full-access" });
+
 describe("shell", () => {
   test("asks for approval, then runs in the workspace root", async () => {
     await using t = await tempWorkspace();
@@ -36,7 +41,14 @@ describe("shell", () => {
         },
       }),
     );
-    expect(requests).toEqual([{ kind: "shell", command: "pwd; echo out; echo err >&2; exit 3", cwd: t.dir }]);
+    expect(requests).toEqual([
+      {
+        kind: "shell",
+        command: "pwd; echo out; echo err >&2; exit 3",
+        cwd: t.dir,
+        sandbox: "workspace-write",
+      },
+    ]);
     expect(result).toMatchObject({ isError: true, output: `Exit code: 3\nOutput:\n${t.dir}\nout\nerr\n` });
     expect(result.display).toEqual({
       kind: "command",
@@ -63,13 +75,13 @@ describe("shell", () => {
     await expect(readFile(join(t.dir, "ran"))).rejects.toThrow();
   });
 
-  test("a timeout kills the whole process group", async () => {
+  test("a timeout kills the whole process group (unsandboxed)", async () => {
     await using t = await tempWorkspace();
     const started = Date.now();
     const result = await runTool(
       shellTool,
       JSON.stringify({ command: "sleep 5 & echo $!; wait", timeout_ms: 300 }),
-      t.context(),
+      t.context({ sandbox: unsandboxed() }),
     );
     expect(Date.now() - started).toBeLessThan(4000);
     expect(result).toMatchObject({ isError: true, errorCode: "timeout" });
@@ -79,7 +91,7 @@ describe("shell", () => {
     await expect.poll(() => isAlive(pid), { timeout: 2000 }).toBe(false);
   });
 
-  test("an abort kills the command and answers aborted", async () => {
+  test("an abort kills the command and answers aborted (unsandboxed)", async () => {
     await using t = await tempWorkspace();
     const controller = new AbortController();
     // Abort as soon as the command shows it is running: it writes its pid, then becomes sleep.
@@ -90,7 +102,7 @@ describe("shell", () => {
       const result = await runTool(
         shellTool,
         JSON.stringify({ command: "echo $$ > pid.tmp && mv pid.tmp pid && exec sleep 5" }),
-        t.context({ signal: controller.signal }),
+        t.context({ signal: controller.signal, sandbox: unsandboxed() }),
       );
       expect(result).toMatchObject({ isError: true, errorCode: "aborted", output: "aborted" });
       const pid = Number(await readFile(join(t.dir, "pid"), "utf8"));

@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
 import { z } from "zod";
+import type { SandboxedSpawn } from "../sandbox/command-sandbox.js";
 import { OutputCapture } from "./internal/output-capture.js";
 import { parametersOf, type Tool, ToolError } from "./tool.js";
 
@@ -12,7 +13,8 @@ const description = `Run a bash command in the workspace root and return its exi
 (stdout and stderr together; at most ${SHELL_MAX_OUTPUT_BYTES / 1024} KiB, the middle of longer output \
 is dropped). Only run commands the person asked for, such as running the tests or a build. The person \
 may have to approve a command first; a denied command does not run. Commands are not interactive (stdin is empty) and are killed when they \
-exceed timeout_ms.`;
+exceed timeout_ms. Unless the person turned the sandbox off, a command can write only inside the workspace (not .git or .spark) \
+and /tmp (private to it), has no network, and sees only a few environment variables (no keys or tokens).`;
 
 const schema = z.strictObject({
   command: z.string().min(1).describe("The bash command line to run."),
@@ -32,11 +34,15 @@ export const shellTool: Tool<z.infer<typeof schema>> = {
   schema,
   async run(args, ctx) {
     const cwd = ctx.workspace.root;
-    if (!(await ctx.approve({ kind: "shell", command: args.command, cwd }))) {
+    // A command that could not run sandboxed is refused before the person is asked about it.
+    await ctx.sandbox.ensureAvailable();
+    if (!(await ctx.approve({ kind: "shell", command: args.command, cwd, sandbox: ctx.sandbox.mode }))) {
       throw new ToolError("denied", "The user denied this command.");
     }
     ctx.signal.throwIfAborted();
-    const run = await runCommand(args.command, cwd, args.timeout_ms, ctx.signal);
+    const spawnSpec = await ctx.sandbox.spawnFor(args.command, cwd);
+    ctx.signal.throwIfAborted();
+    const run = await runCommand(spawnSpec, cwd, args.timeout_ms, ctx.signal);
     ctx.signal.throwIfAborted();
     const display = {
       kind: "command" as const,
@@ -66,22 +72,22 @@ interface CommandRun {
 }
 
 /**
- * Runs `bash -c` as the leader of its own process group, so a timeout or an abort kills the
- * command's children too, not just bash.
+ * Runs the command (bash, or bwrap around it) as the leader of its own process group, so a timeout
+ * or an abort kills the command's children too, not just bash. Under bwrap the command's own PID
+ * namespace also ends every process in it once bwrap goes, including those that left the group.
  */
 function runCommand(
-  command: string,
+  spawnSpec: SandboxedSpawn,
   cwd: string,
   timeoutMs: number,
   signal: AbortSignal,
 ): Promise<CommandRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn("bash", ["-c", command], {
+    const child = spawn(spawnSpec.file, spawnSpec.args, {
       cwd,
       detached: true,
       stdio: ["ignore", "pipe", "pipe"],
-      // Pagers and credential prompts would wait for a person who cannot answer.
-      env: { ...process.env, PAGER: "cat", GIT_PAGER: "cat", GIT_TERMINAL_PROMPT: "0" },
+      env: spawnSpec.env,
     });
     const capture = new OutputCapture(SHELL_MAX_OUTPUT_BYTES);
     child.stdout.on("data", (chunk: Buffer) => capture.add(chunk));
@@ -111,7 +117,7 @@ function runCommand(
 
     child.on("error", (error) => {
       cleanup();
-      reject(new ToolError("failed", `Could not start bash: ${error.message}`, { cause: error }));
+      reject(new ToolError("failed", `Could not start ${spawnSpec.file}: ${error.message}`, { cause: error }));
     });
     child.on("exit", (code, exitSignal) => {
       exit = { code, signal: exitSignal };

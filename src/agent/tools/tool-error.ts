@@ -11,6 +11,7 @@ export type ToolErrorCode =
   | "not_allowed"
   | "denied"
   | "timeout"
+  | "sandbox_unavailable"
   | "failed";
 
 export class ToolError extends Error {

@@ -1,6 +1,7 @@
 import { z } from "zod";
-import type { ToolDisplay } from "../../protocol/agent.js";
+import type { SandboxMode, ToolDisplay } from "../../protocol/agent.js";
 import type { EditJournal } from "../edit-journal.js";
+import type { CommandSandbox } from "../sandbox/command-sandbox.js";
 import type { Workspace } from "../workspace.js";
 import { ToolError, type ToolErrorCode } from "./tool-error.js";
 
@@ -12,6 +13,8 @@ export interface ApprovalRequest {
   command: string;
   /** Absolute directory the command runs in. */
   cwd: string;
+  /** The sandbox it will run in, shown to the person with the command. */
+  sandbox: SandboxMode;
 }
 
 /** What a tool may touch. One context per tool call; the signal is the turn's. */
@@ -19,6 +22,8 @@ export interface ToolContext {
   workspace: Workspace;
   journal: EditJournal;
   signal: AbortSignal;
+  /** Where approved commands run. */
+  sandbox: CommandSandbox;
   /** Resolves true when the request may go ahead. May wait for the person. */
   approve(request: ApprovalRequest): Promise<boolean>;
   /** Starts a background sub-agent on `task`; returns its id. Absent where none can run. */

@@ -128,6 +128,7 @@ describe("ConversationStore", () => {
       kind: "shell",
       command: "npm test",
       cwd: "/w",
+      sandbox: "workspace-write",
     };
     let view = apply(started, approval);
     expect(view.phase).toBe("waiting for approval");
@@ -164,6 +165,7 @@ describe("ConversationStore", () => {
       kind: "shell",
       command: "make",
       cwd: "/w",
+      sandbox: "workspace-write",
     });
     expect(view.phase).toBe("waiting for approval");
     view = apply({ type: "approval.resolved", approval_id: "a1", approved: true });

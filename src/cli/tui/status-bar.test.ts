@@ -54,7 +54,7 @@ describe("status line", () => {
       hints(
         view({
           phase: "waiting for approval",
-          approvals: [{ approval_id: "a", turn_id: "t", kind: "shell", command: "ls", cwd: "/" }],
+          approvals: [{ approval_id: "a", turn_id: "t", kind: "shell", command: "ls", cwd: "/", sandbox: "workspace-write" }],
         }),
       ),
     ).toBe("y approve · n deny · Esc interrupt");

@@ -3,6 +3,7 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { EditJournal } from "../../edit-journal.js";
+import { CommandSandbox } from "../../sandbox/command-sandbox.js";
 import { Workspace } from "../../workspace.js";
 import type { ToolContext } from "../tool.js";
 
@@ -12,7 +13,10 @@ export interface TempWorkspace extends AsyncDisposable {
   readonly dir: string;
   readonly workspace: Workspace;
   readonly journal: EditJournal;
-  /** A tool context on this workspace; approves everything unless overridden. */
+  /**
+   * A tool context on this workspace; approves everything and runs commands in the default
+   * sandbox (workspace-write) unless overridden.
+   */
   context(overrides?: Partial<ToolContext>): ToolContext;
   write(path: string, content: string | Buffer): Promise<void>;
   read(path: string): Promise<Buffer>;
@@ -49,6 +53,7 @@ export async function tempWorkspace(options: TempWorkspaceOptions = {}): Promise
       workspace,
       journal,
       signal: new AbortController().signal,
+      sandbox: new CommandSandbox(),
       approve: async () => true,
       ...overrides,
     }),
