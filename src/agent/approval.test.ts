@@ -2,7 +2,12 @@ import { describe, expect, test } from "vitest";
 import { approvalFor } from "./approval.js";
 
 describe("approvalFor", () => {
-  const request = (command: string) => ({ kind: "shell" as const, command, cwd: "/work", sandbox: "workspace-write" as const });
+  const request = (command: string) => ({
+    kind: "shell" as const,
+    command,
+    cwd: "/work",
+    sandbox: "workspace-write" as const,
+  });
 
   test("follows the policy", () => {
     expect(approvalFor(request("npm test"), "ask")).toBe("ask-user");

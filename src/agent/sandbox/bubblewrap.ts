@@ -61,12 +61,17 @@ export function probeBubblewrap(bwrapPath: string): Promise<string | null> {
 function runProbe(bwrapPath: string): Promise<string | null> {
   const args = [...bubblewrapArgs({ writable: [], readOnly: [], cwd: "/" }), "true"];
   return new Promise((resolve) => {
-    execFile(bwrapPath, args, { timeout: PROBE_TIMEOUT_MS, env: { PATH: process.env.PATH ?? "" } }, (error, _stdout, stderr) => {
-      if (!error) return resolve(null);
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code === "ENOENT") return resolve(`bubblewrap is not installed (no ${bwrapPath})`);
-      const said = stderr.trim().split("\n")[0];
-      resolve(`bubblewrap (${bwrapPath}) cannot start a sandbox here: ${said || error.message}`);
-    });
+    execFile(
+      bwrapPath,
+      args,
+      { timeout: PROBE_TIMEOUT_MS, env: { PATH: process.env.PATH ?? "" } },
+      (error, _stdout, stderr) => {
+        if (!error) return resolve(null);
+        const code = (error as NodeJS.ErrnoException).code;
+        if (code === "ENOENT") return resolve(`bubblewrap is not installed (no ${bwrapPath})`);
+        const said = stderr.trim().split("\n")[0];
+        resolve(`bubblewrap (${bwrapPath}) cannot start a sandbox here: ${said || error.message}`);
+      },
+    );
   });
 }

@@ -48,13 +48,16 @@ export class CommandSandbox {
    */
   async ensureAvailable(): Promise<void> {
     if (this.mode === "danger-full-access") return;
-    const problem = process.platform === "linux" ? await probeBubblewrap(this.bwrapPath) : `commands are only sandboxed on Linux (this is ${process.platform})`;
+    const problem =
+      process.platform === "linux"
+        ? await probeBubblewrap(this.bwrapPath)
+        : `commands are only sandboxed on Linux (this is ${process.platform})`;
     if (problem === null) return;
     throw new ToolError(
       "sandbox_unavailable",
       `The command did not run: it must run in a sandbox (--sandbox ${this.mode}), and ${problem}. ` +
         "The person can install bubblewrap (Debian/Ubuntu: `sudo apt-get install bubblewrap`; Fedora: " +
-        '`sudo dnf install bubblewrap`), or opt out of the sandbox explicitly with `--sandbox danger-full-access` ' +
+        "`sudo dnf install bubblewrap`), or opt out of the sandbox explicitly with `--sandbox danger-full-access` " +
         '(or `sandbox = "danger-full-access"` in ~/.config/spark/config.toml). Do not retry the command until then.',
     );
   }

@@ -14,7 +14,8 @@ export function sandboxEnv(env: NodeJS.ProcessEnv): Record<string, string> {
   const allowed: Record<string, string> = {};
   for (const [name, value] of Object.entries(env)) {
     if (value === undefined) continue;
-    if ((SANDBOX_ENV_NAMES as readonly string[]).includes(name) || /^LC_[A-Z]+$/.test(name)) allowed[name] = value;
+    if ((SANDBOX_ENV_NAMES as readonly string[]).includes(name) || /^LC_[A-Z]+$/.test(name))
+      allowed[name] = value;
   }
   return { ...allowed, ...FIXED };
 }

@@ -117,7 +117,9 @@ function runCommand(
 
     child.on("error", (error) => {
       cleanup();
-      reject(new ToolError("failed", `Could not start ${spawnSpec.file}: ${error.message}`, { cause: error }));
+      reject(
+        new ToolError("failed", `Could not start ${spawnSpec.file}: ${error.message}`, { cause: error }),
+      );
     });
     child.on("exit", (code, exitSignal) => {
       exit = { code, signal: exitSignal };

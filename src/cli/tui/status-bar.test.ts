@@ -54,7 +54,16 @@ describe("status line", () => {
       hints(
         view({
           phase: "waiting for approval",
-          approvals: [{ approval_id: "a", turn_id: "t", kind: "shell", command: "ls", cwd: "/", sandbox: "workspace-write" }],
+          approvals: [
+            {
+              approval_id: "a",
+              turn_id: "t",
+              kind: "shell",
+              command: "ls",
+              cwd: "/",
+              sandbox: "workspace-write",
+            },
+          ],
         }),
       ),
     ).toBe("y approve · n deny · Esc interrupt");
