@@ -50,7 +50,7 @@ function processesWith(marker: string): number[] {
  * workspace), then waits or exits. The marker is built from a variable so that bash's own command
  * line does not contain it.
  */
-function backgroundChild(marker: string, options: { then: "wait" | "exit"; setsid?: boolean }): string {
+function backgroundChild(marker: string, options: { andThen: "wait" | "exit"; setsid?: boolean }): string {
   const named = `$m${marker.slice(5)}`;
   const start = options.setsid
     ? `setsid bash -c "exec -a ${named} sleep 1000" &`
@@ -58,7 +58,7 @@ function backgroundChild(marker: string, options: { then: "wait" | "exit"; setsi
   return (
     `m=${marker.slice(0, 5)}; ${start} ` +
     `until tr '\\0' ' ' < /proc/$!/cmdline 2>/dev/null | grep -q ${named}; do :; done; ` +
-    `echo started; touch started; ${options.then === "wait" ? "wait" : "exit 0"}`
+    `echo started; touch started; ${options.andThen === "wait" ? "wait" : "exit 0"}`
   );
 }
 
@@ -141,7 +141,7 @@ describe("shell in the workspace-write sandbox", () => {
   test("a timeout kills a background child that left the process group", async () => {
     await using t = await tempWorkspace();
     const marker = `spark-marker-${randomUUID()}`;
-    const result = await shell(t, backgroundChild(marker, { then: "wait", setsid: true }), {
+    const result = await shell(t, backgroundChild(marker, { andThen: "wait", setsid: true }), {
       timeout_ms: 3000,
     });
     expect(result).toMatchObject({ isError: true, errorCode: "timeout" });
@@ -157,7 +157,9 @@ describe("shell in the workspace-write sandbox", () => {
       if (name === "started") controller.abort();
     });
     try {
-      const result = await shell(t, backgroundChild(marker, { then: "wait" }), { signal: controller.signal });
+      const result = await shell(t, backgroundChild(marker, { andThen: "wait" }), {
+        signal: controller.signal,
+      });
       expect(result).toMatchObject({ isError: true, errorCode: "aborted" });
       await expect.poll(() => processesWith(marker), { timeout: 5000 }).toEqual([]);
     } finally {
@@ -168,7 +170,7 @@ describe("shell in the workspace-write sandbox", () => {
   test("background children, even in a session of their own, die when the command exits", async () => {
     await using t = await tempWorkspace();
     const marker = `spark-marker-${randomUUID()}`;
-    const result = await shell(t, backgroundChild(marker, { then: "exit", setsid: true }));
+    const result = await shell(t, backgroundChild(marker, { andThen: "exit", setsid: true }));
     expect(result).toMatchObject({ isError: false, output: "Exit code: 0\nOutput:\nstarted\n" });
     await expect.poll(() => processesWith(marker), { timeout: 5000 }).toEqual([]);
   });
