@@ -1,6 +1,7 @@
 import { type Command, InvalidArgumentError, Option } from "commander";
 import { listSessions, sessionsDir } from "../agent/transcript.js";
 import { loadConfig } from "../config/spark-config.js";
+import { SANDBOX_MODES, type SandboxMode } from "../protocol/agent.js";
 import { SparkError } from "../protocol/errors.js";
 import { AgentRuntime, type AgentRuntimeOptions } from "./agent-runtime.js";
 import { StatusLine } from "./status-line.js";
@@ -13,6 +14,7 @@ interface AgentFlags {
   apiKey?: string;
   allowShell: boolean;
   approval: "ask" | "auto";
+  sandbox?: SandboxMode;
   prewarm: boolean;
   engine: "llama" | "scripted";
   cd?: string;
@@ -34,7 +36,8 @@ Examples:
   $ spark resume --last
 
 Spark never runs commands or tests unless you ask in that message (or pass --allow-shell), and
-then asks before each command unless --approval auto.
+then asks before each command unless --approval auto. Commands run in a bubblewrap sandbox:
+the workspace writable (not .git or .spark), no network, no keys in the environment (--sandbox).
 `;
 
 function addAgentOptions(command: Command): Command {
@@ -53,6 +56,12 @@ function addAgentOptions(command: Command): Command {
       new Option("--approval <policy>", "ask before each command, or run them without asking")
         .choices(["ask", "auto"])
         .default("ask"),
+    )
+    .addOption(
+      new Option(
+        "--sandbox <mode>",
+        'where approved commands run: the workspace writable, no network; the same with network; or no sandbox (default: "sandbox" in config.toml, else workspace-write)',
+      ).choices(SANDBOX_MODES),
     )
     .option("--no-prewarm", "do not pre-warm the model with the system prompt at start")
     .addOption(
@@ -121,6 +130,7 @@ async function startRuntime(flags: AgentFlags, quiet: boolean): Promise<AgentRun
     ...(flags.tokensPerSecond ? { scripted: { tokensPerSecond: flags.tokensPerSecond } } : {}),
     allowShell: flags.allowShell,
     approval: flags.approval,
+    ...(flags.sandbox ? { sandbox: flags.sandbox } : {}),
     prewarm: flags.prewarm,
     onNotice: (message) => process.stderr.write(`spark: ${message}\n`),
     onProgress: quiet

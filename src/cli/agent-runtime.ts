@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { AgentThread } from "../agent/agent-thread.js";
 import { discoverAgentsFiles } from "../agent/agents-md.js";
 import type { ApprovalPolicy } from "../agent/approval.js";
+import { CommandSandbox } from "../agent/sandbox/command-sandbox.js";
 import { buildSystemPrompt } from "../agent/system-prompt.js";
 import { readSession, sessionsDir, Transcript } from "../agent/transcript.js";
 import { Workspace } from "../agent/workspace.js";
@@ -9,7 +10,7 @@ import { ResponsesClient, type ResponsesClientOptions } from "../client/response
 import type { ResolvedConfig } from "../config/spark-config.js";
 import { tierAdmission } from "../config/spark-config.js";
 import type { ScriptedEngineOptions } from "../engine/scripted/scripted-engine.js";
-import type { ThreadEvent } from "../protocol/agent.js";
+import type { SandboxMode, ThreadEvent } from "../protocol/agent.js";
 import type { ModelRegistry } from "../server/model-registry.js";
 import { SparkServer } from "../server/spark-server.js";
 import { chooseTiers, tierRegistry } from "./tier-engines.js";
@@ -40,6 +41,8 @@ export interface AgentRuntimeOptions {
   config?: ResolvedConfig;
   allowShell?: boolean;
   approval?: ApprovalPolicy;
+  /** `--sandbox`: where approved commands run. Default: {@link config}'s `sandbox`, else `workspace-write`. */
+  sandbox?: SandboxMode;
   /** Pre-warm each new thread with its system prompt and tools. Default: true. */
   prewarm?: boolean;
   /** Where transcripts go. Default: {@link sessionsDir}. */
@@ -154,6 +157,11 @@ export class AgentRuntime implements AsyncDisposable {
     );
   }
 
+  /** Where this runtime's threads run approved commands. */
+  get sandboxMode(): SandboxMode {
+    return this.options.sandbox ?? this.options.config?.sandbox ?? "workspace-write";
+  }
+
   /**
    * A new thread on `model` (default: {@link modelId}; pre-warmed unless disabled), or a saved
    * session continued. Its sub-agents get transcripts of their own.
@@ -171,6 +179,7 @@ export class AgentRuntime implements AsyncDisposable {
       model,
       allowShell: this.options.allowShell ?? false,
       approvalPolicy: this.options.approval ?? "ask",
+      sandbox: new CommandSandbox({ mode: this.sandboxMode }),
       contextBudget: this.contextBudget,
       ...(this.delegateTier
         ? {

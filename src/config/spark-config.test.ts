@@ -83,3 +83,30 @@ describe("loadConfig", () => {
     expect(userConfigPath({ XDG_CONFIG_HOME: "/x" })).toBe(path.join("/x", "spark", "config.toml"));
   });
 });
+
+describe("sandbox", () => {
+  it("is absent (workspace-write) by default and read from the user's file", async () => {
+    expect((await loadConfig(await dirs())).sandbox).toBeUndefined();
+    const { cwd, env } = await dirs(`sandbox = "danger-full-access"\n`);
+    expect((await loadConfig({ cwd, env })).sandbox).toBe("danger-full-access");
+  });
+
+  it("may be tightened by the project's file", async () => {
+    const { cwd, env } = await dirs(`sandbox = "workspace-write-network"\n`, `sandbox = "workspace-write"\n`);
+    expect((await loadConfig({ cwd, env })).sandbox).toBe("workspace-write");
+  });
+
+  it("may not be loosened by the project's file", async () => {
+    const { cwd, env, userFile } = await dirs(undefined, `sandbox = "danger-full-access"\n`);
+    const loading = loadConfig({ cwd, env });
+    await expect(loading).rejects.toThrow(/would loosen the sandbox \("workspace-write"\)/);
+    await expect(loading).rejects.toThrow(`--sandbox danger-full-access or in ${userFile}`);
+    const network = await dirs(`sandbox = "workspace-write"\n`, `sandbox = "workspace-write-network"\n`);
+    await expect(loadConfig(network)).rejects.toMatchObject({ code: "invalid_request", param: "sandbox" });
+  });
+
+  it("rejects an unknown mode", async () => {
+    const { cwd, env } = await dirs(`sandbox = "off"\n`);
+    await expect(loadConfig({ cwd, env })).rejects.toThrow(/sandbox/);
+  });
+});

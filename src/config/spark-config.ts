@@ -3,6 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { parse as parseTomlText } from "smol-toml";
 import { z } from "zod";
+import { SANDBOX_MODES, type SandboxMode } from "../protocol/agent.js";
 import { SparkError } from "../protocol/errors.js";
 import { validate } from "../protocol/validate.js";
 import type { AdmissionLimits } from "../server/admission/admission-controller.js";
@@ -65,6 +66,8 @@ export const sparkConfigSchema = z
     /** The tier the `delegate` tool hands longer work to. Default: `deep` when declared. */
     delegate_tier: tierName.optional(),
     tiers: z.record(tierName, tierSchema).optional(),
+    /** Where approved commands run (see SandboxMode). Default: `workspace-write`. */
+    sandbox: z.enum(SANDBOX_MODES).optional(),
   })
   .strict();
 
@@ -76,6 +79,8 @@ export interface ResolvedConfig {
   defaultTier: string;
   delegateTier: string | null;
   tiers: Record<string, TierConfig>;
+  /** Where approved commands run. Default (absent): `workspace-write`. */
+  sandbox?: SandboxMode;
   /** Files that contributed, in the order applied. */
   sources: string[];
 }
@@ -122,6 +127,7 @@ export async function loadConfig(options: LoadConfigOptions): Promise<ResolvedCo
     } catch (error) {
       throw new SparkError("invalid_request", `${file}: ${(error as Error).message}`);
     }
+    if (file !== files[0]) checkProjectSandbox(file, config.sandbox, merged.sandbox, files[0]!);
     merged = mergeConfig(merged, config);
     sources.push(file);
   }
@@ -150,7 +156,32 @@ export async function loadConfig(options: LoadConfigOptions): Promise<ResolvedCo
   if (delegateTier && !tiers[delegateTier]) {
     throw new SparkError("invalid_request", `delegate_tier '${delegateTier}' is not declared under [tiers].`);
   }
-  return { defaultTier, delegateTier, tiers, sources };
+  return {
+    defaultTier,
+    delegateTier,
+    tiers,
+    ...(merged.sandbox ? { sandbox: merged.sandbox } : {}),
+    sources,
+  };
+}
+
+/** The repository is untrusted: its config may tighten the user's sandbox, never loosen it. */
+function checkProjectSandbox(
+  file: string,
+  project: SandboxMode | undefined,
+  user: SandboxMode | undefined,
+  userFile: string,
+): void {
+  if (!project) return;
+  const allowed = user ?? "workspace-write";
+  // SANDBOX_MODES runs from the strictest to the loosest.
+  if (SANDBOX_MODES.indexOf(project) <= SANDBOX_MODES.indexOf(allowed)) return;
+  throw new SparkError(
+    "invalid_request",
+    `${file}: sandbox = "${project}" would loosen the sandbox ("${allowed}"), which a project's config may not do. ` +
+      `Remove it, or choose it yourself with --sandbox ${project} or in ${userFile}.`,
+    { param: "sandbox" },
+  );
 }
 
 /** The admission limits of each tier that sets any, in the scheduler's terms. */
