@@ -193,6 +193,7 @@ describe("the web app in a real browser (scripted engine)", () => {
     const approval = page.getByRole("alertdialog", { name: "Command approval" });
     await approval.waitFor();
     await expect(approval.textContent()).resolves.toContain("echo approved-run");
+    await expect(approval.textContent()).resolves.toContain("sandboxed: workspace, no network");
     await screenshot(page, "08-approval");
     await approval.getByRole("button", { name: "Approve" }).click();
     await page.locator(".command-output", { hasText: "approved-run" }).waitFor();

@@ -1,4 +1,5 @@
 import * as vscode from "vscode";
+import { sandboxLabel } from "../../src/protocol/agent.js";
 import type { ChatController } from "./chat-controller.js";
 import { pendingApprovals } from "./core/thread-view.js";
 
@@ -16,17 +17,17 @@ export class ApprovalPrompter implements vscode.Disposable {
       for (const approval of pendingApprovals(view)) {
         if (this.asked.has(approval.id)) continue;
         this.asked.add(approval.id);
-        void this.ask(approval.id, approval.command, approval.cwd);
+        void this.ask(approval.id, approval.command, approval.cwd, sandboxLabel(approval.sandbox));
       }
     });
   }
 
-  private async ask(approvalId: string, command: string, cwd: string): Promise<void> {
+  private async ask(approvalId: string, command: string, cwd: string, sandbox: string): Promise<void> {
     const modal =
       vscode.workspace.getConfiguration("spark").get<string>("approvals", "notification") === "modal";
     const choice = await vscode.window.showWarningMessage(
-      modal ? "Spark wants to run a command" : `Spark wants to run: ${command}`,
-      { modal, detail: `${command}\n\nin ${cwd}` },
+      modal ? "Spark wants to run a command" : `Spark wants to run: ${command} (${sandbox})`,
+      { modal, detail: `${command}\n\nin ${cwd}\n${sandbox}` },
       "Approve",
       "Deny",
     );

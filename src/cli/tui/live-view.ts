@@ -1,5 +1,6 @@
 import { Box, Text, useWindowSize } from "ink";
 import React from "react";
+import { sandboxLabel } from "../../protocol/agent.js";
 import type { ConversationView } from "./conversation-store.js";
 import { AgentText, ToolCallView } from "./entry-view.js";
 
@@ -30,6 +31,11 @@ export function LiveView({ view }: { view: ConversationView }): React.ReactEleme
           h(Text, { color: "yellow", bold: true }, "Run this command?"),
           h(Text, { bold: true }, `$ ${approval.command}`),
           h(Text, { dimColor: true }, `in ${approval.cwd}`),
+          h(
+            Text,
+            approval.sandbox === "danger-full-access" ? { color: "red", bold: true } : { dimColor: true },
+            sandboxLabel(approval.sandbox),
+          ),
           h(
             Text,
             null,

@@ -2,6 +2,7 @@ import "./test-support/force-color.js";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, test } from "vitest";
+import { CommandSandbox } from "../../agent/sandbox/command-sandbox.js";
 import { MATH, PATCH } from "../../agent/test-support/math-fixture.js";
 import type { GenerateRequest } from "../../engine/engine.js";
 import type { ScriptedReply } from "../../engine/scripted/scripted-engine.js";
@@ -136,6 +137,7 @@ describe("the terminal UI over a real agent thread (scripted model, real server 
     await h.send("run echo");
     const ask = await h.stdout.waitForText("[y] approve  [n] deny");
     expect(ask).toContain("$ echo approved-output");
+    expect(ask).toContain("sandboxed: workspace, no network");
     expect(ask).toContain("waiting for approval");
     await h.stdin.press("y");
     const frame = await h.stdout.waitFor((f) => f.includes("Ran it.") && f.includes("idle"));
@@ -148,11 +150,16 @@ describe("the terminal UI over a real agent thread (scripted model, real server 
     await using h = await tuiHarness(
       {},
       { script: inTurn([call("shell", { command: "rm -rf build" }), { text: "Understood." }]) },
-      { allowShell: true, approvalPolicy: "ask" },
+      {
+        allowShell: true,
+        approvalPolicy: "ask",
+        sandbox: new CommandSandbox({ mode: "danger-full-access" }),
+      },
     );
     h.mount();
     await h.send("run the cleanup");
-    await h.stdout.waitForText("[y] approve  [n] deny");
+    const ask = await h.stdout.waitForText("[y] approve  [n] deny");
+    expect(ask).toContain("NOT sandboxed: full filesystem and network access");
     await h.stdin.press("n");
     const frame = await h.stdout.waitFor((f) => f.includes("Understood.") && f.includes("idle"));
     expect(frame).toContain("Denied: $ rm -rf build");

@@ -1,4 +1,5 @@
 import { useRef, useState } from "preact/hooks";
+import { sandboxLabel } from "../../protocol/agent.js";
 import type { ThreadView } from "./thread-view.js";
 
 export interface ComposerProps {
@@ -40,6 +41,9 @@ export function Composer({ view, connected, onSubmit, onQueue, onStop, onUndo, o
         <div class="approval" role="alertdialog" aria-label="Command approval" key={approval.approval_id}>
           <p>
             Spark wants to run <code>{approval.command}</code> in <code>{approval.cwd}</code>
+            <span class={approval.sandbox === "danger-full-access" ? "sandbox unsandboxed" : "sandbox"}>
+              {sandboxLabel(approval.sandbox)}
+            </span>
           </p>
           <div class="approval-actions">
             <button type="button" class="button accept" onClick={() => onApprove(approval.approval_id, true)}>

@@ -151,6 +151,7 @@ describe("thread view", () => {
           kind: "shell",
           command: "npm test",
           cwd: "/w",
+          sandbox: "workspace-write",
         },
         {
           type: "item.completed",
@@ -184,7 +185,10 @@ describe("thread view", () => {
       view,
     );
     expect(pendingApprovals(later)).toEqual([]);
-    expect(later.entries.find((e) => e.kind === "approval")).toMatchObject({ state: "denied" });
+    expect(later.entries.find((e) => e.kind === "approval")).toMatchObject({
+      state: "denied",
+      sandbox: "workspace-write",
+    });
     expect(later.entries.find((e) => e.kind === "tool")).toMatchObject({
       resolutions: { "a.txt": "rejected" },
       undone: true,

@@ -1,6 +1,7 @@
 import type {
   FileDiff,
   PatchResolution,
+  SandboxMode,
   SubAgentInfo,
   ThreadInfo,
   ThreadItem,
@@ -31,6 +32,7 @@ export type ChatEntry =
       id: string;
       command: string;
       cwd: string;
+      sandbox: SandboxMode;
       state: "pending" | "approved" | "denied";
     }
   | { kind: "turn"; id: string; status: TurnStatus; stats: TurnStats; error?: WireError }
@@ -195,6 +197,7 @@ function reduceEvent(view: ThreadView, event: StampedEvent, now: number): Thread
         id: event.approval_id,
         command: event.command,
         cwd: event.cwd,
+        sandbox: event.sandbox,
         state: "pending",
       };
       return { ...view, entries: [...view.entries, entry] };

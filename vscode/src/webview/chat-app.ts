@@ -1,4 +1,4 @@
-import type { DiffHunk, FileDiff } from "../../../src/protocol/agent.js";
+import { type DiffHunk, type FileDiff, sandboxLabel } from "../../../src/protocol/agent.js";
 import { type ChatEntry, emptyView, meterText, reduceView, type ThreadView } from "../core/thread-view.js";
 import { renderMarkdown } from "./markdown.js";
 import type { ConnectionState, FromWebview, ToWebview } from "./messages.js";
@@ -236,6 +236,10 @@ function renderApproval(entry: Extract<ChatEntry, { kind: "approval" }>): HTMLEl
     h("div", { className: "label", text: "Run this command?" }),
     h("pre", { className: "command", text: entry.command }),
     h("div", { className: "cwd", text: `in ${entry.cwd}` }),
+    h("div", {
+      className: entry.sandbox === "danger-full-access" ? "sandbox unsandboxed" : "sandbox",
+      text: sandboxLabel(entry.sandbox),
+    }),
   );
   if (entry.state === "pending") {
     element.append(
