@@ -6,6 +6,7 @@ import { fileURLToPath } from "node:url";
 import OpenAI from "openai";
 import { describe, expect, test } from "vitest";
 import WebSocket from "ws";
+import { isLoopbackHost, serveKeys } from "./serve-command.js";
 
 const bin = fileURLToPath(new URL("../../bin/spark.js", import.meta.url));
 
@@ -138,5 +139,31 @@ describe("spark serve (the real binary)", () => {
     const run = spark(["serve", "--port", "http"]);
     expect(await run.exit).toBe(1);
     expect(run.stderr()).toContain("expected a whole number from 0 to 65535");
+  });
+});
+
+describe("serveKeys", () => {
+  test("the given keys, else one random key; none with --no-auth on loopback only", () => {
+    expect(serveKeys({ apiKey: ["a"], auth: true, host: "0.0.0.0" }, { SPARK_API_KEY: "b" })).toEqual([
+      "a",
+      "b",
+    ]);
+    const [made] = serveKeys({ apiKey: [], auth: true, host: "127.0.0.1" }, {});
+    expect(made).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(serveKeys({ apiKey: [], auth: true, host: "127.0.0.1" }, {})).not.toEqual([made]);
+    expect(serveKeys({ apiKey: [], auth: false, host: "localhost" }, {})).toEqual([]);
+    expect(() => serveKeys({ apiKey: [], auth: false, host: "192.168.1.5" }, {})).toThrow(
+      "--no-auth is only for a loopback address",
+    );
+    expect(() => serveKeys({ apiKey: [], auth: false, host: "::1" }, { SPARK_API_KEY: "k" })).toThrow(
+      "contradict",
+    );
+  });
+
+  test("loopback hosts", () => {
+    for (const host of ["127.0.0.1", "127.1.2.3", "localhost", "::1", "[::1]", "LOCALHOST"])
+      expect(isLoopbackHost(host)).toBe(true);
+    for (const host of ["0.0.0.0", "::", "192.168.1.5", "127.0.0.1.evil.example", "example.com", ""])
+      expect(isLoopbackHost(host)).toBe(false);
   });
 });
