@@ -1,6 +1,6 @@
 import { type Command, InvalidArgumentError, Option } from "commander";
 import { listSessions, sessionsDir } from "../agent/transcript.js";
-import { loadConfig } from "../config/spark-config.js";
+import { describeIgnoredSettings, loadConfig } from "../config/spark-config.js";
 import { SANDBOX_MODES, type SandboxMode } from "../protocol/agent.js";
 import { SparkError } from "../protocol/errors.js";
 import { AgentRuntime, type AgentRuntimeOptions } from "./agent-runtime.js";
@@ -117,6 +117,12 @@ async function startRuntime(flags: AgentFlags, quiet: boolean): Promise<AgentRun
   // The tiers of ~/.config/spark/config.toml and ./.spark/config.toml describe the embedded
   // runtime; a --server is its own.
   const config = flags.server ? undefined : await loadConfig({ cwd, env: process.env });
+  if (config?.ignored) {
+    // Non-interactive runs do not guess what the project meant: they stop before contacting
+    // anything. The terminal UI goes on without those settings and says so.
+    if (quiet) throw new SparkError("invalid_request", describeIgnoredSettings(config.ignored));
+    process.stderr.write(`spark: warning: ${describeIgnoredSettings(config.ignored)}\n`);
+  }
   const options: AgentRuntimeOptions = {
     cwd,
     ...(config ? { config } : {}),

@@ -4,6 +4,7 @@ import { SparkError } from "../protocol/errors.js";
 import { registerAgentCommands } from "./agent-commands.js";
 import { registerModelsCommand } from "./models-command.js";
 import { registerServeCommand } from "./serve-command.js";
+import { registerTrustCommand } from "./trust-command.js";
 import { VERSION } from "./version.js";
 
 /** Builds the `spark` command line. Exported separately so tests can drive it in-process. */
@@ -19,6 +20,7 @@ export function createProgram(): Command {
   registerServeCommand(program);
   registerModelsCommand(program);
   registerBenchCommand(program);
+  registerTrustCommand(program);
   return program;
 }
 

@@ -1,10 +1,12 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtemp } from "node:fs/promises";
+import { mkdtemp, readFile, stat } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import OpenAI from "openai";
 import { describe, expect, test } from "vitest";
+import WebSocket from "ws";
+import { isLoopbackHost, serveKeys } from "./serve-command.js";
 
 const bin = fileURLToPath(new URL("../../bin/spark.js", import.meta.url));
 
@@ -41,15 +43,78 @@ async function waitFor(
   }
 }
 
+/** The status of a WebSocket upgrade to the agent host: 101 when accepted, else the HTTP status. */
+function agentUpgrade(url: string, key?: string): Promise<number> {
+  return new Promise((resolve) => {
+    const socket = new WebSocket(`${url.replace(/^http/, "ws")}/v1/agent`, {
+      ...(key ? { headers: { Authorization: `Bearer ${key}` } } : {}),
+    });
+    socket.once("open", () => {
+      socket.close();
+      resolve(101);
+    });
+    socket.once("unexpected-response", (_req, res) => {
+      resolve(res.statusCode ?? 0);
+      socket.terminate();
+    });
+    socket.once("error", () => resolve(0));
+  });
+}
+
+async function stateHome(): Promise<string> {
+  return mkdtemp(path.join(os.tmpdir(), "spark-serve-state-"));
+}
+
 describe("spark serve (the real binary)", () => {
   test("serves the scripted engine until Ctrl+C, then exits cleanly", async () => {
-    const run = spark(["serve", "--engine", "scripted", "--port", "0"]);
+    const run = spark(["serve", "--engine", "scripted", "--port", "0", "--no-auth"], {
+      SPARK_HOME: await stateHome(),
+    });
     const [, url] = await waitFor(run.stderr, /HTTP\s+(http:\/\/\S+)\/v1/, run.exit);
     const client = new OpenAI({ baseURL: `${url}/v1`, apiKey: "unused", maxRetries: 0 });
     const response = await client.responses.create({ model: "scripted", input: "ping" });
     expect(response.output_text).toBe("You said: ping");
     run.child.kill("SIGINT");
     expect(await run.exit).toBe(0);
+  });
+
+  test("by default requires a random key, kept in a 0600 state file that is removed on exit", async () => {
+    const home = await stateHome();
+    const run = spark(["serve", "--engine", "scripted", "--port", "0"], { SPARK_HOME: home });
+    const [, url, port] = await waitFor(run.stderr, /HTTP\s+(http:\/\/127\.0\.0\.1:(\d+))\/v1/, run.exit);
+    await waitFor(run.stderr, /Press Ctrl\+C/, run.exit);
+    const file = path.join(home, "servers", `${port}.json`);
+    expect((await stat(file)).mode & 0o777).toBe(0o600);
+    expect((await stat(path.join(home, "servers"))).mode & 0o777).toBe(0o700);
+    const state = JSON.parse(await readFile(file, "utf8"));
+    expect(state).toMatchObject({ port: Number(port), pid: run.child.pid, url, workspace: process.cwd() });
+    expect(state.key).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(run.stderr()).toContain(`API key    required; kept for local clients in ${file}`);
+
+    expect(await agentUpgrade(url!)).toBe(401);
+    expect(await agentUpgrade(url!, "wrong")).toBe(401);
+    expect(await agentUpgrade(url!, state.key)).toBe(101);
+    const anonymous = new OpenAI({ baseURL: `${url}/v1`, apiKey: "unused", maxRetries: 0 });
+    await expect(anonymous.responses.create({ model: "scripted", input: "ping" })).rejects.toMatchObject({
+      status: 401,
+    });
+    const client = new OpenAI({ baseURL: `${url}/v1`, apiKey: state.key, maxRetries: 0 });
+    expect((await client.responses.create({ model: "scripted", input: "ping" })).output_text).toBe(
+      "You said: ping",
+    );
+
+    run.child.kill("SIGINT");
+    expect(await run.exit).toBe(0);
+    await expect(stat(file)).rejects.toMatchObject({ code: "ENOENT" });
+  });
+
+  test("--no-auth is refused off loopback, and together with a key", async () => {
+    const open = spark(["serve", "--engine", "scripted", "--port", "0", "--no-auth", "--host", "0.0.0.0"]);
+    expect(await open.exit).toBe(1);
+    expect(open.stderr()).toMatch(/^spark: --no-auth is only for a loopback address, not --host 0\.0\.0\.0/m);
+    const both = spark(["serve", "--engine", "scripted", "--port", "0", "--no-auth", "--api-key", "k"]);
+    expect(await both.exit).toBe(1);
+    expect(both.stderr()).toContain("--no-auth and an API key");
   });
 
   test("a missing model file is one clear error and exit code 1", async () => {
@@ -74,5 +139,31 @@ describe("spark serve (the real binary)", () => {
     const run = spark(["serve", "--port", "http"]);
     expect(await run.exit).toBe(1);
     expect(run.stderr()).toContain("expected a whole number from 0 to 65535");
+  });
+});
+
+describe("serveKeys", () => {
+  test("the given keys, else one random key; none with --no-auth on loopback only", () => {
+    expect(serveKeys({ apiKey: ["a"], auth: true, host: "0.0.0.0" }, { SPARK_API_KEY: "b" })).toEqual([
+      "a",
+      "b",
+    ]);
+    const [made] = serveKeys({ apiKey: [], auth: true, host: "127.0.0.1" }, {});
+    expect(made).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(serveKeys({ apiKey: [], auth: true, host: "127.0.0.1" }, {})).not.toEqual([made]);
+    expect(serveKeys({ apiKey: [], auth: false, host: "localhost" }, {})).toEqual([]);
+    expect(() => serveKeys({ apiKey: [], auth: false, host: "192.168.1.5" }, {})).toThrow(
+      "--no-auth is only for a loopback address",
+    );
+    expect(() => serveKeys({ apiKey: [], auth: false, host: "::1" }, { SPARK_API_KEY: "k" })).toThrow(
+      "contradict",
+    );
+  });
+
+  test("loopback hosts", () => {
+    for (const host of ["127.0.0.1", "127.1.2.3", "localhost", "::1", "[::1]", "LOCALHOST"])
+      expect(isLoopbackHost(host)).toBe(true);
+    for (const host of ["0.0.0.0", "::", "192.168.1.5", "127.0.0.1.evil.example", "example.com", ""])
+      expect(isLoopbackHost(host)).toBe(false);
   });
 });

@@ -1,7 +1,14 @@
+import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { type Command, InvalidArgumentError, Option } from "commander";
 import { sessionsDir } from "../agent/transcript.js";
-import { loadConfig, type ResolvedConfig, tierAdmission } from "../config/spark-config.js";
+import { removeServerState, writeServerState } from "../config/server-state.js";
+import {
+  describeIgnoredSettings,
+  loadConfig,
+  type ResolvedConfig,
+  tierAdmission,
+} from "../config/spark-config.js";
 import type { Engine } from "../engine/engine.js";
 import { LlamaEngine } from "../engine/llama/llama-engine.js";
 import { ScriptedEngine } from "../engine/scripted/scripted-engine.js";
@@ -32,6 +39,8 @@ export interface ServeOptions extends ServingFlags {
   host: string;
   port: number;
   apiKey: string[];
+  /** False with `--no-auth`: no key at all (loopback only). */
+  auth: boolean;
   allowOrigin: string[];
   ctxSize?: number;
   parallel: number;
@@ -47,7 +56,7 @@ export interface ServeOptions extends ServingFlags {
 
 const SERVE_HELP = `
 Endpoints (one port):
-  GET  /                      the web app (with --api-key, open the printed URL: it carries the key)
+  GET  /                      the web app (open the printed URL: it carries the key)
   WS   /v1/agent              the agent host the web app and editors use
   POST /v1/responses          Responses API, JSON or SSE (stream: true)
   WS   /v1/responses          Responses WebSocket mode: response.create, previous_response_id,
@@ -64,7 +73,11 @@ Examples:
       --draft-model ./qwen2.5-coder-0.5b-instruct-q8_0.gguf   # speculative decoding (for a GPU)
 
 The server binds 127.0.0.1 unless --host says otherwise, and refuses requests from web pages of
-other origins. Set --api-key (or SPARK_API_KEY) before exposing it to a network.
+other origins. Every request needs the API key: --api-key (or SPARK_API_KEY), else a random key
+made at start. Either way the key, port, pid and workspace are written for local clients (the VS
+Code extension) to a file only you can read, $XDG_STATE_HOME/spark/servers/<port>.json
+(~/.local/state/spark/..., or $SPARK_HOME/servers/...), removed when the server stops.
+--no-auth serves without a key, on a loopback address only.
 `;
 
 function integer(min: number, max: number) {
@@ -102,7 +115,13 @@ export function registerServeCommand(program: Command): void {
     )
     .option("--host <host>", "address to bind", "127.0.0.1")
     .option("-p, --port <n>", "port to listen on (0 picks a free one)", integer(0, 65535), 8080)
-    .option("--api-key <key>", "require this bearer key (repeatable; also SPARK_API_KEY)", collect, [])
+    .option(
+      "--api-key <key>",
+      "require this bearer key (repeatable; also SPARK_API_KEY; default: a random key made at start)",
+      collect,
+      [],
+    )
+    .option("--no-auth", "require no key at all (only on a loopback --host)")
     .option(
       "--allow-origin <origin>",
       "also accept browser requests from this origin (repeatable)",
@@ -145,7 +164,9 @@ async function serve(options: ServeOptions): Promise<void> {
   if (options.draftModel && options.engine !== "llama") {
     throw new SparkError("invalid_request", "--draft-model needs the llama engine.");
   }
+  const apiKeys = serveKeys(options, process.env);
   const config = await loadConfig({ cwd: process.cwd(), env: process.env });
+  if (config.ignored) process.stderr.write(`spark: warning: ${describeIgnoredSettings(config.ignored)}\n`);
   // With tiers in a config file, `spark serve` serves each as a model named after it, unless
   // --model names a file or --engine another engine (then one model, as without a config).
   const tiered =
@@ -163,7 +184,6 @@ async function serve(options: ServeOptions): Promise<void> {
     engine = models.resolve(choice.defaultTier);
     tiers = { models, config: { ...config, defaultTier: choice.defaultTier, tiers: choice.tiers } };
   } else engine = await loadEngine(options);
-  const apiKeys = [...options.apiKey, ...(process.env.SPARK_API_KEY ? [process.env.SPARK_API_KEY] : [])];
   const serving = servingOptions(options, { kind: options.engine, parallel: options.parallel });
   const stack = await startServe({
     engine,
@@ -180,13 +200,26 @@ async function serve(options: ServeOptions): Promise<void> {
       : {}),
   });
   const { server } = stack;
+  // Without the file, local clients need the key from the printed URL; the server still serves.
+  const stateFile = await writeServerState({
+    port: server.port,
+    key: apiKeys[0] ?? null,
+    pid: process.pid,
+    workspace: process.cwd(),
+    url: server.url,
+    started_at: new Date().toISOString(),
+  }).catch((error: Error) => {
+    process.stderr.write(`spark: warning: could not record the server for local clients: ${error.message}\n`);
+    return null;
+  });
   const ws = server.url.replace(/^http/, "ws");
   const app = stack.appUrl ?? "not built (npm run build:web)";
   process.stderr.write(
     `Spark is serving ${tiers ? `the tiers ${Object.keys(tiers.config.tiers).join(", ")} (default ${engine.info.id})` : engine.info.id} (${engine.info.engine}, ${engine.info.contextSize} tokens of context)\n` +
       `  Web app    ${app}\n` +
       `  HTTP       ${server.url}/v1\n  WebSocket  ${ws}/v1/responses\n  Agent      ${ws}/v1/agent\n` +
-      `${apiKeys.length ? "  API key required\n" : ""}Press Ctrl+C to stop.\n`,
+      `  API key    ${apiKeys.length ? `required${stateFile ? `; kept for local clients in ${stateFile}` : ""}` : "none (--no-auth)"}\n` +
+      "Press Ctrl+C to stop.\n",
   );
   if (options.open && stack.appUrl && !(await openBrowser(stack.appUrl))) {
     process.stderr.write("Could not start a browser; open the web app address above.\n");
@@ -197,7 +230,39 @@ async function serve(options: ServeOptions): Promise<void> {
     process.once("SIGTERM", stop);
   });
   process.stderr.write("Stopping...\n");
+  if (stateFile) await removeServerState(stateFile);
   await stack.close();
+}
+
+/**
+ * The keys `spark serve` requires: `--api-key` and SPARK_API_KEY, else one random key (32 bytes,
+ * base64url). `--no-auth` requires none, and is refused off loopback or together with a key.
+ */
+export function serveKeys(
+  options: Pick<ServeOptions, "apiKey" | "auth" | "host">,
+  env: NodeJS.ProcessEnv,
+): string[] {
+  const given = [...options.apiKey, ...(env.SPARK_API_KEY ? [env.SPARK_API_KEY] : [])];
+  if (options.auth) return given.length > 0 ? given : [randomBytes(32).toString("base64url")];
+  if (given.length > 0) {
+    throw new SparkError(
+      "invalid_request",
+      "--no-auth and an API key (--api-key or SPARK_API_KEY) contradict each other: pass one.",
+    );
+  }
+  if (!isLoopbackHost(options.host)) {
+    throw new SparkError(
+      "invalid_request",
+      `--no-auth is only for a loopback address, not --host ${options.host}: anyone who can reach it could run commands in this workspace. Drop --no-auth (a key is made for you) or bind 127.0.0.1.`,
+    );
+  }
+  return [];
+}
+
+/** Whether `host` (a --host value) is this machine only. */
+export function isLoopbackHost(host: string): boolean {
+  const bare = host.replace(/^\[(.*)\]$/, "$1").toLowerCase();
+  return bare === "localhost" || bare === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(bare);
 }
 
 export interface ServeStackOptions

@@ -1,4 +1,4 @@
-import { readFile } from "node:fs/promises";
+import { readFile, realpath } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { parse as parseTomlText } from "smol-toml";
@@ -7,6 +7,8 @@ import { SANDBOX_MODES, type SandboxMode } from "../protocol/agent.js";
 import { SparkError } from "../protocol/errors.js";
 import { validate } from "../protocol/validate.js";
 import type { AdmissionLimits } from "../server/admission/admission-controller.js";
+import { configDigest, projectConfigPath, projectTrustStatus } from "./project-trust.js";
+import { type IgnoredSetting, withoutUntrustedSettings } from "./untrusted-settings.js";
 
 const tierName = z
   .string()
@@ -85,11 +87,28 @@ export interface ResolvedConfig {
   sources: string[];
 }
 
+/** The settings of an untrusted project's config that were not applied. */
+export interface IgnoredProjectSettings {
+  /** The project directory (its real path): where `spark trust` trusts it. */
+  root: string;
+  file: string;
+  /** The project was trusted, but its file has changed since. */
+  changed: boolean;
+  settings: IgnoredSetting[];
+}
+
+export interface LoadedConfig extends ResolvedConfig {
+  /** What the project's config would do but may not until the project is trusted; null: nothing. */
+  ignored: IgnoredProjectSettings | null;
+}
+
 export interface LoadConfigOptions {
   cwd: string;
   env?: NodeJS.ProcessEnv;
   /** Parses TOML text. Default: smol-toml. */
   parseToml?: (text: string) => unknown;
+  /** The trusted-projects file. Default: trustFilePath(env). */
+  trustFile?: string;
 }
 
 /** `$SPARK_CONFIG`, else `$XDG_CONFIG_HOME/spark/config.toml`, else `~/.config/spark/config.toml`. */
@@ -102,35 +121,35 @@ export function userConfigPath(env: NodeJS.ProcessEnv = process.env): string {
 /**
  * The user's config, then the project's (`./.spark/config.toml`) on top: tiers merge by name,
  * fields of a project tier replace the user's. Without any file, one `fast` tier on the embedded
- * engine with the default model.
+ * engine with the default model. A project's settings that send data or credentials anywhere
+ * (see untrusted-settings.ts) apply only once the user trusts that very file (`spark trust`);
+ * until then they are left out and listed in `ignored`.
  */
-export async function loadConfig(options: LoadConfigOptions): Promise<ResolvedConfig> {
-  const files = [userConfigPath(options.env), path.join(options.cwd, ".spark", "config.toml")];
+export async function loadConfig(options: LoadConfigOptions): Promise<LoadedConfig> {
   const sources: string[] = [];
-  let merged: SparkConfig = {};
-  for (const file of files) {
-    let text: string;
-    try {
-      text = await readFile(file, "utf8");
-    } catch {
-      continue;
+  const userFile = userConfigPath(options.env);
+  const user = await readConfigFile(userFile, options);
+  if (user) sources.push(userFile);
+  const projectFile = projectConfigPath(options.cwd);
+  let project = await readConfigFile(projectFile, options);
+  let ignored: IgnoredProjectSettings | null = null;
+  if (project) {
+    sources.push(projectFile);
+    checkProjectSandbox(projectFile, project.config.sandbox, user?.config.sandbox, userFile);
+    const held = withoutUntrustedSettings(project.config, user?.config ?? {});
+    if (held.ignored.length > 0) {
+      const root = await realpath(options.cwd);
+      const status = await projectTrustStatus(root, configDigest(project.text), {
+        ...(options.env ? { env: options.env } : {}),
+        ...(options.trustFile ? { trustFile: options.trustFile } : {}),
+      });
+      if (status !== "trusted") {
+        project = { ...project, config: held.config };
+        ignored = { root, file: projectFile, changed: status === "changed", settings: held.ignored };
+      }
     }
-    let parsed: unknown;
-    try {
-      parsed = (options.parseToml ?? parseTomlText)(text);
-    } catch (error) {
-      throw new SparkError("invalid_request", `${file} is not valid TOML: ${(error as Error).message}`);
-    }
-    let config: SparkConfig;
-    try {
-      config = validate(sparkConfigSchema, parsed);
-    } catch (error) {
-      throw new SparkError("invalid_request", `${file}: ${(error as Error).message}`);
-    }
-    if (file !== files[0]) checkProjectSandbox(file, config.sandbox, merged.sandbox, files[0]!);
-    merged = mergeConfig(merged, config);
-    sources.push(file);
   }
+  const merged = mergeConfig(user?.config ?? {}, project?.config ?? {});
   const tiers: Record<string, TierConfig> = {};
   for (const [name, tier] of Object.entries(merged.tiers ?? {})) {
     const engine = tier.engine ?? "llama";
@@ -162,6 +181,7 @@ export async function loadConfig(options: LoadConfigOptions): Promise<ResolvedCo
     tiers,
     ...(merged.sandbox ? { sandbox: merged.sandbox } : {}),
     sources,
+    ignored,
   };
 }
 
@@ -182,6 +202,42 @@ function checkProjectSandbox(
       `Remove it, or choose it yourself with --sandbox ${project} or in ${userFile}.`,
     { param: "sandbox" },
   );
+}
+
+/**
+ * What every face says about ignored project settings: the file, each setting and why, and how
+ * to trust the project.
+ */
+export function describeIgnoredSettings(ignored: IgnoredProjectSettings): string {
+  const why = ignored.changed ? "changed since you trusted it" : "not trusted";
+  return (
+    `${ignored.file} is ${why}; these settings are ignored:\n` +
+    ignored.settings.map((setting) => `  ${setting.path}: ${setting.reason}\n`).join("") +
+    `Read the file, then run \`spark trust\` in ${ignored.root} to use them.`
+  );
+}
+
+async function readConfigFile(
+  file: string,
+  options: LoadConfigOptions,
+): Promise<{ text: string; config: SparkConfig } | null> {
+  let text: string;
+  try {
+    text = await readFile(file, "utf8");
+  } catch {
+    return null;
+  }
+  let parsed: unknown;
+  try {
+    parsed = (options.parseToml ?? parseTomlText)(text);
+  } catch (error) {
+    throw new SparkError("invalid_request", `${file} is not valid TOML: ${(error as Error).message}`);
+  }
+  try {
+    return { text, config: validate(sparkConfigSchema, parsed) };
+  } catch (error) {
+    throw new SparkError("invalid_request", `${file}: ${(error as Error).message}`);
+  }
 }
 
 /** The admission limits of each tier that sets any, in the scheduler's terms. */

@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import * as vscode from "vscode";
 import { HostClient, type StampedEvent } from "./core/host-client.js";
 import { nodeSocketFactory } from "./core/node-socket.js";
@@ -5,6 +6,7 @@ import {
   agentSocketUrl,
   isLoopback,
   launchSpark,
+  localServerKey,
   normalizeServerUrl,
   probeServer,
   resolveSparkCommand,
@@ -40,6 +42,10 @@ function readSettings(): Settings {
 export class SparkConnection implements vscode.Disposable {
   private client: HostClient | null = null;
   private server: SparkProcess | null = null;
+  /** The key of the server started here. */
+  private serverKey = "";
+  /** The key the client was last pointed at the server with. */
+  private clientKey = "";
   private connecting: Promise<HostClient> | null = null;
   private current: ConnectionState = { status: "idle", detail: "" };
   private readonly stateEmitter = new vscode.EventEmitter<ConnectionState>();
@@ -96,14 +102,16 @@ export class SparkConnection implements vscode.Disposable {
   private async connect(fresh: boolean): Promise<HostClient> {
     const settings = readSettings();
     try {
-      const baseUrl = await this.serverAddress(settings);
+      const { baseUrl, apiKey } = await this.serverAddress(settings);
       const url = agentSocketUrl(baseUrl);
       this.setState("connecting", url);
-      const client = this.client ?? this.newClient(url, settings.apiKey);
-      // Another server (or the same one asked again): sequence numbers start over.
-      if (fresh || client.endpoint !== url)
-        await client.retarget(url, { fresh: true, apiKey: settings.apiKey });
+      const client = this.client ?? this.newClient(url, apiKey);
+      // Another server (or the same one asked again, or restarted with a new key): sequence
+      // numbers start over.
+      if (fresh || client.endpoint !== url || this.clientKey !== apiKey)
+        await client.retarget(url, { fresh: true, apiKey });
       else await client.connect();
+      this.clientKey = apiKey;
       this.setState("connected", baseUrl);
       return client;
     } catch (error) {
@@ -115,6 +123,7 @@ export class SparkConnection implements vscode.Disposable {
   }
 
   private newClient(url: string, apiKey: string): HostClient {
+    this.clientKey = apiKey;
     const client = new HostClient({
       url,
       ...(apiKey ? { apiKey } : {}),
@@ -133,16 +142,21 @@ export class SparkConnection implements vscode.Disposable {
     return client;
   }
 
-  /** The server to use: the configured one if it answers, else one started here. */
-  private async serverAddress(settings: Settings): Promise<string> {
-    const apiKey = settings.apiKey || undefined;
-    if (this.server) return this.server.baseUrl;
+  /**
+   * The server to use and its key: the configured one if it answers (with spark.apiKey, else the
+   * key a local `spark serve` of this user recorded), else one started here.
+   */
+  private async serverAddress(settings: Settings): Promise<{ baseUrl: string; apiKey: string }> {
+    if (this.server) return { baseUrl: this.server.baseUrl, apiKey: this.serverKey };
     if (settings.serverUrl) {
       this.setState("connecting", settings.serverUrl);
+      const recorded = settings.apiKey ? null : await localServerKey(settings.serverUrl);
+      if (recorded) this.log.info(`Using the key ${settings.serverUrl} recorded for local clients`);
+      const apiKey = settings.apiKey || recorded || "";
       const probe = await probeServer(settings.serverUrl, apiKey ? { apiKey } : {});
       if (probe.ok) {
         this.log.info(`Spark at ${settings.serverUrl} serves ${probe.models.join(", ") || "no model"}`);
-        return settings.serverUrl;
+        return { baseUrl: settings.serverUrl, apiKey };
       }
       if (probe.error.code === "unauthorized") throw probe.error;
       if (!settings.autoStart || !isLoopback(settings.serverUrl)) {
@@ -163,7 +177,7 @@ export class SparkConnection implements vscode.Disposable {
     return this.startServer(settings, 0);
   }
 
-  private async startServer(settings: Settings, port: number): Promise<string> {
+  private async startServer(settings: Settings, port: number): Promise<{ baseUrl: string; apiKey: string }> {
     const folder = vscode.workspace.workspaceFolders?.[0];
     if (folder?.uri.scheme !== "file") {
       throw new SparkLaunchError(
@@ -175,6 +189,8 @@ export class SparkConnection implements vscode.Disposable {
     const command = resolveSparkCommand({ sparkPath: settings.sparkPath, cwd });
     this.log.info(`Starting ${[command.command, ...command.args].join(" ")} serve in ${cwd}`);
     this.setState("starting", cwd);
+    // A server started here requires a key only this extension knows (unless spark.apiKey says).
+    const apiKey = settings.apiKey || randomBytes(32).toString("base64url");
     const server = await vscode.window.withProgress(
       { location: vscode.ProgressLocation.Notification, title: "Starting Spark", cancellable: true },
       (progress, token) => {
@@ -184,7 +200,7 @@ export class SparkConnection implements vscode.Disposable {
           command,
           cwd,
           port,
-          ...(settings.apiKey ? { apiKey: settings.apiKey } : {}),
+          apiKey,
           extraArgs: settings.serveArgs,
           signal: controller.signal,
           onOutput: (line) => {
@@ -196,6 +212,7 @@ export class SparkConnection implements vscode.Disposable {
       },
     );
     this.server = server;
+    this.serverKey = apiKey;
     this.serverExited = false;
     this.log.info(`spark serve (pid ${server.pid}) listens at ${server.baseUrl}`);
     void server.exited.then((code) => {
@@ -211,7 +228,7 @@ export class SparkConnection implements vscode.Disposable {
         if (choice === "Show Log") this.log.show();
       });
     });
-    return server.baseUrl;
+    return { baseUrl: server.baseUrl, apiKey };
   }
 
   private async stopServer(): Promise<void> {

@@ -24,9 +24,9 @@ export class ServerProcess implements AsyncDisposable {
         : new Promise((resolve) => child.once("exit", () => resolve()));
   }
 
-  /** Starts `spark serve <args> --port 0` and waits for it to print its URL. */
+  /** Starts `spark serve <args> --port 0 --no-auth` (loopback) and waits for it to print its URL. */
   static async start(args: string[]): Promise<ServerProcess> {
-    const child = spawn(process.execPath, [sparkBin(), "serve", ...args, "--port", "0"], {
+    const child = spawn(process.execPath, [sparkBin(), "serve", ...args, "--port", "0", "--no-auth"], {
       stdio: ["ignore", "ignore", "pipe"],
     });
     try {

@@ -7,6 +7,7 @@ import {
   agentSocketUrl,
   isLoopback,
   launchSpark,
+  localServerKey,
   normalizeServerUrl,
   probeServer,
   resolveSparkCommand,
@@ -102,6 +103,29 @@ describe("starting the real spark serve (built by npm test first)", () => {
       ok: false,
       error: { code: "unreachable" },
     });
+  });
+
+  test("without a key of ours, the server makes one, and local clients find it in its state file", async () => {
+    const { cwd, env } = await workspace();
+    const spark = await launchSpark({
+      command: resolveSparkCommand({ sparkPath: repo, cwd, env }),
+      cwd,
+      env: { ...env, SPARK_API_KEY: "" },
+      extraArgs: ["--engine", "scripted"],
+    });
+    try {
+      expect(await probeServer(spark.baseUrl)).toMatchObject({ ok: false, error: { code: "unauthorized" } });
+      const key = await localServerKey(spark.baseUrl, { env });
+      expect(key).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      expect(await probeServer(spark.baseUrl, { apiKey: key! })).toEqual({ ok: true, models: ["scripted"] });
+      // Another user's state (another SPARK_HOME) and other machines know no key.
+      expect(await localServerKey(spark.baseUrl, { env: { SPARK_HOME: cwd } })).toBeNull();
+      expect(await localServerKey(spark.baseUrl.replace("127.0.0.1", "gpu-box"), { env })).toBeNull();
+    } finally {
+      await spark.dispose();
+    }
+    expect(await spark.exited).toBe(0);
+    expect(await localServerKey(spark.baseUrl, { env })).toBeNull();
   });
 
   test("a server that cannot start says why", async () => {

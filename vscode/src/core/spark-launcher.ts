@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { accessSync, constants, existsSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
+import { findServerState } from "../../../src/config/server-state.js";
 
 /** How to run Spark: a program and the arguments before `serve`. */
 export interface SparkCommand {
@@ -129,7 +130,10 @@ export interface LaunchOptions {
   cwd: string;
   /** 0 picks a free port. Default: 0. */
   port?: number;
-  /** Required of clients, passed as `--api-key`. Default: none. */
+  /**
+   * Required of clients; passed in the child's SPARK_API_KEY (not on its command line, which other
+   * users can read). Default: none, and the server makes a key of its own.
+   */
   apiKey?: string;
   /** More arguments for `spark serve` (`--model`, `--engine scripted`, ...). Default: none. */
   extraArgs?: string[];
@@ -169,12 +173,15 @@ export function launchSpark(options: LaunchOptions): Promise<SparkProcess> {
     "serve",
     "--port",
     String(options.port ?? 0),
-    ...(options.apiKey ? ["--api-key", options.apiKey] : []),
     ...(options.extraArgs ?? []),
   ];
   const child: ChildProcess = spawn(options.command.command, args, {
     cwd: options.cwd,
-    env: { ...(options.env ?? process.env), ...options.command.env },
+    env: {
+      ...(options.env ?? process.env),
+      ...options.command.env,
+      ...(options.apiKey ? { SPARK_API_KEY: options.apiKey } : {}),
+    },
     stdio: ["ignore", "pipe", "pipe"],
   });
   // A server outliving the editor would hold its port and the workspace: stop it with this process.
@@ -334,4 +341,19 @@ export function normalizeServerUrl(value: string): string {
 export function isLoopback(baseUrl: string): boolean {
   const host = new URL(baseUrl).hostname;
   return host === "localhost" || host === "[::1]" || host === "::1" || /^127\./.test(host);
+}
+
+/**
+ * The key of a `spark serve` this user runs at `baseUrl` on this machine, read from the state file
+ * it keeps for local clients (0600, see src/config/server-state.ts); null when none is recorded,
+ * the server is elsewhere, or it runs with `--no-auth`.
+ */
+export async function localServerKey(
+  baseUrl: string,
+  options: { env?: NodeJS.ProcessEnv } = {},
+): Promise<string | null> {
+  if (!isLoopback(baseUrl)) return null;
+  const url = new URL(baseUrl);
+  const port = Number(url.port || (url.protocol === "https:" ? 443 : 80));
+  return (await findServerState(port, options))?.key ?? null;
 }

@@ -1,4 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtemp } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
 import { fileURLToPath } from "node:url";
 
 const bin = fileURLToPath(new URL("../../../../bin/spark.js", import.meta.url));
@@ -15,9 +18,14 @@ export interface SparkServeProcess extends AsyncDisposable {
   stderrMatches(pattern: RegExp): Promise<void>;
 }
 
-/** Starts `spark serve <args> --port 0` and resolves once it prints its address. */
+/**
+ * Starts `spark serve <args> --port 0 --no-auth` (its state file in a temporary SPARK_HOME) and
+ * resolves once it prints its address.
+ */
 export async function startSparkServe(args: string[]): Promise<SparkServeProcess> {
-  const child = spawn(process.execPath, [bin, "serve", ...args, "--port", "0"], {
+  const home = await mkdtemp(path.join(os.tmpdir(), "spark-serve-home-"));
+  const child = spawn(process.execPath, [bin, "serve", ...args, "--port", "0", "--no-auth"], {
+    env: { ...process.env, SPARK_HOME: home },
     stdio: ["ignore", "ignore", "pipe"],
   });
   let stderr = "";

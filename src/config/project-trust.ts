@@ -1,0 +1,122 @@
+import { createHash } from "node:crypto";
+import { realpath } from "node:fs/promises";
+import path from "node:path";
+import { z } from "zod";
+import { SparkError } from "../protocol/errors.js";
+import { readIfExists, sparkStateDir, writePrivateFile } from "./private-files.js";
+
+/**
+ * The projects whose `.spark/config.toml` the user trusts, each with the SHA-256 of the file as it
+ * was trusted: a changed file is untrusted again.
+ */
+const trustFileSchema = z
+  .object({
+    version: z.literal(1),
+    projects: z.record(
+      z.string().min(1).max(4096),
+      z
+        .object({
+          sha256: z.string().regex(/^[0-9a-f]{64}$/),
+          trusted_at: z.iso.datetime(),
+        })
+        .strict(),
+    ),
+  })
+  .strict();
+
+type TrustFile = z.infer<typeof trustFileSchema>;
+
+export interface TrustedProject {
+  /** The project directory's real path. */
+  root: string;
+  sha256: string;
+  trusted_at: string;
+}
+
+/** `trusted` (this very file), `changed` (trusted, but the file differs since), or `untrusted`. */
+export type ProjectTrustStatus = "trusted" | "changed" | "untrusted";
+
+export interface TrustOptions {
+  /** Where `SPARK_HOME` / `XDG_STATE_HOME` are read. Default: `process.env`. */
+  env?: NodeJS.ProcessEnv;
+  /** The trust file. Default: {@link trustFilePath}. */
+  trustFile?: string;
+}
+
+/** `<state dir>/trusted-projects.json` (see sparkStateDir), mode 0600. */
+export function trustFilePath(env: NodeJS.ProcessEnv = process.env): string {
+  return path.join(sparkStateDir(env), "trusted-projects.json");
+}
+
+/** A project's own config file. */
+export function projectConfigPath(root: string): string {
+  return path.join(root, ".spark", "config.toml");
+}
+
+export function configDigest(text: string): string {
+  return createHash("sha256").update(text, "utf8").digest("hex");
+}
+
+/** Whether the project at `root` (a real path) is trusted with a file of this digest. */
+export async function projectTrustStatus(
+  root: string,
+  sha256: string,
+  options: TrustOptions = {},
+): Promise<ProjectTrustStatus> {
+  // An unreadable trust file trusts nothing.
+  const trusted = (await readTrustFile(options).catch(() => null))?.projects[root];
+  if (!trusted) return "untrusted";
+  return trusted.sha256 === sha256 ? "trusted" : "changed";
+}
+
+/** Trusts the project in `dir` with its config file as it is now. */
+export async function trustProject(dir: string, options: TrustOptions = {}): Promise<TrustedProject> {
+  const root = await realpath(dir);
+  const file = projectConfigPath(root);
+  const text = await readIfExists(file);
+  if (text === null) throw new SparkError("not_found", `${root} has no .spark/config.toml to trust.`);
+  const record = { sha256: configDigest(text), trusted_at: new Date().toISOString() };
+  const trust = await readTrustFile(options);
+  trust.projects[root] = record;
+  await writeTrustFile(trust, options);
+  return { root, ...record };
+}
+
+/** Stops trusting the project in `dir`; false when it was not trusted. */
+export async function revokeProject(dir: string, options: TrustOptions = {}): Promise<boolean> {
+  const root = await realpath(dir).catch(() => path.resolve(dir));
+  const trust = await readTrustFile(options);
+  if (!trust.projects[root]) return false;
+  delete trust.projects[root];
+  await writeTrustFile(trust, options);
+  return true;
+}
+
+export async function listTrustedProjects(options: TrustOptions = {}): Promise<TrustedProject[]> {
+  const trust = await readTrustFile(options);
+  return Object.entries(trust.projects)
+    .map(([root, record]) => ({ root, ...record }))
+    .sort((a, b) => a.root.localeCompare(b.root));
+}
+
+async function readTrustFile(options: TrustOptions): Promise<TrustFile> {
+  const file = options.trustFile ?? trustFilePath(options.env);
+  const text = await readIfExists(file);
+  if (text === null) return { version: 1, projects: {} };
+  const parsed = (() => {
+    try {
+      return trustFileSchema.safeParse(JSON.parse(text));
+    } catch {
+      return null;
+    }
+  })();
+  if (!parsed?.success) {
+    throw new SparkError("invalid_request", `${file} is not a valid trust file: fix or delete it.`);
+  }
+  return parsed.data;
+}
+
+async function writeTrustFile(trust: TrustFile, options: TrustOptions): Promise<void> {
+  const file = options.trustFile ?? trustFilePath(options.env);
+  await writePrivateFile(file, `${JSON.stringify(trust, null, 2)}\n`);
+}

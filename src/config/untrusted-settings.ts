@@ -1,0 +1,83 @@
+import type { SparkConfig } from "./spark-config.js";
+
+/** A setting of a project's config that was not applied, and why. */
+export interface IgnoredSetting {
+  /** Where it is in the file: `tiers.deep.url`, `tiers.deep`, `default_tier`. */
+  path: string;
+  /** What it would have done: `sends requests to http://...`. */
+  reason: string;
+}
+
+type Tier = NonNullable<SparkConfig["tiers"]>[string];
+
+/** A model reference that is fetched from somewhere rather than read from a local file. */
+function isRemoteModel(model: string): boolean {
+  return /^hf:/i.test(model) || /^[a-z][a-z0-9+.-]*:\/\//i.test(model);
+}
+
+/**
+ * What each field of a tier would send off the machine (or fetch onto it); null when it only tunes
+ * the local engine. This table is the whole rule: a new field that sends data or credentials
+ * anywhere (e.g. future `mcp_servers`) gets a line here, and is then held back until trusted.
+ */
+const tierRules: { [K in keyof Tier]-?: (value: NonNullable<Tier[K]>) => string | null } = {
+  engine: (engine) => (engine === "upstream" ? "an upstream engine sends prompts over the network" : null),
+  url: (url) => `sends requests to ${typeof url === "string" ? url : url.join(", ")}`,
+  api_key_env: (name) => `sends the value of $${name} as a credential`,
+  model: (model) => (isRemoteModel(model) ? `downloads ${model}` : null),
+  draft_model: (model) => (isRemoteModel(model) ? `downloads ${model}` : null),
+  context: () => null,
+  parallel: () => null,
+  admission: () => null,
+};
+
+function tierFindings(tier: Tier): { field: keyof Tier; reason: string }[] {
+  const findings: { field: keyof Tier; reason: string }[] = [];
+  for (const field of Object.keys(tier) as (keyof Tier)[]) {
+    const value = tier[field];
+    if (value === undefined) continue;
+    const reason = (tierRules[field] as (value: unknown) => string | null)(value);
+    if (reason) findings.push({ field, reason });
+  }
+  return findings;
+}
+
+/**
+ * A project's config without the settings that need the user's trust, and those settings. A tier
+ * the user's config also declares keeps the project's other fields; a tier only the project
+ * declares is dropped whole (without its URL or key it is not the tier it claims to be), and so is
+ * a `default_tier` / `delegate_tier` naming a dropped tier.
+ */
+export function withoutUntrustedSettings(
+  project: SparkConfig,
+  user: SparkConfig,
+): { config: SparkConfig; ignored: IgnoredSetting[] } {
+  const ignored: IgnoredSetting[] = [];
+  const tiers: NonNullable<SparkConfig["tiers"]> = {};
+  const dropped = new Set<string>();
+  for (const [name, tier] of Object.entries(project.tiers ?? {})) {
+    const findings = tierFindings(tier);
+    if (findings.length === 0) {
+      tiers[name] = tier;
+    } else if (user.tiers?.[name]) {
+      const kept = { ...tier };
+      for (const { field, reason } of findings) {
+        delete kept[field];
+        ignored.push({ path: `tiers.${name}.${field}`, reason });
+      }
+      tiers[name] = kept;
+    } else {
+      dropped.add(name);
+      ignored.push({ path: `tiers.${name}`, reason: findings.map((f) => f.reason).join("; ") });
+    }
+  }
+  const config: SparkConfig = { ...project, ...(project.tiers ? { tiers } : {}) };
+  for (const key of ["default_tier", "delegate_tier"] as const) {
+    const named = project[key];
+    if (named && dropped.has(named)) {
+      delete config[key];
+      ignored.push({ path: key, reason: `names the tier '${named}', which is held back` });
+    }
+  }
+  return { config, ignored };
+}
