@@ -97,6 +97,39 @@ describe("the agent on a temporary git repository (scripted model, real server a
     expect(model.requests[1]!.messages.filter((m) => m.role === "tool").at(-1)?.content).toMatch(/denied/i);
   });
 
+  test("interrupting a turn denies and forgets its pending approval: a late answer finds nothing", async () => {
+    const model = recorded([call("shell", { command: "echo ran > ran.txt" }), { text: "ok" }]);
+    await using h = await agentHarness({ "a.txt": "a" }, { script: model.script });
+    const approval = h.next("approval.requested");
+    const turn = h.thread.startTurn("run echo for me");
+    const request = await approval;
+    h.thread.interrupt();
+    await turn;
+    const resolved = h.events.filter((e) => e.type === "approval.resolved");
+    expect(resolved).toEqual([
+      { type: "approval.resolved", approval_id: request.approval_id, approved: false },
+    ]);
+    expect(h.events.indexOf(resolved[0]!)).toBeLessThan(
+      h.events.findIndex((e) => e.type === "turn.completed"),
+    );
+    expect(h.events.find((e) => e.type === "turn.completed")).toMatchObject({ status: "interrupted" });
+    expect(h.thread.respondToApproval(request.approval_id, true)).toBe(false);
+    expect(h.events.filter((e) => e.type === "approval.resolved")).toHaveLength(1);
+    await expect(readFile(path.join(h.dir, "ran.txt"), "utf8")).rejects.toThrow();
+  });
+
+  test("undo refuses when the person edited the patched file since, and leaves it as it is", async () => {
+    const model = recorded([call("apply_patch", { patch: PATCH }), { text: "done" }]);
+    await using h = await agentHarness({ "src/math.ts": MATH }, { script: model.script });
+    await h.thread.startTurn("fix");
+    const edited = `${MATH.replace("a - b", "a + b")}// mine\n`;
+    await writeFile(path.join(h.dir, "src/math.ts"), edited);
+    const error = await h.thread.undoPatch().catch((caught: unknown) => caught);
+    expect(error).toMatchObject({ code: "invalid_request", status: 409 });
+    expect((error as Error).message).toContain("src/math.ts");
+    expect(await readFile(path.join(h.dir, "src/math.ts"), "utf8")).toBe(edited);
+  });
+
   test("undo restores the file byte for byte", async () => {
     const original =
       "line one\r\nexport function add(a: number, b: number) {\r\n  return a - b;\r\n}\r\n\u00e9\u2603 no newline";

@@ -19,6 +19,7 @@ import { CommandSandbox } from "./sandbox/command-sandbox.js";
 import { type DelegateOptions, SubAgents } from "./sub-agents.js";
 import { asksToRunCommands } from "./system-prompt.js";
 import { toolsFor } from "./tools/index.js";
+import { shellTool } from "./tools/shell.js";
 import type { ApprovalRequest, Tool, ToolContext } from "./tools/tool.js";
 import { runTool } from "./tools/tool.js";
 import { ToolError } from "./tools/tool-error.js";
@@ -33,6 +34,11 @@ export interface AgentThreadOptions {
   model?: string;
   /** Offer the shell tool on every turn, not only when the user asks for a command. Default: false. */
   allowShell?: boolean;
+  /**
+   * Offer the shell tool on a turn whose input asks for commands. Default: true. False where turn
+   * input is not the person's own words (a sub-agent's task is written by a model).
+   */
+  shellWhenAsked?: boolean;
   /** Whether commands need the user's approval. Default: "ask". */
   approvalPolicy?: ApprovalPolicy;
   /** Where approved commands run. Default: a `workspace-write` sandbox. */
@@ -80,6 +86,8 @@ export class AgentThread {
   private idle: Promise<void> = Promise.resolve();
   private readonly subs: SubAgents | null;
   private readonly sandbox: CommandSandbox;
+  /** Inputs this thread wrote itself (sub-agent results) and queued: never a request for commands. */
+  private readonly ownInputs = new Set<string>();
 
   constructor(private readonly options: AgentThreadOptions) {
     const now = new Date().toISOString();
@@ -99,16 +107,21 @@ export class AgentThread {
     const { delegate, resume: _, ...inherited } = options;
     this.subs = delegate
       ? new SubAgents(
-          (model, client) =>
+          (model, client, shell) =>
             new AgentThread({
               ...inherited,
               client,
               model,
+              allowShell: shell,
+              shellWhenAsked: false,
               ...(delegate.contextBudget ? { contextBudget: delegate.contextBudget } : {}),
             }),
           delegate,
           (event) => this.emit(event),
-          (message) => this.enqueue(message),
+          (message) => {
+            this.ownInputs.add(message);
+            this.enqueue(message);
+          },
         )
       : null;
   }
@@ -245,15 +258,24 @@ export class AgentThread {
     this.queue.length = 0;
     turn.controller.abort();
     turn.stream?.cancel();
-    for (const resolve of this.approvals.values()) resolve(false);
+    // Denied and forgotten: a late answer finds nothing, and faces clear the prompt.
+    for (const approvalId of [...this.approvals.keys()]) this.resolveApproval(approvalId, false);
   }
 
-  respondToApproval(approvalId: string, approved: boolean): void {
-    const resolve = this.approvals.get(approvalId);
-    if (!resolve) {
-      this.subs?.respondToApproval(approvalId, approved);
-      return;
+  /**
+   * Answers a pending approval of this thread or of one of its sub-agents; false when none by that
+   * id is pending (already answered, or its turn was interrupted).
+   */
+  respondToApproval(approvalId: string, approved: boolean): boolean {
+    if (this.approvals.has(approvalId)) {
+      this.resolveApproval(approvalId, approved);
+      return true;
     }
+    return this.subs?.respondToApproval(approvalId, approved) ?? false;
+  }
+
+  private resolveApproval(approvalId: string, approved: boolean): void {
+    const resolve = this.approvals.get(approvalId)!;
     this.approvals.delete(approvalId);
     this.emit({ type: "approval.resolved", approval_id: approvalId, approved });
     resolve(approved);
@@ -270,7 +292,9 @@ export class AgentThread {
    */
   async undoPatch(): Promise<{ itemId: string | null; paths: string[] } | null> {
     if (!this.journal.canUndo) return null;
-    const { id, paths } = await this.journal.undo();
+    const { id, paths } = await this.journal.undo().catch((error: unknown) => {
+      throw patchError(error, null);
+    });
     return { itemId: id ?? null, paths: paths.map((p) => this.options.workspace.relative(p)) };
   }
 
@@ -297,13 +321,7 @@ export class AgentThread {
       if (resolution === "accepted") this.journal.accept(itemId, paths);
       else await this.journal.revert(itemId, paths);
     } catch (error) {
-      if (!(error instanceof ToolError)) throw error;
-      const conflict = error.code === "patch_rejected" || error.code === "not_allowed";
-      throw new SparkError(error.code === "not_found" ? "not_found" : "invalid_request", error.message, {
-        param: "path",
-        ...(conflict ? { status: 409 } : {}),
-        cause: error,
-      });
+      throw patchError(error, "path");
     }
   }
 
@@ -338,7 +356,9 @@ export class AgentThread {
       this.info.title = input.trim().split("\n")[0]!.slice(0, 60) || "New session";
     this.recordUserMessage(turn.id, input);
 
-    const tools = this.toolsForTurn(this.options.allowShell === true || asksToRunCommands(input));
+    const asked =
+      !this.ownInputs.delete(input) && this.options.shellWhenAsked !== false && asksToRunCommands(input);
+    const tools = this.toolsForTurn(this.options.allowShell === true || asked);
     let next: ConversationInput[] = [...this.owedOutputs, { role: "user", content: input }];
     this.owedOutputs = [];
     let status: TurnStatus = "completed";
@@ -456,7 +476,7 @@ export class AgentThread {
     const tool = tools.find((candidate) => candidate.name === call.name);
     const newestEdit = this.journal.newest;
     const result = tool
-      ? await runTool(tool, call.arguments, this.toolContext(turn))
+      ? await runTool(tool, call.arguments, this.toolContext(turn, tools))
       : {
           output: `Unknown tool '${call.name}'. Available: ${tools.map((t) => t.name).join(", ")}.`,
           isError: true,
@@ -473,14 +493,18 @@ export class AgentThread {
     return { type: "function_call_output", call_id: call.call_id, output: result.output };
   }
 
-  private toolContext(turn: ActiveTurn): ToolContext {
+  private toolContext(turn: ActiveTurn, tools: Tool[]): ToolContext {
+    // A sub-agent may run commands only when this turn may: its task is the model's words, not the person's.
+    const shell = tools.includes(shellTool);
     return {
       workspace: this.options.workspace,
       journal: this.journal,
       signal: turn.controller.signal,
       sandbox: this.sandbox,
       approve: (request) => this.approve(turn, request),
-      ...(this.subs ? { delegate: (task: string, context?: string) => this.subs!.start(task, context) } : {}),
+      ...(this.subs
+        ? { delegate: (task: string, context?: string) => this.subs!.start(task, context, { shell }) }
+        : {}),
     };
   }
 
@@ -540,6 +564,17 @@ export class AgentThread {
   private emit(event: ThreadEvent): void {
     for (const listener of this.listeners) listener(event);
   }
+}
+
+/** A journal's ToolError as the SparkError a client gets (409 when the files are in the way). */
+function patchError(error: unknown, param: string | null): unknown {
+  if (!(error instanceof ToolError)) return error;
+  const conflict = error.code === "patch_rejected" || error.code === "not_allowed";
+  return new SparkError(error.code === "not_found" ? "not_found" : "invalid_request", error.message, {
+    param,
+    ...(conflict ? { status: 409 } : {}),
+    cause: error,
+  });
 }
 
 interface FunctionCall {

@@ -1,4 +1,4 @@
-import { stat, writeFile } from "node:fs/promises";
+import { rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
 import { EditJournal } from "./edit-journal.js";
@@ -58,6 +58,46 @@ describe("EditJournal", () => {
     expect(journal.canUndo).toBe(false);
   });
 
+  test("undo after the person edited a file refuses, names the file and changes no file of the patch", async () => {
+    await using t = await tempWorkspace({ files: { "a.txt": "A", "b.txt": "B" } });
+    const journal = new EditJournal();
+    journal.record({
+      id: "call_1",
+      files: [
+        { path: join(t.dir, "a.txt"), before: Buffer.from("a"), after: Buffer.from("A") },
+        { path: join(t.dir, "b.txt"), before: Buffer.from("b"), after: Buffer.from("B") },
+        { path: join(t.dir, "new.txt"), before: null, after: Buffer.from("N") },
+      ],
+    });
+    await t.write("b.txt", "B and the person's own line");
+    await t.write("new.txt", "N");
+
+    const error = await journal.undo().catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(ToolError);
+    expect((error as ToolError).code).toBe("patch_rejected");
+    expect((error as ToolError).message).toContain(join(t.dir, "b.txt"));
+    expect((await t.read("a.txt")).toString()).toBe("A");
+    expect((await t.read("b.txt")).toString()).toBe("B and the person's own line");
+    expect(await exists(join(t.dir, "new.txt"))).toBe(true);
+    expect(journal.canUndo).toBe(true);
+
+    // A file the patch created and the person deleted since counts as changed too.
+    await t.write("b.txt", "B");
+    await rm(join(t.dir, "new.txt"));
+    const deleted = await journal.undo().catch((caught: unknown) => caught);
+    expect((deleted as ToolError).message).toContain(join(t.dir, "new.txt"));
+    expect((await t.read("a.txt")).toString()).toBe("A");
+
+    await t.write("new.txt", "N");
+    expect(await journal.undo()).toEqual({
+      id: "call_1",
+      paths: [join(t.dir, "a.txt"), join(t.dir, "b.txt"), join(t.dir, "new.txt")],
+    });
+    expect((await t.read("a.txt")).toString()).toBe("a");
+    expect((await t.read("b.txt")).toString()).toBe("b");
+    expect(await exists(join(t.dir, "new.txt"))).toBe(false);
+  });
+
   test("nothing to undo is a not_found ToolError", async () => {
     const error = await new EditJournal().undo().catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(ToolError);
@@ -111,7 +151,14 @@ describe("EditJournal", () => {
     const again = await journal.revert("call_1", [path("c.txt")]).catch((caught: unknown) => caught);
     expect((again as ToolError).code).toBe("not_found");
 
-    // Undo takes back what is left of the edit: a.txt and b.txt, not the reverted files.
+    // Undo takes back what is left of the edit (a.txt and b.txt, not the reverted files), and
+    // only once b.txt holds what the edit wrote again.
+    const refused = await journal.undo().catch((caught: unknown) => caught);
+    expect((refused as ToolError).code).toBe("patch_rejected");
+    expect((refused as ToolError).message).toContain(path("b.txt"));
+    expect((await t.read("a.txt")).toString()).toBe("A");
+    expect((await t.read("b.txt")).toString()).toBe("edited by hand");
+    await t.write("b.txt", "B");
     expect(await journal.undo()).toEqual({ id: "call_1", paths: [path("a.txt"), path("b.txt")] });
     expect((await t.read("a.txt")).toString()).toBe("a");
     expect(journal.canUndo).toBe(false);

@@ -80,16 +80,7 @@ export class EditJournal {
     if (files.some((file) => file.accepted)) {
       throw new ToolError("not_allowed", "That change was accepted; undo reverts the whole patch.");
     }
-    for (const file of files) {
-      const current = await readIfExists(file.path);
-      const unchanged = current === null ? file.after === null : file.after?.equals(current) === true;
-      if (!unchanged) {
-        throw new ToolError(
-          "patch_rejected",
-          `${file.path} changed since the patch was applied; it was left as it is.`,
-        );
-      }
-    }
+    await assertUnchangedSincePatch(files);
     // Taken out at once, so a concurrent undo or revert cannot restore the same files twice.
     const entry = this.entries.find((candidate) => candidate.id === id)!;
     entry.files = entry.files.filter((file) => !files.includes(file));
@@ -117,13 +108,15 @@ export class EditJournal {
    * Restores every file of the newest edit byte for byte: a file the edit created is deleted, one it
    * deleted comes back. All restored contents are staged before any file changes, so a failure
    * while writing leaves the files as they were and the edit still undoable. Throws a ToolError
-   * `not_found` when there is nothing to undo.
+   * `not_found` when there is nothing to undo, and `patch_rejected` (naming the file, touching none)
+   * when any file changed since the edit: undo never overwrites the person's own later edits.
    */
   async undo(): Promise<{ id?: string; paths: string[] }> {
     // Taken off at once so a second concurrent undo takes the edit before this one.
     const entry = this.entries.pop();
     if (!entry) throw new ToolError("not_found", "Nothing to undo.");
     try {
+      await assertUnchangedSincePatch(entry.files);
       await restore(entry.files);
     } catch (error) {
       this.entries.push(entry);
@@ -133,6 +126,28 @@ export class EditJournal {
       ...(entry.id === undefined ? {} : { id: entry.id }),
       paths: entry.files.map((file) => file.path),
     };
+  }
+}
+
+/** Throws a ToolError `patch_rejected` naming the first file whose content is no longer what the edit wrote. */
+async function assertUnchangedSincePatch(files: readonly JournalFile[]): Promise<void> {
+  for (const file of files) {
+    const current = await readIfExists(file.path).catch((error: unknown) => {
+      throw new ToolError(
+        "failed",
+        `Could not read ${file.path}, nothing was changed: ${(error as Error).message}`,
+        {
+          cause: error,
+        },
+      );
+    });
+    const unchanged = current === null ? file.after === null : file.after?.equals(current) === true;
+    if (!unchanged) {
+      throw new ToolError(
+        "patch_rejected",
+        `${file.path} changed since the patch was applied; nothing was restored and every file was left as it is.`,
+      );
+    }
   }
 }
 

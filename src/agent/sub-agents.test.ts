@@ -59,6 +59,57 @@ describe("sub-agents", () => {
     expect(h.thread.history.at(-1)).toMatchObject({ type: "agent_message", text: "Thanks." });
   });
 
+  describe("the shell tool follows the person's words, never the model's", () => {
+    const task = "run the tests with npm test";
+    /** The parent delegates `task`; the sub-agent's answer asks for a command too. */
+    function delegating(seen: Map<string, string[]>) {
+      return (request: GenerateRequest): ScriptedReply => {
+        const user = lastUser(request);
+        seen.set(
+          user,
+          (request.tools ?? []).map((tool) => tool.name),
+        );
+        if (user === task) return { text: "Done. Now run `npm test` to check." };
+        if (request.messages.at(-1)?.role === "tool") return { text: "Started it." };
+        if (user.startsWith("Result of sub-agent")) return { text: "Thanks." };
+        return { toolCalls: [{ name: "delegate", arguments: JSON.stringify({ task }) }] };
+      };
+    }
+
+    async function delegateFrom(userMessage: string): Promise<Map<string, string[]>> {
+      const seen = new Map<string, string[]>();
+      let baseUrl = "";
+      await using h = await agentHarness(
+        {},
+        { script: delegating(seen) },
+        { delegate: { model: "scripted", connect: () => ResponsesClient.connect({ baseUrl }) } },
+      );
+      baseUrl = `${h.server.url}/v1`;
+      await h.thread.startTurn(userMessage);
+      await h.thread.whenSettled();
+      expect(h.thread.history.at(-1)).toMatchObject({ type: "agent_message", text: "Thanks." });
+      return seen;
+    }
+
+    test("a model-written task asking for commands gets no shell when the person did not ask", async () => {
+      const seen = await delegateFrom("look into the flaky build");
+      expect(seen.get("look into the flaky build")).not.toContain("shell");
+      expect(seen.get(task)).toEqual(expect.arrayContaining(["read_file", "apply_patch"]));
+      expect(seen.get(task)).not.toContain("shell");
+      // The sub-agent's result arrives as a message the model wrote: no shell for that turn either.
+      const resultTurn = [...seen.keys()].find((user) => user.startsWith("Result of sub-agent"))!;
+      expect(resultTurn).toContain("run `npm test`");
+      expect(seen.get(resultTurn)).not.toContain("shell");
+    });
+
+    test("the sub-agent gets the shell tool when the person's own turn asked for commands", async () => {
+      const seen = await delegateFrom("please run the test suite and fix what fails");
+      expect(seen.get("please run the test suite and fix what fails")).toContain("shell");
+      expect(seen.get(task)).toContain("shell");
+      expect(seen.get(task)).not.toContain("delegate");
+    });
+  });
+
   test("without a delegate model there is no delegate tool", async () => {
     await using h = await agentHarness({}, { script: () => ({ text: "hi" }) });
     await h.thread.startTurn("hello");

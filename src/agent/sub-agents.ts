@@ -38,8 +38,11 @@ export class SubAgents {
   private readonly entries = new Map<string, Entry>();
 
   constructor(
-    /** Makes the sub-agent's thread: same workspace, client and policy, no `delegate` tool. */
-    private readonly createThread: (model: string, client: ResponsesClient) => AgentThread,
+    /**
+     * Makes the sub-agent's thread: same workspace, client and policy, no `delegate` tool, and the
+     * shell tool on every turn when `shell`, else never (its task text never counts as asking).
+     */
+    private readonly createThread: (model: string, client: ResponsesClient, shell: boolean) => AgentThread,
     private readonly options: DelegateOptions,
     private readonly emit: (event: ThreadEvent) => void,
     /** Called once a sub-agent ended, with the message for the parent conversation. */
@@ -50,8 +53,11 @@ export class SubAgents {
     return [...this.entries.values()].map((entry) => ({ ...entry.info }));
   }
 
-  /** Starts `task` in the background; returns the sub-agent's id at once. */
-  start(task: string, context: string | undefined): string {
+  /**
+   * Starts `task` in the background; returns the sub-agent's id at once. `shell`: it may run
+   * commands (the person asked for them in the turn that delegated, or allowed them always).
+   */
+  start(task: string, context: string | undefined, options: { shell: boolean }): string {
     const id = `sub_${randomUUID().replaceAll("-", "").slice(0, 8)}`;
     const info: SubAgentInfo = {
       id,
@@ -64,7 +70,7 @@ export class SubAgents {
     const entry: Entry = { info, thread: null, ended: Promise.resolve(), quiet: false };
     this.entries.set(id, entry);
     this.emit({ type: "subagent.started", subagent: { ...info } });
-    entry.ended = this.run(entry, context ? `${task}\n\nContext:\n${context}` : task).then(
+    entry.ended = this.run(entry, context ? `${task}\n\nContext:\n${context}` : task, options.shell).then(
       (result) => this.finish(entry, result, undefined),
       (error: unknown) => this.finish(entry, undefined, SparkError.from(error).message),
     );
@@ -72,12 +78,12 @@ export class SubAgents {
   }
 
   /** Runs the sub-agent's turn; resolves with its last message, rejects with why it failed. */
-  private async run(entry: Entry, input: string): Promise<string> {
+  private async run(entry: Entry, input: string, shell: boolean): Promise<string> {
     const { info } = entry;
     const client = await this.options.connect();
     try {
       if (info.status !== "running") return "";
-      const thread = this.createThread(this.options.model, client);
+      const thread = this.createThread(this.options.model, client, shell);
       entry.thread = thread;
       this.options.onThread?.(thread, { ...info });
       let lastMessage = "";
@@ -161,9 +167,12 @@ export class SubAgents {
     await Promise.all([...this.entries.values()].map((entry) => entry.ended));
   }
 
-  /** Passes an approval answer on to the sub-agent that asked (the others ignore it). */
-  respondToApproval(approvalId: string, approved: boolean): void {
-    for (const { thread } of this.entries.values()) thread?.respondToApproval(approvalId, approved);
+  /** Passes an approval answer on to the sub-agent that asked; false when none had it pending. */
+  respondToApproval(approvalId: string, approved: boolean): boolean {
+    for (const { thread } of this.entries.values()) {
+      if (thread?.respondToApproval(approvalId, approved)) return true;
+    }
+    return false;
   }
 
   private progress(info: SubAgentInfo): void {

@@ -70,6 +70,8 @@ export async function loadTierEngine(
         ...(tier.model ? { model: tier.model } : {}),
         ...(apiKey ? { apiKey } : {}),
         ...(tier.context ? { contextSize: tier.context } : {}),
+        ...(tier.first_chunk_timeout_ms ? { firstChunkTimeoutMs: tier.first_chunk_timeout_ms } : {}),
+        ...(tier.idle_timeout_ms ? { idleTimeoutMs: tier.idle_timeout_ms } : {}),
       });
     }
     default: {

@@ -69,6 +69,26 @@ describe("loadConfig", () => {
     await expect(loadConfig({ cwd, env })).rejects.toThrow(`${userFile} is not valid TOML`);
   });
 
+  it("takes an upstream tier's timeouts in ms and refuses values out of range", async () => {
+    const deep = `[tiers.deep]\nengine = "upstream"\nurl = "http://gpu:8000/v1"\nmodel = "big"\n`;
+    const { cwd, env, userFile } = await dirs(
+      `${deep}first_chunk_timeout_ms = 120000\nidle_timeout_ms = 5000\n`,
+    );
+    expect((await loadConfig({ cwd, env })).tiers.deep).toMatchObject({
+      first_chunk_timeout_ms: 120000,
+      idle_timeout_ms: 5000,
+    });
+    for (const bad of [
+      "idle_timeout_ms = 0",
+      "idle_timeout_ms = 1.5",
+      'idle_timeout_ms = "30s"',
+      "first_chunk_timeout_ms = 3600001",
+    ]) {
+      await writeFile(userFile, `${deep}${bad}\n`);
+      await expect(loadConfig({ cwd, env })).rejects.toThrow(`tiers.deep.${bad.split(" ")[0]}`);
+    }
+  });
+
   it("checks default_tier, delegate_tier and SPARK_TIER against the tiers", async () => {
     const { cwd, env, userFile } = await dirs(`default_tier = "deep"\n[tiers.fast]\n`);
     await expect(loadConfig({ cwd, env })).rejects.toThrow("default_tier 'deep' is not declared");

@@ -52,6 +52,10 @@ const tierSchema = z
      */
     draft_model: z.string().min(1).max(1024).optional(),
     admission: admissionSchema.optional(),
+    /** upstream: longest wait for a response's first chunk, headers included. Default: 60000. */
+    first_chunk_timeout_ms: z.number().int().min(1).max(3_600_000).optional(),
+    /** upstream: longest wait between two streamed chunks. Default: 30000. */
+    idle_timeout_ms: z.number().int().min(1).max(3_600_000).optional(),
   })
   .strict()
   .superRefine((tier, ctx) => {

@@ -29,6 +29,8 @@ const tierRules: { [K in keyof Tier]-?: (value: NonNullable<Tier[K]>) => string 
   context: () => null,
   parallel: () => null,
   admission: () => null,
+  first_chunk_timeout_ms: () => null,
+  idle_timeout_ms: () => null,
 };
 
 function tierFindings(tier: Tier): { field: keyof Tier; reason: string }[] {

@@ -156,7 +156,17 @@ describe("agent host: reviewing edits", () => {
     expect((await error).error).toMatchObject({ message: expect.stringContaining("changed since") });
     expect(await read("a.txt")).toBe("edited by hand\n");
 
-    // Undo takes back the newest patch as a whole, whatever happened to the file since.
+    // Undo never overwrites the person's edit: refused (409), nothing changed, still undoable.
+    error = errorAfter(c);
+    c.send({ type: "thread.undo", thread_id: threadId });
+    expect((await error).error).toMatchObject({
+      code: "invalid_request",
+      message: expect.stringContaining("a.txt changed since"),
+    });
+    expect(await read("a.txt")).toBe("edited by hand\n");
+    await writeFile(path.join(dir, "a.txt"), "AA\n");
+
+    // Once the file holds what the patch wrote again, undo takes back the newest patch as a whole.
     c.send({ type: "thread.undo", thread_id: threadId });
     expect(await c.next((e) => e.type === "patch.undone")).toMatchObject({
       item_id: second.id,

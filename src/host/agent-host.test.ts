@@ -175,6 +175,35 @@ describe("agent host over a real WebSocket", () => {
     c.ws.close();
   });
 
+  test("turn.interrupt denies a pending approval: clients see approval.resolved, a late answer is not_found", async () => {
+    const c = await connect();
+    c.send({ type: "thread.start" });
+    const threadId = (await c.next((e) => e.type === "thread.started")).thread_id!;
+    c.send({ type: "turn.start", thread_id: threadId, input: "run true please" });
+    const request = await c.next((e) => e.type === "approval.requested");
+    const mark = c.events.length;
+    c.send({ type: "turn.interrupt", thread_id: threadId });
+    expect(await c.next((e) => e.type === "approval.resolved", mark)).toMatchObject({
+      approval_id: request.approval_id,
+      approved: false,
+    });
+    expect(await c.next((e) => e.type === "turn.completed", mark)).toMatchObject({ status: "interrupted" });
+
+    const error = c.next((e) => e.type === "error");
+    c.send({
+      type: "approval.respond",
+      thread_id: threadId,
+      approval_id: request.approval_id,
+      approved: true,
+    });
+    expect(await error).toMatchObject({ error: { code: "not_found", param: "approval_id" } });
+    const call = c.events.find(
+      (e) => e.type === "item.completed" && (e.item as { type: string }).type === "tool_call",
+    );
+    expect(call?.item).toMatchObject({ name: "shell", status: "failed" });
+    c.ws.close();
+  });
+
   test("bad messages get an error and the connection stays usable; thread.list lists threads", async () => {
     const c = await connect();
     const cases: [string, string][] = [

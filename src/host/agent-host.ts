@@ -120,7 +120,15 @@ export class AgentHost {
         this.get(request.thread_id).thread.interrupt();
         break;
       case "approval.respond":
-        this.get(request.thread_id).thread.respondToApproval(request.approval_id, request.approved);
+        if (!this.get(request.thread_id).thread.respondToApproval(request.approval_id, request.approved)) {
+          throw new SparkError(
+            "not_found",
+            `No pending approval ${request.approval_id} (answered, or its turn ended).`,
+            {
+              param: "approval_id",
+            },
+          );
+        }
         break;
       case "subagent.cancel":
         if (!this.get(request.thread_id).thread.cancelSubAgent(request.subagent_id)) {

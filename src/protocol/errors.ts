@@ -32,6 +32,7 @@ export type SparkErrorCode =
   | "upstream_unavailable"
   | "upstream_error"
   | "upstream_disconnected"
+  | "upstream_timeout"
   | "server_error";
 
 export type SparkErrorType =
@@ -93,6 +94,8 @@ const STATUS: Record<SparkErrorCode, number> = {
   upstream_unavailable: 503,
   upstream_error: 502,
   upstream_disconnected: 502,
+  // The upstream went silent (no chunk within its idle timeout): a gateway timeout.
+  upstream_timeout: 504,
   server_error: 500,
 };
 

@@ -3,11 +3,15 @@ import { SparkError } from "../../protocol/errors.js";
 import type { Engine, EngineEvent, EngineInfo, GenerateOptions, GenerateRequest } from "../engine.js";
 import { type ChatCompletionChunk, chatCompletionBody } from "./internal/chat-wire.js";
 import { ChunkDecoder } from "./internal/chunk-decoder.js";
+import { capEventBytes, SseEventTooLarge } from "./internal/sse-event-cap.js";
+import { StallTimer } from "./internal/stall-timer.js";
 import {
   disconnected,
   failureFromErrorChunk,
   failureFromNetwork,
+  failureFromOversizedEvent,
   failureFromResponse,
+  failureFromStall,
   type UpstreamFailure,
 } from "./internal/upstream-failure.js";
 import { type Replica, ReplicaPool, type ReplicaPoolOptions } from "./replica-pool.js";
@@ -33,9 +37,26 @@ export interface UpstreamEngineOptions
    * SGLang report `max_model_len`), else 32768.
    */
   contextSize?: number;
-  /** Longest wait for an upstream's response headers before trying another replica. Default: 60 s. */
-  headersTimeoutMs?: number;
+  /**
+   * Longest wait from sending a request to its first streamed chunk (headers included, so a prompt's
+   * prefill counts); past it the request is closed and another replica tried. Default: 60 s.
+   */
+  firstChunkTimeoutMs?: number;
+  /**
+   * Longest wait for each later chunk; past it the request is closed: another replica is tried if
+   * nothing was output yet, else the response fails with `upstream_timeout`. Default: 30 s.
+   */
+  idleTimeoutMs?: number;
+  /**
+   * Largest server-sent event (or line) read from an upstream, in bytes; a longer one closes the
+   * request as an `upstream_error` rather than being buffered. Default: 1 MiB.
+   */
+  maxEventBytes?: number;
 }
+
+/** Defaults of {@link UpstreamEngineOptions}. */
+export const UPSTREAM_TIMEOUT_DEFAULTS = { firstChunkTimeoutMs: 60_000, idleTimeoutMs: 30_000 } as const;
+const DEFAULT_MAX_EVENT_BYTES = 1 << 20;
 
 const DEFAULT_CONTEXT = 32768;
 
@@ -44,7 +65,9 @@ const DEFAULT_CONTEXT = 32768;
  * behind the engine interface, over streamed Chat Completions. Requests go to a {@link ReplicaPool}:
  * conversation-affine, least-loaded, health-checked. A request that fails before any output
  * reached the consumer moves to another healthy replica transparently; one that breaks mid-stream
- * throws `upstream_disconnected` (the next turn goes to a healthy replica). Aborting, or breaking
+ * throws `upstream_disconnected` (the next turn goes to a healthy replica); one that goes silent
+ * past its first-chunk or idle timeout is closed the same way, with `upstream_timeout` once output
+ * was sent, so a stalled upstream never holds a request (or its admission slot). Aborting, or breaking
  * out of the stream, aborts the HTTP request: the upstream sees the connection close and stops
  * decoding.
  *
@@ -122,16 +145,13 @@ export class UpstreamEngine implements Engine {
     const controller = new AbortController();
     this.controllers.add(controller);
     const decoder = new ChunkDecoder(started, request.prefillOnly === true);
+    // Bounds every wait on the upstream: for headers and the first chunk, then for each next chunk.
+    const stall = new StallTimer(() => controller.abort());
+    stall.arm(this.options.firstChunkTimeoutMs ?? UPSTREAM_TIMEOUT_DEFAULTS.firstChunkTimeoutMs);
     let yielded = 0;
     replica.inFlight++;
     try {
       let response: Response;
-      // Only the wait for headers is bounded: a long generation streams as long as it needs.
-      let timedOut = false;
-      const timer = setTimeout(() => {
-        timedOut = true;
-        controller.abort();
-      }, this.options.headersTimeoutMs ?? 60_000);
       try {
         response = await fetch(`${replica.url}/chat/completions`, {
           method: "POST",
@@ -145,16 +165,22 @@ export class UpstreamEngine implements Engine {
         });
       } catch (error) {
         if (signal?.aborted) return yield* this.cancelled(decoder);
-        return failureFromNetwork(timedOut ? new Error("no answer in time") : error, replica.url);
-      } finally {
-        clearTimeout(timer);
+        if (stall.fired) return failureFromStall(replica.url, stall.waitMs, 0);
+        return failureFromNetwork(error, replica.url);
       }
       if (!response.ok) return await failureFromResponse(response, replica.url);
       if (!response.body) return failureFromNetwork(new Error("an empty response body"), replica.url);
 
+      const maxEventBytes = this.options.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES;
+      const messages = readSse(capEventBytes(response.body, maxEventBytes));
       try {
-        for await (const message of readSse(response.body)) {
-          if (signal?.aborted) break;
+        for (let received = 0; ; received++) {
+          // The first wait goes on with the request's first-chunk deadline; later ones start afresh.
+          if (received > 0) stall.arm(this.options.idleTimeoutMs ?? UPSTREAM_TIMEOUT_DEFAULTS.idleTimeoutMs);
+          const next = await messages.next();
+          stall.stop();
+          if (next.done || signal?.aborted) break;
+          const message = next.value;
           if (message.data === "[DONE]") break;
           const chunk = parseChunk(message.data);
           if (chunk?.error) {
@@ -172,9 +198,21 @@ export class UpstreamEngine implements Engine {
       } catch (error) {
         if (error instanceof SparkError) throw error;
         if (signal?.aborted) return yield* this.cancelled(decoder);
+        const failure = stall.fired
+          ? failureFromStall(replica.url, stall.waitMs, yielded)
+          : error instanceof SseEventTooLarge
+            ? failureFromOversizedEvent(replica.url, error.maxBytes)
+            : undefined;
+        if (failure) {
+          this.pool.failed(replica, failure.error.message);
+          if (yielded === 0) return failure;
+          throw failure.error;
+        }
         this.pool.failed(replica, `stream broke: ${String(error)}`);
         if (yielded === 0) return failureFromNetwork(error, replica.url);
         throw disconnected(replica.url, yielded, error);
+      } finally {
+        await messages.return(undefined);
       }
       if (signal?.aborted) return yield* this.cancelled(decoder);
       if (!decoder.finished) {
@@ -189,6 +227,7 @@ export class UpstreamEngine implements Engine {
       yield { type: "done", result: decoder.result() };
       return "done";
     } finally {
+      stall.stop();
       replica.inFlight--;
       // Closing the connection is how an upstream learns to stop decoding.
       controller.abort();

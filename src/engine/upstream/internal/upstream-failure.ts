@@ -90,6 +90,35 @@ export function failureFromErrorChunk(
   };
 }
 
+/**
+ * The upstream sent nothing for `waitMs` (no headers, no first chunk, or no next chunk). Before any
+ * output another replica may take the request; after it, `throw` the error: the turn must be retried.
+ */
+export function failureFromStall(url: string, waitMs: number, outputChunks: number): UpstreamFailure {
+  const when =
+    outputChunks === 0 ? "before its first output" : `mid-response (after ${outputChunks} output chunks)`;
+  return {
+    error: new SparkError(
+      "upstream_timeout",
+      `The upstream ${url} sent nothing for ${waitMs} ms ${when}; the request was closed.${outputChunks === 0 ? "" : " Retry the turn."}`,
+    ),
+    retryable: true,
+    replicaDown: true,
+  };
+}
+
+/** The upstream sent one event longer than Spark buffers: a broken or hostile replica. */
+export function failureFromOversizedEvent(url: string, maxBytes: number): UpstreamFailure {
+  return {
+    error: new SparkError(
+      "upstream_error",
+      `The upstream ${url} sent a stream event longer than ${maxBytes} bytes; the request was closed.`,
+    ),
+    retryable: true,
+    replicaDown: true,
+  };
+}
+
 /** The stream broke after output had reached the client: the response cannot be resumed. */
 export function disconnected(url: string, outputChunks: number, cause: unknown): SparkError {
   return new SparkError(
