@@ -32,6 +32,8 @@ export type SparkErrorCode =
   | "upstream_unavailable"
   | "upstream_error"
   | "upstream_disconnected"
+  | "limit_reached"
+  | "server_busy"
   | "server_error";
 
 export type SparkErrorType =
@@ -93,6 +95,10 @@ const STATUS: Record<SparkErrorCode, number> = {
   upstream_unavailable: 503,
   upstream_error: 502,
   upstream_disconnected: 502,
+  // A per-thread or per-client limit (queued turns, sub-agents, hosted threads): ease off, retry later.
+  limit_reached: 429,
+  // The server holds as many connections as it takes: retryable, like queue_timeout.
+  server_busy: 503,
   server_error: 500,
 };
 
