@@ -212,6 +212,8 @@ export interface ServeStackOptions
     | "admission"
     | "metricsPublic"
     | "log"
+    | "maxConnections"
+    | "storeBytes"
   > {
   /** The model; disposed by `close()`. With {@link tiers}, the default tier's engine. */
   engine: Engine;
