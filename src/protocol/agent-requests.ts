@@ -11,9 +11,24 @@ const input = z
   .string()
   .min(1)
   .max(MAX_TURN_INPUT_BYTES)
-  .refine((text) => Buffer.byteLength(text) <= MAX_TURN_INPUT_BYTES, {
+  .refine((text) => utf8Length(text) <= MAX_TURN_INPUT_BYTES, {
     message: `Input is limited to ${MAX_TURN_INPUT_BYTES} bytes (UTF-8).`,
   });
+
+/** UTF-8 size of `text` without encoding it (this module also runs in browsers: no Buffer). */
+function utf8Length(text: string): number {
+  let bytes = 0;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 0x80) bytes += 1;
+    else if (code < 0x800) bytes += 2;
+    else if (code >= 0xd800 && code <= 0xdbff && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      bytes += 4; // a surrogate pair: one code point of 4 bytes
+      i++;
+    } else bytes += 3;
+  }
+  return bytes;
+}
 
 export const HOST_REQUEST_SCHEMAS = {
   "thread.start": z.object({ type: z.literal("thread.start") }),
