@@ -270,6 +270,7 @@ export async function startServe(options: ServeStackOptions): Promise<ServeStack
   const close = () => {
     closing ??= (async () => {
       host.interruptAll();
+      host.dispose();
       await started.dispose();
       await server.close();
       await models.dispose();
