@@ -51,6 +51,10 @@ export interface AgentThreadOptions {
   delegate?: DelegateOptions;
   /** Items of a saved session to continue. */
   resume?: { thread: ThreadInfo; items: ThreadItem[] };
+  /** Turns waiting behind the running one (`enqueue`); beyond it `limit_reached`. Default: 32. */
+  maxQueuedTurns?: number;
+  /** UTF-8 bytes of the inputs waiting behind the running turn; beyond it `limit_reached`. Default: 4 MiB. */
+  maxQueuedBytes?: number;
 }
 
 type Listener = (event: ThreadEvent) => void;
@@ -118,9 +122,10 @@ export class AgentThread {
             }),
           delegate,
           (event) => this.emit(event),
+          // A result is never refused: the sub-agent cap bounds how many can wait.
           (message) => {
             this.ownInputs.add(message);
-            this.enqueue(message);
+            this.queueTurn(message);
           },
         )
       : null;
@@ -209,8 +214,35 @@ export class AgentThread {
     else this.startTurn(input);
   }
 
-  /** Tab: runs `input` as the next turn once the current one ends. */
+  /** Turns waiting behind the running one. */
+  get queuedTurns(): number {
+    return this.queue.length;
+  }
+
+  /**
+   * Tab: runs `input` as the next turn once the current one ends. Throws `limit_reached` when
+   * the queue holds `maxQueuedTurns` turns or `maxQueuedBytes` bytes already; nothing is dropped.
+   */
   enqueue(input: string): void {
+    const maxTurns = this.options.maxQueuedTurns ?? 32;
+    const maxBytes = this.options.maxQueuedBytes ?? 4 * 1024 * 1024;
+    if (this.active && this.queue.length >= maxTurns) {
+      throw new SparkError("limit_reached", `${maxTurns} turns are queued already; wait for one to start.`);
+    }
+    const bytes = this.queue.reduce(
+      (sum, queued) => sum + Buffer.byteLength(queued),
+      Buffer.byteLength(input),
+    );
+    if (this.active && bytes > maxBytes) {
+      throw new SparkError(
+        "limit_reached",
+        `Queued inputs would take ${bytes} bytes, over the ${maxBytes}-byte limit; wait for a turn to start.`,
+      );
+    }
+    this.queueTurn(input);
+  }
+
+  private queueTurn(input: string): void {
     if (!this.active) {
       this.startTurn(input);
       return;

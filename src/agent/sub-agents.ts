@@ -3,6 +3,7 @@ import type { ResponsesClient } from "../client/responses-client.js";
 import type { SubAgentInfo, ThreadEvent } from "../protocol/agent.js";
 import { SparkError } from "../protocol/errors.js";
 import type { AgentThread } from "./agent-thread.js";
+import { ToolError } from "./tools/tool-error.js";
 
 /** Where sub-agents run: the `delegate` tool is offered when a thread has one. */
 export interface DelegateOptions {
@@ -17,6 +18,8 @@ export interface DelegateOptions {
   connect: () => Promise<ResponsesClient>;
   /** Told of each new sub-agent's thread before it starts (e.g. to give it a transcript). */
   onThread?: (thread: AgentThread, info: SubAgentInfo) => void;
+  /** Sub-agents running at once per thread; `delegate` answers an error at the cap. Default: 4. */
+  maxRunning?: number;
 }
 
 interface Entry {
@@ -56,8 +59,17 @@ export class SubAgents {
   /**
    * Starts `task` in the background; returns the sub-agent's id at once. `shell`: it may run
    * commands (the person asked for them in the turn that delegated, or allowed them always).
+   * Throws a ToolError the model can act on when `maxRunning` sub-agents run already.
    */
   start(task: string, context: string | undefined, options: { shell: boolean }): string {
+    const maxRunning = this.options.maxRunning ?? 4;
+    if (this.running >= maxRunning) {
+      throw new ToolError(
+        "not_allowed",
+        `${maxRunning} sub-agents are running already, the most at once. Wait for a result to arrive ` +
+          "(it comes as a message), or do this task yourself.",
+      );
+    }
     const id = `sub_${randomUUID().replaceAll("-", "").slice(0, 8)}`;
     const info: SubAgentInfo = {
       id,

@@ -277,6 +277,8 @@ export interface ServeStackOptions
     | "admission"
     | "metricsPublic"
     | "log"
+    | "maxConnections"
+    | "storeBytes"
   > {
   /** The model; disposed by `close()`. With {@link tiers}, the default tier's engine. */
   engine: Engine;
@@ -333,6 +335,7 @@ export async function startServe(options: ServeStackOptions): Promise<ServeStack
   const close = () => {
     closing ??= (async () => {
       host.interruptAll();
+      host.dispose();
       await started.dispose();
       await server.close();
       await models.dispose();

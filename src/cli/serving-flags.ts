@@ -15,6 +15,8 @@ export interface ServingFlags {
   rateLimitTpm?: number;
   metricsPublic: boolean;
   log: "text" | "json" | "off";
+  maxConnections?: number;
+  storeMb?: number;
 }
 
 export const SERVING_HELP = `
@@ -26,6 +28,7 @@ Upstream engines (any OpenAI-compatible server: vLLM, SGLang, llama-server, Olla
 Admission control and observability:
   --max-concurrent 4 --max-queue 64 --queue-timeout-ms 30000   queue with positions; 429 when full
   --rate-limit-rpm 60 --rate-limit-tpm 100000                    per API key
+  --max-connections 256 --store-mb 256                           memory bounds; 503 server_busy past the first
   GET /metrics (Prometheus; needs the API key unless --metrics-public); --log json for JSON lines.
 `;
 
@@ -73,6 +76,16 @@ export function addServingFlags(command: Command): Command {
     )
     .option("--rate-limit-rpm <n>", "requests per minute per API key", whole(1))
     .option("--rate-limit-tpm <n>", "tokens per minute per API key (evaluated input + output)", whole(1))
+    .option(
+      "--max-connections <n>",
+      "WebSocket connections open at once; beyond it an upgrade gets 503 server_busy (default: 256)",
+      whole(1),
+    )
+    .option(
+      "--store-mb <n>",
+      "MiB of stored responses kept for previous_response_id, least recently used evicted first (default: 256)",
+      whole(1),
+    )
     .option("--metrics-public", "serve GET /metrics without an API key", false)
     .addOption(
       new Option("--log <format>", "one line per request on stderr")
@@ -85,7 +98,7 @@ export function addServingFlags(command: Command): Command {
 export function servingOptions(
   flags: ServingFlags,
   engine: { kind: "llama" | "scripted" | "upstream"; parallel: number },
-): Pick<SparkServerOptions, "admission" | "metricsPublic" | "log"> {
+): Pick<SparkServerOptions, "admission" | "metricsPublic" | "log" | "maxConnections" | "storeBytes"> {
   const maxConcurrent = flags.maxConcurrent ?? (engine.kind === "llama" ? engine.parallel : undefined);
   return {
     admission: {
@@ -97,6 +110,8 @@ export function servingOptions(
     },
     metricsPublic: flags.metricsPublic,
     log: { format: flags.log },
+    ...(flags.maxConnections !== undefined ? { maxConnections: flags.maxConnections } : {}),
+    ...(flags.storeMb !== undefined ? { storeBytes: flags.storeMb * 1024 * 1024 } : {}),
   };
 }
 

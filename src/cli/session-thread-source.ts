@@ -67,6 +67,11 @@ export class SessionThreadSource implements HostThreadSource {
     return true;
   }
 
+  /** The host let the thread go: its transcript (flushed as it goes) is all that is kept. */
+  release(threadId: string): void {
+    this.live.delete(threadId);
+  }
+
   private track(made: { thread: AgentThread; transcript: Transcript }): AgentThread {
     this.live.set(made.thread.info.id, made);
     return made.thread;

@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import type { WebSocket } from "ws";
 import type { AgentThread } from "../agent/agent-thread.js";
 import type { HostEvent, HostThreadEvent, ThreadEvent, ThreadInfo } from "../protocol/agent.js";
@@ -5,6 +6,7 @@ import { HOST_REQUEST_SCHEMAS, type HostRequest, type HostRequestType } from "..
 import { SparkError } from "../protocol/errors.js";
 import { DEFAULT_JSON_LIMITS, parseUntrustedJson } from "../protocol/json-guard.js";
 import { validate } from "../protocol/validate.js";
+import { ReplayBuffer } from "./replay-buffer.js";
 
 export interface HostThreadSource {
   /** A new thread. */
@@ -17,38 +19,67 @@ export interface HostThreadSource {
   rename(threadId: string, title: string): Promise<ThreadInfo | null>;
   /** Deletes a thread's transcript; false if there was none. The host never deletes a running thread. */
   remove(threadId: string): Promise<boolean>;
+  /** The host let an idle thread go (it stays resumable from its transcript). Default: nothing. */
+  release?(threadId: string): void;
 }
 
 export interface AgentHostOptions {
-  /** Events kept per thread for clients that reconnect. Default: 20,000. */
-  replayLimit?: number;
+  /**
+   * UTF-8 bytes of stamped event lines kept per thread for clients that reconnect; a client
+   * resuming from before them gets the thread's history instead. Default: 4 MiB.
+   */
+  replayBytes?: number;
+  /**
+   * Threads hosted at once. Opening another lets the least recently active idle one go; with none
+   * idle, `thread.start`/`thread.resume` answer `limit_reached`. Default: 32.
+   */
+  maxThreads?: number;
+  /**
+   * A thread with no subscriber, no running turn, nothing queued and no running sub-agent is let go
+   * after this long (it stays resumable from its transcript). Default: 10 minutes.
+   */
+  idleMs?: number;
 }
 
 interface HostedThread {
   thread: AgentThread;
   seq: number;
-  /** Recent stamped events, oldest first, for resuming clients. */
-  replay: string[];
-  replayFrom: number;
+  /** Recent stamped events, for resuming clients. */
+  replay: ReplayBuffer;
   subscribers: Set<WebSocket>;
-  /** Stops listening to the thread (when it is deleted). */
+  /** When an event was last published or a subscriber last came or went (ms since the epoch). */
+  lastActive: number;
+  /** Stops listening to the thread (when it is deleted or let go). */
   unsubscribe: () => void;
 }
 
 /**
  * Agent threads over WebSocket for the web app and editors. Every event of a thread gets a
  * per-thread sequence number; a client that reconnects resumes with `after_seq` and receives
- * exactly the events it missed, so streamed text is neither lost nor repeated.
+ * exactly the events it missed, so streamed text is neither lost nor repeated. Every event also
+ * carries the host's `epoch`; a client whose events cannot be continued (another epoch, a `seq`
+ * never reached, or events no longer kept) gets the thread's history as a reset instead.
  */
 export class AgentHost {
+  /** Chosen at random per host: sequence numbers of another epoch (a restarted server) mean nothing. */
+  readonly epoch = `ep_${randomBytes(8).toString("hex")}`;
   private readonly threads = new Map<string, HostedThread>();
-  private readonly replayLimit: number;
+  /** Threads being created or loaded, counted against `maxThreads`. */
+  private opening = 0;
+  private readonly replayBytes: number;
+  private readonly maxThreads: number;
+  private readonly idleMs: number;
+  private readonly sweeper: ReturnType<typeof setInterval>;
 
   constructor(
     private readonly source: HostThreadSource,
     options: AgentHostOptions = {},
   ) {
-    this.replayLimit = options.replayLimit ?? 20_000;
+    this.replayBytes = options.replayBytes ?? 4 * 1024 * 1024;
+    this.maxThreads = options.maxThreads ?? 32;
+    this.idleMs = options.idleMs ?? 10 * 60_000;
+    this.sweeper = setInterval(() => this.evictIdle(), Math.max(1000, Math.min(this.idleMs, 60_000)));
+    this.sweeper.unref();
   }
 
   /** Serves one client connection. */
@@ -57,13 +88,31 @@ export class AgentHost {
       void this.onMessage(socket, data as Buffer, isBinary).catch((error) => send(socket, errorEvent(error)));
     });
     socket.on("close", () => {
-      for (const hosted of this.threads.values()) hosted.subscribers.delete(socket);
+      for (const hosted of this.threads.values())
+        if (hosted.subscribers.delete(socket)) hosted.lastActive = Date.now();
     });
   }
 
   /** Interrupts every running turn (server shutdown). */
   interruptAll(): void {
     for (const hosted of this.threads.values()) hosted.thread.interrupt();
+  }
+
+  /** Threads hosted now. */
+  get size(): number {
+    return this.threads.size;
+  }
+
+  /** Lets go every thread idle for `idleMs` (run every minute or sooner; callable any time). */
+  evictIdle(now: number = Date.now()): void {
+    for (const hosted of [...this.threads.values()]) {
+      if (isIdle(hosted) && now - hosted.lastActive >= this.idleMs) this.release(hosted);
+    }
+  }
+
+  /** Stops the idle sweep. Idempotent. */
+  dispose(): void {
+    clearInterval(this.sweeper);
   }
 
   private async onMessage(socket: WebSocket, data: Buffer, isBinary: boolean): Promise<void> {
@@ -82,19 +131,20 @@ export class AgentHost {
     ) as HostRequest;
     switch (request.type) {
       case "thread.start": {
-        const hosted = this.host(await this.source.create());
-        this.subscribe(socket, hosted, -1);
+        const hosted = this.host(await this.open(() => this.source.create()));
+        this.subscribe(socket, hosted, -1, this.epoch);
         break;
       }
       case "thread.resume": {
         let hosted = this.threads.get(request.thread_id);
         if (!hosted) {
-          const thread = await this.source.resume(request.thread_id);
+          const thread = await this.open(() => this.source.resume(request.thread_id));
           if (!thread)
             throw new SparkError("not_found", `No thread ${request.thread_id}.`, { param: "thread_id" });
-          hosted = this.host(thread);
+          // Another request may have loaded it meanwhile.
+          hosted = this.threads.get(request.thread_id) ?? this.host(thread);
         }
-        this.subscribe(socket, hosted, request.after_seq ?? -1);
+        this.subscribe(socket, hosted, request.after_seq ?? -1, request.epoch);
         break;
       }
       case "thread.list":
@@ -214,13 +264,43 @@ export class AgentHost {
     return hosted;
   }
 
+  /**
+   * Creates or loads a thread once there is room for it: the least recently active idle thread is
+   * let go at the cap; with none idle, `limit_reached`.
+   */
+  private async open<T>(load: () => Promise<T>): Promise<T> {
+    if (this.threads.size + this.opening >= this.maxThreads) {
+      const idle = [...this.threads.values()].filter(isIdle).sort((a, b) => a.lastActive - b.lastActive)[0];
+      if (!idle) {
+        throw new SparkError(
+          "limit_reached",
+          `${this.maxThreads} threads are open and busy; close one (or let it finish) and try again.`,
+        );
+      }
+      this.release(idle);
+    }
+    this.opening++;
+    try {
+      return await load();
+    } finally {
+      this.opening--;
+    }
+  }
+
+  private release(hosted: HostedThread): void {
+    const id = hosted.thread.info.id;
+    hosted.unsubscribe();
+    this.threads.delete(id);
+    this.source.release?.(id);
+  }
+
   private host(thread: AgentThread): HostedThread {
     const hosted: HostedThread = {
       thread,
       seq: -1,
-      replay: [],
-      replayFrom: 0,
+      replay: new ReplayBuffer(this.replayBytes),
       subscribers: new Set(),
+      lastActive: Date.now(),
       unsubscribe: () => {},
     };
     this.threads.set(thread.info.id, hosted);
@@ -234,29 +314,55 @@ export class AgentHost {
 
   private publish(hosted: HostedThread, event: ThreadEvent | HostThreadEvent): void {
     hosted.seq++;
-    const line = JSON.stringify({ ...event, thread_id: hosted.thread.info.id, seq: hosted.seq });
+    hosted.lastActive = Date.now();
+    const line = this.stamp(hosted, event);
     hosted.replay.push(line);
-    if (hosted.replay.length > this.replayLimit) {
-      hosted.replay.shift();
-      hosted.replayFrom++;
-    }
     for (const socket of hosted.subscribers) send(socket, line);
   }
 
-  /** Sends every kept event after `afterSeq`, then live ones. */
-  private subscribe(socket: WebSocket, hosted: HostedThread, afterSeq: number): void {
-    const start = Math.max(afterSeq + 1, hosted.replayFrom);
-    if (afterSeq + 1 < hosted.replayFrom) {
+  private stamp(hosted: HostedThread, event: ThreadEvent | HostThreadEvent): string {
+    return JSON.stringify({
+      ...event,
+      thread_id: hosted.thread.info.id,
+      seq: hosted.seq,
+      epoch: this.epoch,
+    } satisfies HostEvent);
+  }
+
+  /**
+   * Sends every event after `afterSeq`, then live ones. When they cannot be continued (`epoch` is
+   * another host's, `afterSeq` is beyond this one's, or events after it are no longer kept), sends
+   * a `thread.history` reset instead: every item so far, as of the newest `seq`.
+   */
+  private subscribe(socket: WebSocket, hosted: HostedThread, afterSeq: number, epoch?: string): void {
+    const continues = (epoch === undefined || epoch === this.epoch) && afterSeq <= hosted.seq;
+    const missed = continues ? hosted.replay.since(afterSeq + 1) : null;
+    if (missed) for (const line of missed) send(socket, line);
+    else {
+      const { thread } = hosted;
       send(
         socket,
-        errorEvent(
-          new SparkError("invalid_request", `Events before ${hosted.replayFrom} are no longer kept.`),
-        ),
+        this.stamp(hosted, {
+          type: "thread.history",
+          items: [...thread.history],
+          reset: true,
+          thread: { ...thread.info },
+        }),
       );
     }
-    for (let seq = start; seq <= hosted.seq; seq++) send(socket, hosted.replay[seq - hosted.replayFrom]!);
     hosted.subscribers.add(socket);
+    hosted.lastActive = Date.now();
   }
+}
+
+/** Nothing would be lost by letting the thread go: it can be resumed from its transcript. */
+function isIdle({ thread, subscribers }: HostedThread): boolean {
+  return (
+    subscribers.size === 0 &&
+    !thread.busy &&
+    thread.queuedTurns === 0 &&
+    !thread.subAgents.some((sub) => sub.status === "running")
+  );
 }
 
 function send(socket: WebSocket, line: string): void {

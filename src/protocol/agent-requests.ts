@@ -5,10 +5,30 @@ import { z } from "zod";
 const threadId = z.string().min(1).max(128);
 const itemId = z.string().min(1).max(128);
 const path = z.string().min(1).max(4096);
+/** Largest turn input (`turn.start`, `turn.steer`, `turn.queue`), in UTF-8 bytes: 1 MiB. */
+export const MAX_TURN_INPUT_BYTES = 1024 * 1024;
 const input = z
   .string()
   .min(1)
-  .max(1024 * 1024);
+  .max(MAX_TURN_INPUT_BYTES)
+  .refine((text) => utf8Length(text) <= MAX_TURN_INPUT_BYTES, {
+    message: `Input is limited to ${MAX_TURN_INPUT_BYTES} bytes (UTF-8).`,
+  });
+
+/** UTF-8 size of `text` without encoding it (this module also runs in browsers: no Buffer). */
+function utf8Length(text: string): number {
+  let bytes = 0;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 0x80) bytes += 1;
+    else if (code < 0x800) bytes += 2;
+    else if (code >= 0xd800 && code <= 0xdbff && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      bytes += 4; // a surrogate pair: one code point of 4 bytes
+      i++;
+    } else bytes += 3;
+  }
+  return bytes;
+}
 
 export const HOST_REQUEST_SCHEMAS = {
   "thread.start": z.object({ type: z.literal("thread.start") }),
@@ -17,6 +37,11 @@ export const HOST_REQUEST_SCHEMAS = {
     thread_id: threadId,
     /** Replay only events after this sequence number (a reconnecting client's last one). */
     after_seq: z.number().int().min(-1).optional(),
+    /**
+     * The host epoch `after_seq` belongs to (from the events the client saw). Another epoch's, or a
+     * `seq` beyond the host's, is answered with a `thread.history` reset, not a continuation.
+     */
+    epoch: z.string().min(1).max(64).optional(),
   }),
   "thread.list": z.object({ type: z.literal("thread.list") }),
   "turn.start": z.object({ type: z.literal("turn.start"), thread_id: threadId, input }),

@@ -156,8 +156,13 @@ export type PatchResolution = "accepted" | "rejected";
  * stamped and replayed like the thread's own events.
  */
 export type HostThreadEvent =
-  /** The items of a resumed session, sent once right after `thread.started`. */
-  | { type: "thread.history"; items: ThreadItem[] }
+  /**
+   * The items of a resumed session, sent once right after `thread.started`. With `reset`, a
+   * snapshot sent to one resuming client whose events cannot be continued (another epoch, a
+   * `seq` the host never reached, or events no longer kept): every item so far, as of its `seq`;
+   * the client replaces its view of the thread with it, and live events follow.
+   */
+  | { type: "thread.history"; items: ThreadItem[]; reset?: true; thread?: ThreadInfo }
   | { type: "thread.renamed"; thread: ThreadInfo }
   /**
    * The newest patch was reverted byte for byte. `item_id` is the tool call that applied it (null
@@ -171,7 +176,11 @@ export type HostThreadEvent =
   | { type: "patch.resolved"; item_id: string; path: string; resolution: PatchResolution };
 
 export type HostEvent =
-  | ((ThreadEvent | HostThreadEvent) & { thread_id: string; seq: number })
+  /**
+   * `epoch` is chosen at random when the host starts: sequence numbers of one epoch mean nothing in
+   * another (the server restarted).
+   */
+  | ((ThreadEvent | HostThreadEvent) & { thread_id: string; seq: number; epoch: string })
   | { type: "thread.list"; threads: ThreadInfo[] }
   /** The thread and its transcript are gone; sent to the requester and the thread's subscribers. */
   | { type: "thread.deleted"; thread_id: string }

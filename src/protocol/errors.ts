@@ -33,6 +33,8 @@ export type SparkErrorCode =
   | "upstream_error"
   | "upstream_disconnected"
   | "upstream_timeout"
+  | "limit_reached"
+  | "server_busy"
   | "server_error";
 
 export type SparkErrorType =
@@ -96,6 +98,10 @@ const STATUS: Record<SparkErrorCode, number> = {
   upstream_disconnected: 502,
   // The upstream went silent (no chunk within its idle timeout): a gateway timeout.
   upstream_timeout: 504,
+  // A per-thread or per-client limit (queued turns, sub-agents, hosted threads): ease off, retry later.
+  limit_reached: 429,
+  // The server holds as many connections as it takes: retryable, like queue_timeout.
+  server_busy: 503,
   server_error: 500,
 };
 

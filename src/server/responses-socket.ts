@@ -20,7 +20,7 @@ import { newId } from "./internal/ids.js";
 import { newRequestId, type RequestRecord } from "./metrics/request-log.js";
 import { prepareResponse } from "./prepare-response.js";
 import { type PreparedResponse, ResponseRun } from "./response-run.js";
-import type { StoredResponse } from "./response-store.js";
+import { ResponseStore, type StoredResponse } from "./response-store.js";
 import { type ServerContext, withSequence } from "./server-context.js";
 
 /** A response's place in admission control and its log record. */
@@ -52,9 +52,6 @@ export interface ResponsesSocketOptions {
 /** Unsent bytes beyond which a socket counts as busy and text deltas are merged. */
 const BUSY_BYTES = 16 * 1024;
 
-/** Responses a connection remembers for `previous_response_id` even with `store: false`. */
-const CONNECTION_CACHE = 16;
-
 /**
  * One WebSocket connection in Responses WebSocket mode: one response in flight at a time,
  * `previous_response_id` chaining through a per-connection cache, cancel, and steering that ends
@@ -62,7 +59,8 @@ const CONNECTION_CACHE = 16;
  */
 export class ResponsesSocket {
   private sequence = 0;
-  private readonly cache = new Map<string, StoredResponse>();
+  /** Responses this connection remembers for `previous_response_id`, even with `store: false`. */
+  private readonly cache: ResponseStore;
   private active: { run: ResponseRun; steers: QueuedSteer[] } | null = null;
   /** Output events go through here: deltas are merged only while the socket is backed up. */
   private readonly stream = new DeltaCoalescer({
@@ -80,6 +78,7 @@ export class ResponsesSocket {
     private readonly connection: ResponsesSocketOptions = {},
   ) {
     this.requestId = connection.requestId ?? newRequestId();
+    this.cache = new ResponseStore(ctx.connectionCache);
     socket.on("message", (data, isBinary) => this.onFrame(data as Buffer, isBinary));
     socket.on("close", () => this.active?.run.abort("cancelled"));
     socket.on("error", () => this.active?.run.abort("cancelled"));
@@ -187,9 +186,7 @@ export class ResponsesSocket {
     admission: Admission,
   ): boolean {
     if (stored) {
-      this.cache.delete(stored.id);
-      this.cache.set(stored.id, stored);
-      if (this.cache.size > CONNECTION_CACHE) this.cache.delete(this.cache.keys().next().value!);
+      this.cache.put(stored);
       if (prepared.settings.store) this.ctx.store.put(stored);
     }
     if (steers.length === 0 || this.socket.readyState !== this.socket.OPEN) return false;

@@ -5,12 +5,14 @@ import type { BodyLimits } from "./internal/http-io.js";
 import type { RequestLog } from "./metrics/request-log.js";
 import type { ServerMetrics } from "./metrics/server-metrics.js";
 import type { ModelRegistry } from "./model-registry.js";
-import type { ResponseStore } from "./response-store.js";
+import type { ResponseStore, ResponseStoreOptions } from "./response-store.js";
 
 /** What every route and socket handler shares. */
 export interface ServerContext {
   models: ModelRegistry;
   store: ResponseStore;
+  /** Bounds of each WebSocket connection's own cache of its recent responses. */
+  connectionCache: ResponseStoreOptions;
   body: BodyLimits;
   json: JsonLimits;
   /**

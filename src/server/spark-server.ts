@@ -49,6 +49,21 @@ export interface SparkServerOptions {
   /** Stored responses kept for `previous_response_id`. Default: 4096. */
   storeCapacity?: number;
   /**
+   * Bytes of stored responses, with the earlier turns they still need; least recently used go
+   * first. Default: 256 MiB.
+   */
+  storeBytes?: number;
+  /**
+   * Bytes of the recent responses each Responses WebSocket remembers for `previous_response_id`
+   * (16 at most), even with `store: false`. Default: 16 MiB.
+   */
+  connectionCacheBytes?: number;
+  /**
+   * WebSocket connections open at once, all endpoints together; an upgrade beyond it is refused
+   * with 503 `server_busy`. Default: 256.
+   */
+  maxConnections?: number;
+  /**
    * More WebSocket endpoints on the same port (e.g. the agent host at `/v1/agent`), behind the same
    * origin and API-key checks. Default: none.
    */
@@ -85,7 +100,8 @@ export class SparkServer implements AsyncDisposable {
     const maxBytes = options.maxBodyBytes ?? DEFAULT_JSON_LIMITS.maxBytes;
     this.ctx = {
       models: options.models,
-      store: new ResponseStore(options.storeCapacity),
+      store: new ResponseStore({ maxEntries: options.storeCapacity, maxBytes: options.storeBytes }),
+      connectionCache: { maxEntries: 16, maxBytes: options.connectionCacheBytes ?? 16 * 1024 * 1024 },
       body: { maxBytes, timeoutMs: options.bodyTimeoutMs ?? 30_000 },
       json: { ...DEFAULT_JSON_LIMITS, maxBytes },
       running: new Map(),
@@ -196,6 +212,12 @@ export class SparkServer implements AsyncDisposable {
           : this.options.sockets?.[path];
       if (!accept) throw new SparkError("not_found", `No WebSocket endpoint at ${path}.`);
       checkApiKey(req, this.apiKeys, { subprotocols: true });
+      const maxConnections = this.options.maxConnections ?? 256;
+      if (this.wss.clients.size >= maxConnections)
+        throw new SparkError(
+          "server_busy",
+          `The server holds ${maxConnections} connections, its most; retry later.`,
+        );
     } catch (error) {
       const spark = SparkError.from(error);
       const body = JSON.stringify({ error: spark.toWire() });

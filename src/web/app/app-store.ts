@@ -146,7 +146,12 @@ export class AppStore {
     this.connection.send({ type: "thread.list" });
     // Resume every thread shown so far from the last event seen: nothing lost, nothing repeated.
     for (const view of Object.values(this.state.views)) {
-      this.connection.send({ type: "thread.resume", thread_id: view.id, after_seq: view.lastSeq });
+      this.connection.send({
+        type: "thread.resume",
+        thread_id: view.id,
+        after_seq: view.lastSeq,
+        ...(view.epoch ? { epoch: view.epoch } : {}),
+      });
     }
   }
 

@@ -12,12 +12,12 @@ const stats: TurnStats = {
 
 type Unstamped = StampedEvent extends infer E
   ? E extends StampedEvent
-    ? Omit<E, "seq" | "thread_id">
+    ? Omit<E, "seq" | "thread_id" | "epoch">
     : never
   : never;
 
-function stamp(events: Unstamped[], from = 0): StampedEvent[] {
-  return events.map((event, i) => ({ ...event, thread_id: "thr_1", seq: from + i }) as StampedEvent);
+function stamp(events: Unstamped[], from = 0, epoch = "ep_1"): StampedEvent[] {
+  return events.map((event, i) => ({ ...event, thread_id: "thr_1", seq: from + i, epoch }) as StampedEvent);
 }
 
 function run(events: StampedEvent[], view: ThreadView = emptyView("thr_1")): ThreadView {
@@ -121,6 +121,46 @@ describe("thread view", () => {
       ]),
     );
     expect(view.entries).toEqual([{ kind: "agent", id: "a0", text: "old", streaming: false }]);
+  });
+
+  test("a thread.history reset replaces the view with the history, even at a seq seen already", () => {
+    const before = run(turn.slice(0, 7)); // a turn streaming
+    const renamed = { ...info, title: "renamed" };
+    const items = [
+      { type: "user_message" as const, id: "u1", text: "hi" },
+      { type: "agent_message" as const, id: "a1", text: "Hello there" },
+    ];
+    const [reset] = stamp([{ type: "thread.history", items, reset: true, thread: renamed }], 5);
+    const view = applyEvent(before, reset!, 100);
+    expect(view.entries).toEqual([
+      { kind: "user", id: "u1", text: "hi", steer: false },
+      { kind: "agent", id: "a1", text: "Hello there", streaming: false },
+    ]);
+    expect(view.turn).toBeNull();
+    expect(view.info).toEqual(renamed);
+    expect(view.lastSeq).toBe(5);
+    // Live events continue after it.
+    const next = run(stamp([{ type: "turn.started", turn_id: "turn_2", input: "more" }], 6), view);
+    expect(next.turn).toMatchObject({ id: "turn_2" });
+  });
+
+  test("an event of a new epoch (the server restarted) starts the view over instead of being dropped", () => {
+    const old = run(turn);
+    const restarted = stamp(
+      [
+        { type: "thread.started", thread: info },
+        { type: "thread.history", items: [{ type: "agent_message", id: "a9", text: "from the transcript" }] },
+      ],
+      0,
+      "ep_2",
+    );
+    const view = run(restarted, old);
+    expect(view.epoch).toBe("ep_2");
+    expect(view.lastSeq).toBe(1);
+    expect(view.entries).toEqual([
+      { kind: "agent", id: "a9", text: "from the transcript", streaming: false },
+    ]);
+    expect(view.turns).toEqual([]);
   });
 });
 

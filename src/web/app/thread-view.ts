@@ -50,6 +50,8 @@ export interface ThreadView {
   info: ThreadInfo | null;
   /** The last event applied; a replayed one at or below it is ignored. */
   lastSeq: number;
+  /** The host epoch `lastSeq` belongs to (null before the first event). */
+  epoch: string | null;
   entries: Entry[];
   turn: LiveTurn | null;
   turns: TurnRecord[];
@@ -67,6 +69,7 @@ export function emptyView(id: string): ThreadView {
     id,
     info: null,
     lastSeq: -1,
+    epoch: null,
     entries: [],
     turn: null,
     turns: [],
@@ -83,11 +86,16 @@ export type StampedEvent = Extract<HostEvent, { seq: number }>;
 /**
  * Applies one stamped event; returns the same view when the event was seen already (`seq` at or
  * below the last one), so a reconnect that replays events can neither lose nor repeat text.
- * Items are placed by id: a second `item.started` for an id does not add another entry.
+ * Items are placed by id: a second `item.started` for an id does not add another entry. An event of
+ * another epoch (the server restarted) or a `thread.history` reset starts the view over: what it
+ * held cannot be continued.
  */
 export function applyEvent(view: ThreadView, event: StampedEvent, now: number): ThreadView {
-  if (event.seq <= view.lastSeq) return view;
-  const next: ThreadView = { ...view, lastSeq: event.seq };
+  const reset = event.type === "thread.history" && event.reset === true;
+  if (reset || (view.epoch !== null && event.epoch !== view.epoch)) {
+    view = { ...emptyView(view.id), info: view.info };
+  } else if (event.seq <= view.lastSeq) return view;
+  const next: ThreadView = { ...view, lastSeq: event.seq, epoch: event.epoch };
   switch (event.type) {
     case "thread.started":
     case "thread.renamed":
@@ -95,6 +103,7 @@ export function applyEvent(view: ThreadView, event: StampedEvent, now: number): 
       break;
     case "thread.history":
       next.entries = event.items.map((item) => entryOf(item, false));
+      if (event.thread) next.info = event.thread;
       break;
     case "turn.started":
       next.turn = { id: event.turn_id, startedAt: now, firstTokenAt: null, lastTokenAt: null, deltas: 0 };

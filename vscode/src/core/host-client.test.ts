@@ -223,7 +223,7 @@ describe("host client against a real spark serve", () => {
     h.client.dispose();
   });
 
-  test("a server restarted under the client: the thread is replayed from its start, nothing lost", async () => {
+  test("a server restarted under the client: its history arrives as a reset, nothing lost", async () => {
     const h = harness();
     await h.client.connect();
     const { id } = await h.client.startThread();
@@ -231,14 +231,20 @@ describe("host client against a real spark serve", () => {
     await h.next((e) => e.type === "turn.completed");
     expect(h.client.lastSeq(id)).toBeGreaterThan(5);
 
+    const oldEpoch = h.events.at(-1)!.epoch;
     await stack.close();
     stack = await serve();
-    await h.client.retarget(agentSocketUrl(stack.server.url));
     const resets: string[] = [];
     h.client.on("reset", (threadId) => resets.push(threadId));
-    // The new server numbers the resumed thread from 0; the client notices at the new turn. The
-    // host loads the thread's transcript when the client resumes it, so the first turn.start may
-    // come too soon ("not open"): a person would try again, and so does the test.
+    // The client resumes with its old epoch; the new host answers with the thread's history.
+    const history = h.next((e) => e.type === "thread.history");
+    await h.client.retarget(agentSocketUrl(stack.server.url));
+    const reset = await history;
+    expect(reset).toMatchObject({ reset: true, thread: { id } });
+    expect(reset.epoch).not.toBe(oldEpoch);
+    expect(agentText(h.view())).toBe("echo: before restart");
+    // The host loads the thread's transcript when the client resumes it, so the first turn.start
+    // may come too soon ("not open"): a person would try again, and so does the test.
     const done = h.next((e) => e.type === "turn.completed");
     for (let attempt = 0; ; attempt++) {
       const refused = new Promise<boolean>((resolve) => {

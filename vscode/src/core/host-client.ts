@@ -67,8 +67,9 @@ export interface HostClientEventMap {
   list: ThreadInfo[];
   deleted: string;
   /**
-   * The client lost track of a thread (the server restarted under it) and replays it from its
-   * start: views of the thread start over at its next `thread.started`.
+   * The client lost track of a thread (the server restarted under it, or the events it missed are
+   * no longer kept): views of the thread start over, from its next `thread.started` or the
+   * `thread.history` reset that follows.
    */
   reset: string;
   /** A line for the connection log. */
@@ -77,7 +78,8 @@ export interface HostClientEventMap {
 
 interface ThreadState {
   lastSeq: number;
-  turns: Set<string>;
+  /** The host epoch `lastSeq` belongs to (null: none seen yet). */
+  epoch: string | null;
   /** Waiting for the thread's replay from its start: everything before its `thread.started` is dropped. */
   resync: boolean;
 }
@@ -96,8 +98,9 @@ type Listener<K extends keyof HostClientEventMap> = (value: HostClientEventMap[K
 /**
  * A client of Spark's agent host over one WebSocket, with the state a thin client needs: it
  * reconnects with backoff, resumes every thread it follows with `after_seq` (its last seen
- * sequence number), drops what it has seen already, and notices when a server restarted under it
- * (a new turn arriving with an old sequence number) and replays that thread from its start.
+ * sequence number) and the host `epoch` it belongs to, and drops what it has seen already. When the
+ * host cannot continue (it restarted: another epoch; or the events are no longer kept) it answers
+ * with a `thread.history` reset, and the thread's views start over from it.
  */
 export class HostClient {
   private url: string;
@@ -173,7 +176,7 @@ export class HostClient {
       for (const [threadId, state] of this.threads) {
         state.resync = true;
         state.lastSeq = -1;
-        state.turns.clear();
+        state.epoch = null;
         this.emit("reset", threadId);
       }
     }
@@ -206,14 +209,18 @@ export class HostClient {
    */
   async resumeThread(threadId: string): Promise<ThreadInfo> {
     const previous = this.threads.get(threadId);
-    this.threads.set(threadId, { lastSeq: -1, turns: new Set(), resync: true });
+    this.threads.set(threadId, { lastSeq: -1, epoch: null, resync: true });
     try {
       this.send({ type: "thread.resume", thread_id: threadId, after_seq: -1 });
+      // Its start, or (when its first events are no longer kept) a history reset.
       const event = await this.waitFor(
-        (candidate) => candidate.type === "thread.started" && candidate.thread_id === threadId,
+        (candidate) =>
+          (candidate.type === "thread.started" ||
+            (candidate.type === "thread.history" && candidate.reset === true)) &&
+          candidate.thread_id === threadId,
         { failOnError: true },
       );
-      return (event as Extract<StampedEvent, { type: "thread.started" }>).thread;
+      return (event as Extract<StampedEvent, { type: "thread.started" | "thread.history" }>).thread!;
     } catch (error) {
       if (previous) this.threads.set(threadId, previous);
       else this.threads.delete(threadId);
@@ -288,6 +295,7 @@ export class HostClient {
             type: "thread.resume",
             thread_id: threadId,
             after_seq: state.resync ? -1 : state.lastSeq,
+            ...(state.epoch && !state.resync ? { epoch: state.epoch } : {}),
           } satisfies HostRequest),
         );
       }
@@ -388,21 +396,30 @@ export class HostClient {
     if (!state) {
       // A thread this client just started: its first event. Others' events are not followed.
       if (event.type !== "thread.started" || event.seq !== 0) return false;
-      state = { lastSeq: -1, turns: new Set(), resync: false };
+      state = { lastSeq: -1, epoch: null, resync: false };
       this.threads.set(event.thread_id, state);
+    }
+    if (event.type === "thread.history" && event.reset) {
+      // The host could not continue this client's events: its snapshot replaces what was seen.
+      if (!state.resync) this.emit("reset", event.thread_id);
+      state.resync = false;
+      state.lastSeq = event.seq;
+      state.epoch = event.epoch;
+      this.emit("event", event);
+      return true;
     }
     if (state.resync) {
       if (event.type !== "thread.started") return false;
       state.resync = false;
       state.lastSeq = -1;
-      state.turns.clear();
+      state.epoch = event.epoch;
     }
-    if (event.seq <= state.lastSeq) {
-      // A turn never seen, numbered as if seen: the events come from a server that restarted.
-      if (event.type === "turn.started" && !state.turns.has(event.turn_id))
-        this.resync(event.thread_id, state);
+    if (state.epoch !== null && event.epoch !== state.epoch) {
+      // Another epoch without a reset: a restarted server's events, numbered anew.
+      this.resync(event.thread_id, state);
       return false;
     }
+    if (event.seq <= state.lastSeq) return false;
     if (event.seq > state.lastSeq + 1 && state.lastSeq >= 0) {
       this.emit(
         "log",
@@ -410,7 +427,7 @@ export class HostClient {
       );
     }
     state.lastSeq = event.seq;
-    if (event.type === "turn.started") state.turns.add(event.turn_id);
+    state.epoch = event.epoch;
     this.emit("event", event);
     return true;
   }
@@ -419,7 +436,7 @@ export class HostClient {
     this.emit("log", `${threadId}: the server restarted; replaying the thread from its start`);
     state.resync = true;
     state.lastSeq = -1;
-    state.turns.clear();
+    state.epoch = null;
     this.emit("reset", threadId);
     try {
       this.send({ type: "thread.resume", thread_id: threadId, after_seq: -1 });

@@ -28,13 +28,15 @@ const stats: TurnStats = {
 
 type Unstamped = StampedEvent extends infer E
   ? E extends StampedEvent
-    ? Omit<E, "seq" | "thread_id">
+    ? Omit<E, "seq" | "thread_id" | "epoch">
     : never
   : never;
 
 /** Stamps events 0, 1, 2, ... of thread thr_1. */
 function stamp(events: Unstamped[], from = 0): StampedEvent[] {
-  return events.map((event, i) => ({ ...event, thread_id: "thr_1", seq: from + i }) as StampedEvent);
+  return events.map(
+    (event, i) => ({ ...event, thread_id: "thr_1", seq: from + i, epoch: "ep_1" }) as StampedEvent,
+  );
 }
 
 function fold(actions: ViewAction[], view: ThreadView = emptyView(), clock = { now: 0 }): ThreadView {
@@ -103,6 +105,26 @@ describe("thread view", () => {
     const again = fold(events.slice(0, 1), once);
     expect(again.entries).toEqual([]);
     expect(again.thread).toEqual(thread);
+  });
+
+  test("a thread.history reset replaces the view with the history, even at a seq seen already", () => {
+    const streaming = fold(stamp(turn));
+    expect(streaming.turn).not.toBeNull();
+    const renamed = { ...thread, title: "renamed" };
+    const items = [
+      { type: "user_message" as const, id: "u1", text: "hi" },
+      { type: "agent_message" as const, id: "a1", text: "Hello there friend, in full" },
+    ];
+    const view = fold(stamp([{ type: "thread.history", items, reset: true, thread: renamed }], 6), streaming);
+    expect(view.thread).toEqual(renamed);
+    expect(view.turn).toBeNull();
+    expect(view.lastSeq).toBe(6);
+    expect(view.entries.map((entry) => entry.kind === "agent" && entry.text)).toEqual([
+      false,
+      "Hello there friend, in full",
+    ]);
+    const next = fold(stamp([{ type: "turn.started", turn_id: "turn_2", input: "more" }], 7), view);
+    expect(next.turn).not.toBeNull();
   });
 
   test("queued messages wait until their turn starts; an interrupt drops them; steers are marked", () => {

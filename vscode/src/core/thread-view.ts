@@ -96,7 +96,8 @@ let localIds = 0;
 /**
  * Folds one action into a view. `now` is the clock for the live meter. Events at or below the
  * view's last sequence number are ignored, so replays are harmless; `thread.started` (only ever
- * the first event of a thread's stream) starts the view over.
+ * the first event of a thread's stream) and a `thread.history` reset (the host could not continue
+ * the client's events) start the view over.
  */
 export function reduceView(view: ThreadView, action: ViewAction, now: number): ThreadView {
   if (action.type === "local.reset") return emptyView();
@@ -121,6 +122,10 @@ export function reduceView(view: ThreadView, action: ViewAction, now: number): T
   }
   if (action.type === "thread.started") {
     return { ...emptyView(), thread: action.thread, lastSeq: action.seq };
+  }
+  if (action.type === "thread.history" && action.reset) {
+    const started = { ...emptyView(), thread: action.thread ?? view.thread, lastSeq: action.seq };
+    return reduceEvent(started, action, now);
   }
   if (action.seq <= view.lastSeq) return view;
   const next = reduceEvent(view, action, now);
