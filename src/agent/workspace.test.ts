@@ -85,6 +85,62 @@ describe("Workspace.resolve", () => {
     expect(await refusal(workspace.resolve(join(alias, "..", "x")))).toBe("path_outside_workspace");
   });
 
+  test("refuses .git and .spark at any depth, in every spelling a filesystem may open as one", async () => {
+    await using t = await tempWorkspace({
+      git: true,
+      files: { "vendor/lib/.git/config": "", ".spark/config.toml": "" },
+    });
+    for (const path of [
+      ".git",
+      ".git/hooks/pre-commit",
+      ".git/config",
+      "./src/../.git/config",
+      join(t.dir, ".git/config"),
+      ".spark/config.toml",
+      "vendor/lib/.git/config",
+      "new/nested/.git/hooks/post-checkout",
+      ".GIT/config",
+      ".Spark/config.toml",
+      ".git./config",
+      ".git /config",
+      ".g\u200cit/config",
+      "GIT~1/config",
+    ]) {
+      expect({ path, code: await refusal(t.workspace.resolve(path)) }).toEqual({
+        path,
+        code: "path_protected",
+      });
+    }
+  });
+
+  test("names that only resemble .git or .spark are ordinary paths", async () => {
+    await using t = await tempWorkspace();
+    for (const path of [
+      ".gitignore",
+      ".github/workflows/ci.yml",
+      "my.git/x",
+      ".sparkrc",
+      "git/x",
+      ".gitmodules",
+    ]) {
+      expect(await t.workspace.resolve(path)).toBe(join(t.dir, path));
+    }
+  });
+
+  test("refuses symlinks that lead into .git, existing or dangling, however they are named", async () => {
+    await using t = await tempWorkspace({ git: true });
+    await symlink(join(t.dir, ".git", "hooks"), join(t.dir, "hooks"));
+    await symlink(".git/config", join(t.dir, "config-link"));
+    await symlink(".git/hooks/pre-commit", join(t.dir, "dangling-hook"));
+    await mkdir(join(t.dir, "nested"));
+    await symlink("..", join(t.dir, "nested", "up"));
+    expect(await refusal(t.workspace.resolve("hooks"))).toBe("path_protected");
+    expect(await refusal(t.workspace.resolve("hooks/pre-commit"))).toBe("path_protected");
+    expect(await refusal(t.workspace.resolve("config-link"))).toBe("path_protected");
+    expect(await refusal(t.workspace.resolve("dangling-hook"))).toBe("path_protected");
+    expect(await refusal(t.workspace.resolve("nested/up/.git/config"))).toBe("path_protected");
+  });
+
   test("relative() gives slash-separated paths from the root", async () => {
     await using t = await tempWorkspace();
     expect(t.workspace.relative(join(t.dir, "src", "a.ts"))).toBe("src/a.ts");

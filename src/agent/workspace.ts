@@ -7,6 +7,29 @@ import { ToolError } from "./tools/tool-error.js";
 const MAX_SYMLINK_HOPS = 40;
 
 /**
+ * Directory names off limits to every tool, at any depth: git runs hooks and reads config
+ * (`core.fsmonitor`, `core.hooksPath`) from every repository's `.git`, nested ones included, and
+ * `.spark` holds the project's Spark config.
+ */
+const PROTECTED_NAMES = new Set([".git", ".spark"]);
+
+/** Characters HFS+ ignores in names, so `.g\u200Cit` opens `.git` there (git's own list). */
+const HFS_IGNORED = /[\u200B-\u200F\u202A-\u202E\u206A-\u206F\uFEFF]/g;
+
+/**
+ * True when a path segment names a protected directory on some filesystem: case-insensitive ones
+ * open `.GIT` as `.git`, Windows drops trailing dots and spaces and knows `.git` as `GIT~1`, HFS+
+ * ignores zero-width characters.
+ */
+export function isProtectedName(name: string): boolean {
+  const folded = name
+    .replace(HFS_IGNORED, "")
+    .replace(/[. ]+$/, "")
+    .toLowerCase();
+  return PROTECTED_NAMES.has(folded) || folded === "git~1";
+}
+
+/**
  * The directory tree the agent may read and change. Every path a tool touches goes through
  * {@link Workspace.resolve}, which is the one place escapes are refused.
  */
@@ -25,12 +48,15 @@ export class Workspace {
    * The real absolute path of `path` (relative to the root, or absolute inside it). The file need
    * not exist. Throws a ToolError `path_outside_workspace` for anything that leaves the root: `..`
    * segments, absolute paths elsewhere, and symlinks anywhere along the path (the final component
-   * included, dangling or not) whose target lies outside.
+   * included, dangling or not) whose target lies outside. Throws `path_protected` for a path
+   * through `.git` or `.spark` (see {@link isProtectedName}), as named or once symlinks are
+   * resolved.
    */
   async resolve(path: string): Promise<string> {
     if (path.includes("\0")) throw new ToolError("invalid_arguments", "A path must not contain NUL bytes.");
     const lexical = this.lexical(path);
     if (lexical === null) throw outside(path);
+    this.refuseProtected(path, lexical);
     let real: string;
     try {
       real = await realpathLenient(lexical, 0);
@@ -41,6 +67,7 @@ export class Workspace {
       throw new ToolError("failed", `Cannot resolve ${path}: ${(error as Error).message}`, { cause: error });
     }
     if (!isInside(this.root, real)) throw outside(path);
+    this.refuseProtected(path, real);
     return real;
   }
 
@@ -49,6 +76,17 @@ export class Workspace {
     const rel = relative(this.root, absolute);
     if (rel === "") return ".";
     return sep === "/" ? rel : rel.split(sep).join("/");
+  }
+
+  private refuseProtected(path: string, absolute: string): void {
+    const segment = relative(this.root, absolute).split(sep).find(isProtectedName);
+    if (segment === undefined) return;
+    throw new ToolError(
+      "path_protected",
+      `${path} is inside ${segment}: .git and .spark directories (at any depth) are off limits to ` +
+        "every tool, since git and Spark run what they hold. Work with other paths; the person " +
+        "changes git metadata and Spark settings.",
+    );
   }
 
   /** The absolute path under the real root, or null when it leaves the root lexically. */

@@ -1,8 +1,9 @@
+import { execFileSync } from "node:child_process";
 import { chmod, mkdtemp, readdir, rm, stat, symlink } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
-import { applyPatchTool } from "./apply-patch.js";
+import { applyPatchTool, PATCH_MAX_FILE_BYTES } from "./apply-patch.js";
 import { type TempWorkspace, tempWorkspace } from "./test-support/temp-workspace.js";
 import { runTool } from "./tool.js";
 
@@ -294,5 +295,20 @@ describe("apply_patch", () => {
     const bad = await apply(t, "*** Update File: a\n-x\n+y\n");
     expect(bad).toMatchObject({ isError: true, errorCode: "invalid_arguments" });
     expect(bad.output).toContain("line 1");
+  });
+
+  test("a file over the size cap is refused without being read whole; a FIFO is not waited on", async () => {
+    await using t = await tempWorkspace({
+      files: { "big.txt": Buffer.alloc(PATCH_MAX_FILE_BYTES + 1, "x\n") },
+    });
+    const big = await apply(t, patch("*** Update File: big.txt", "-x", "+y"));
+    expect(big).toMatchObject({ isError: true, errorCode: "not_allowed" });
+    expect(big.output).toContain("over apply_patch's 8 MiB limit");
+    if (process.platform === "win32") return;
+    execFileSync("mkfifo", [join(t.dir, "pipe")]);
+    const fifo = await apply(t, patch("*** Update File: pipe", "-x", "+y"));
+    expect(fifo).toMatchObject({ isError: true, errorCode: "invalid_arguments" });
+    expect(fifo.output).toContain("not a regular file");
+    expect(t.journal.size).toBe(0);
   });
 });

@@ -1,11 +1,13 @@
-import { readFile, stat } from "node:fs/promises";
 import { z } from "zod";
 import type { FileDiff } from "../diff.js";
 import type { Workspace } from "../workspace.js";
+import { readBounded } from "./internal/bounded-read.js";
 import { parsePatch } from "./patch-parser.js";
 import { type PatchFileReader, planPatch } from "./patch-planner.js";
-import { applyChanges } from "./patch-writer.js";
+import { applyChanges, PATCH_MAX_FILE_BYTES } from "./patch-writer.js";
 import { parametersOf, type Tool, ToolError } from "./tool.js";
+
+export { PATCH_MAX_FILE_BYTES } from "./patch-writer.js";
 
 const description = `Edit files with a patch. Make minimal, targeted changes: only the lines that must \
 change, with a few unchanged lines around them copied exactly from the file as you last read it. \
@@ -70,14 +72,31 @@ function summary(diff: FileDiff): string {
 function readerFor(workspace: Workspace): PatchFileReader {
   return async (path) => {
     const absolute = await workspace.resolve(path);
+    let read: Awaited<ReturnType<typeof readBounded>>;
     try {
-      if ((await stat(absolute)).isDirectory()) {
-        throw new ToolError("invalid_arguments", `${path} is a directory; a patch can only change files.`);
-      }
-      return await readFile(absolute);
+      read = await readBounded(absolute, PATCH_MAX_FILE_BYTES);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
       throw error;
+    }
+    switch (read.kind) {
+      case "content":
+        return read.content;
+      case "not_file":
+        throw new ToolError(
+          "invalid_arguments",
+          `${path} is not a regular file; a patch can only change files.`,
+        );
+      case "too_large":
+        throw new ToolError(
+          "not_allowed",
+          `${path} is ${read.size} bytes, over apply_patch's ${PATCH_MAX_FILE_BYTES / 1024 / 1024} MiB limit; ` +
+            "it cannot be edited with a patch.",
+        );
+      default: {
+        const unknown: never = read;
+        throw new Error(`Unknown read result: ${JSON.stringify(unknown)}`);
+      }
     }
   };
 }

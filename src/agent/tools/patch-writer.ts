@@ -2,15 +2,13 @@ import { rm, stat } from "node:fs/promises";
 import { diffText, type FileDiff } from "../diff.js";
 import type { EditJournal, JournalFile } from "../edit-journal.js";
 import type { Workspace } from "../workspace.js";
-import {
-  commitStaged,
-  discardStaged,
-  readIfExists,
-  type StagedFile,
-  stageFile,
-} from "./internal/atomic-write.js";
+import { commitStaged, discardStaged, type StagedFile, stageFile } from "./internal/atomic-write.js";
+import { readBounded } from "./internal/bounded-read.js";
 import type { FileChange } from "./patch-planner.js";
 import { ToolError } from "./tool-error.js";
+
+/** Larger files are not edited (nor read whole into memory) by apply_patch. */
+export const PATCH_MAX_FILE_BYTES = 8 * 1024 * 1024;
 
 interface ResolvedChange {
   change: FileChange;
@@ -55,13 +53,13 @@ export async function applyChanges(
   }
   for (const entry of resolved) {
     const { change, source, target } = entry;
-    const current = await readIfExists(source);
+    const current = await currentContent(source);
     const unchanged =
       current === null ? change.before === null : change.before !== null && current.equals(change.before);
     if (!unchanged) {
       throw rejected(`${change.path} changed while the patch was being applied. Re-read it and try again.`);
     }
-    if (target !== source && (await readIfExists(target)) !== null) {
+    if (target !== source && (await currentContent(target)) !== null) {
       throw rejected(`cannot move ${change.path} to ${change.moveTo}: the destination already exists.`);
     }
     if (current !== null) entry.mode = (await stat(source)).mode;
@@ -126,6 +124,20 @@ export async function applyChanges(
     if (change.kind === "move") return { ...diff, kind: "move", from: workspace.relative(source) };
     return diff;
   });
+}
+
+/**
+ * The file's bytes; null when it does not exist. Anything else at the path (a directory, a file
+ * grown past the cap) is reported as empty content, which differs from any planned `before`.
+ */
+async function currentContent(path: string): Promise<Buffer | null> {
+  try {
+    const read = await readBounded(path, PATCH_MAX_FILE_BYTES);
+    return read.kind === "content" ? read.content : Buffer.alloc(0);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
+    throw error;
+  }
 }
 
 function rejected(message: string): ToolError {

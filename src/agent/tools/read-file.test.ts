@@ -1,5 +1,7 @@
+import { execFileSync } from "node:child_process";
+import { join } from "node:path";
 import { describe, expect, test } from "vitest";
-import { READ_MAX_BYTES, READ_MAX_LINES, readFileTool } from "./read-file.js";
+import { createReadFileTool, READ_MAX_BYTES, READ_MAX_LINES, readFileTool } from "./read-file.js";
 import { tempWorkspace } from "./test-support/temp-workspace.js";
 import { runTool } from "./tool.js";
 
@@ -69,5 +71,32 @@ describe("read_file", () => {
     });
     expect(await run({ path: "../../etc/passwd" })).toMatchObject({ errorCode: "path_outside_workspace" });
     expect((await run({ path: "dir/x" })).output).toBe("[dir/x is empty.]");
+  });
+
+  test("reads no further than its byte cap, and says so", async () => {
+    // 9 lines of 10 bytes; a 35-byte cap ends inside line 4.
+    await using t = await tempWorkspace({
+      files: { "a.txt": `${numbered(9).replaceAll("line ", "line 000")}\n` },
+    });
+    const tool = createReadFileTool({ maxBytes: 35 });
+    const result = await runTool(tool, '{"path":"a.txt"}', t.context());
+    expect(result.output.split("\n")).toEqual([
+      "1\tline 0001",
+      "2\tline 0002",
+      "3\tline 0003",
+      "4\tline ",
+      "[a.txt is 90 bytes; read_file reads only its first 35 bytes (lines 1-4, the last one possibly cut). Use search to find text in it.]",
+    ]);
+    const past = await runTool(tool, '{"path":"a.txt","start_line":7}', t.context());
+    expect(past).toMatchObject({ isError: true, errorCode: "not_allowed" });
+    expect(past.output).toContain("reads only its first 35 bytes");
+  });
+
+  test.skipIf(process.platform === "win32")("a FIFO is refused, not waited on", async () => {
+    await using t = await tempWorkspace();
+    execFileSync("mkfifo", [join(t.dir, "pipe")]);
+    const result = await runTool(readFileTool, '{"path":"pipe"}', t.context());
+    expect(result).toMatchObject({ isError: true, errorCode: "not_allowed" });
+    expect(result.output).toContain("not a regular file");
   });
 });

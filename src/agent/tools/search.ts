@@ -1,25 +1,34 @@
-import { lstat, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
 import { looksBinary } from "./internal/binary.js";
+import { readBounded } from "./internal/bounded-read.js";
 import { listFiles } from "./internal/file-list.js";
+import { PatternMatcher } from "./internal/pattern-matcher.js";
 import { statOrNotFound } from "./internal/stat-path.js";
-import { parametersOf, type Tool, ToolError } from "./tool.js";
+import { parametersOf, type Tool } from "./tool.js";
 
+/** Larger files are skipped (generated bundles, data dumps); none is read past this. */
+export const SEARCH_MAX_FILE_BYTES = 8 * 1024 * 1024;
+/** A search stops after this long and returns what it found so far. */
+export const SEARCH_TIME_BUDGET_MS = 20_000;
 /** Characters of a matching line shown. */
 const MAX_LINE_CHARS = 300;
-/** Larger files are skipped (generated bundles, data dumps). */
-const MAX_FILE_BYTES = 8 * 1024 * 1024;
 /** Files read at once. */
 const CONCURRENCY = 16;
 
 const description = `Search the text files of the workspace for a pattern, line by line. Prints each \
-match as "path:line: text". The pattern is plain text unless regex is true (JavaScript regular \
-expression syntax, case-sensitive; use [Aa] or (?i:...) to ignore case). Files ignored by .gitignore, \
-binary files, .git and node_modules are skipped. Narrow the search with path (a directory or a file).`;
+match as "path:line: text". The pattern is plain text unless regex is true: then it is an RE2 \
+regular expression (like JavaScript's, but without backreferences or lookaround), case-sensitive; \
+start it with (?i) to ignore case. Files ignored by .gitignore, binary files, files over \
+${SEARCH_MAX_FILE_BYTES / 1024 / 1024} MiB, .git, .spark and node_modules are skipped. A search stops after \
+${SEARCH_TIME_BUDGET_MS / 1000} s with the matches found so far. Narrow the search with path (a directory or a file).`;
 
 const schema = z.strictObject({
-  pattern: z.string().min(1).describe("Text to find, or a regular expression when regex is true."),
+  pattern: z
+    .string()
+    .min(1)
+    .max(1000)
+    .describe("Text to find, or a regular expression when regex is true (at most 1000 characters)."),
   regex: z.boolean().default(false).describe("Treat pattern as a regular expression. Default: false."),
   path: z
     .string()
@@ -34,123 +43,114 @@ const schema = z.strictObject({
     .describe("Most matching lines to return (1 to 1000). Default: 100."),
 });
 
-export const searchTool: Tool<z.infer<typeof schema>> = {
-  name: "search",
-  description,
-  parameters: parametersOf(schema),
-  schema,
-  async run(args, ctx) {
-    const matches = matcherFor(args.pattern, args.regex);
-    const absolute = await ctx.workspace.resolve(args.path ?? ".");
-    const shown = ctx.workspace.relative(absolute);
-    const stats = await statOrNotFound(absolute, shown);
-    let files: string[];
-    if (stats.isDirectory()) {
-      const listing = await listFiles(absolute, { signal: ctx.signal });
-      files = listing.files.map((file) => join(absolute, file));
-    } else {
-      files = [absolute];
-    }
+export interface SearchToolOptions {
+  /** How long one search may run before it returns what it found. Default: SEARCH_TIME_BUDGET_MS. */
+  timeBudgetMs?: number;
+}
 
-    const results: string[] = [];
-    let skippedLarge = 0;
-    let full = false;
-    for (let at = 0; at < files.length && !full; at += CONCURRENCY) {
-      ctx.signal.throwIfAborted();
-      const batch = files.slice(at, at + CONCURRENCY);
-      const contents = await Promise.all(batch.map((file) => readText(file)));
-      for (const [i, content] of contents.entries()) {
-        if (content === "large") skippedLarge++;
-        if (typeof content === "string") continue;
-        const path = ctx.workspace.relative(batch[i]!);
-        for (const match of matchLines(content.text, matches)) {
-          if (results.length >= args.max_results) {
-            full = true;
-            break;
-          }
-          results.push(`${path}:${match.line}: ${excerpt(match.text, match.index)}`);
-        }
-        if (full) break;
+/** Why a search ended. */
+type StopReason = "done" | "max_results" | "time_budget";
+
+export function createSearchTool(options: SearchToolOptions = {}): Tool<z.infer<typeof schema>> {
+  const timeBudgetMs = options.timeBudgetMs ?? SEARCH_TIME_BUDGET_MS;
+  return {
+    name: "search",
+    description,
+    parameters: parametersOf(schema),
+    schema,
+    async run(args, ctx) {
+      const absolute = await ctx.workspace.resolve(args.path ?? ".");
+      const shown = ctx.workspace.relative(absolute);
+      const stats = await statOrNotFound(absolute, shown);
+      let files: string[];
+      if (stats.isDirectory()) {
+        const listing = await listFiles(absolute, { signal: ctx.signal });
+        files = listing.files.map((file) => join(absolute, file));
+      } else {
+        files = [absolute];
       }
-    }
 
-    const notes: string[] = [];
-    if (full) {
-      notes.push(
-        `[Stopped after ${args.max_results} match${args.max_results === 1 ? "" : "es"}; narrow the pattern or path, or raise max_results (at most 1000).]`,
-      );
-    }
-    if (skippedLarge > 0) {
-      notes.push(`[Skipped ${skippedLarge} file(s) over ${MAX_FILE_BYTES / 1024 / 1024} MiB.]`);
-    }
-    if (results.length === 0) {
-      const kind = args.regex ? "regex" : "text";
-      const where = shown === "." ? "the workspace" : shown;
-      return {
-        output: [`No matches for ${kind} ${JSON.stringify(args.pattern)} in ${where}.`, ...notes].join("\n"),
-        isError: false,
-      };
-    }
-    return { output: [...results, ...notes].join("\n"), isError: false };
-  },
-};
+      const budget = AbortSignal.timeout(timeBudgetMs);
+      const signal = AbortSignal.any([ctx.signal, budget]);
+      const results: string[] = [];
+      let skippedLarge = 0;
+      let stop: StopReason = "done";
+      try {
+        await using matcher = await PatternMatcher.start({
+          pattern: args.pattern,
+          regex: args.regex,
+          maxLineChars: MAX_LINE_CHARS,
+          signal,
+        });
+        search: for (let at = 0; at < files.length; at += CONCURRENCY) {
+          signal.throwIfAborted();
+          const batch = files.slice(at, at + CONCURRENCY);
+          const contents = await Promise.all(batch.map((file) => readText(file)));
+          for (const [i, content] of contents.entries()) {
+            if (content === "large") skippedLarge++;
+            if (typeof content === "string") continue;
+            const path = ctx.workspace.relative(batch[i]!);
+            // One more than still fits, to tell "exactly full" from "more left".
+            const matches = await matcher.match(content.text, args.max_results - results.length + 1);
+            for (const match of matches) {
+              if (results.length >= args.max_results) {
+                stop = "max_results";
+                break search;
+              }
+              results.push(`${path}:${match.line}: ${match.text}`);
+            }
+          }
+        }
+      } catch (error) {
+        if (ctx.signal.aborted || !budget.aborted) throw error;
+        stop = "time_budget";
+      }
+      return { output: render(args, shown, results, { stop, skippedLarge, timeBudgetMs }), isError: false };
+    },
+  };
+}
 
-/** Where a line matches: the index of the first match, or -1. */
-type Matcher = (line: string) => number;
+export const searchTool = createSearchTool();
 
-function matcherFor(pattern: string, regex: boolean): Matcher {
-  if (!regex) return (line) => line.indexOf(pattern);
-  let compiled: RegExp;
-  try {
-    compiled = new RegExp(pattern);
-  } catch (error) {
-    throw new ToolError(
-      "invalid_arguments",
-      `Invalid regular expression ${JSON.stringify(pattern)}: ${(error as Error).message}. ` +
-        "Fix the pattern (JavaScript syntax), or pass regex: false to search for the literal text.",
+function render(
+  args: z.infer<typeof schema>,
+  shown: string,
+  results: readonly string[],
+  end: { stop: StopReason; skippedLarge: number; timeBudgetMs: number },
+): string {
+  const notes: string[] = [];
+  if (end.stop === "max_results") {
+    notes.push(
+      `[Stopped after ${args.max_results} match${args.max_results === 1 ? "" : "es"}; narrow the pattern or path, or raise max_results (at most 1000).]`,
     );
   }
-  return (line) => line.search(compiled);
-}
-
-function* matchLines(
-  content: string,
-  matches: Matcher,
-): Generator<{ line: number; text: string; index: number }> {
-  let line = 0;
-  let start = 0;
-  while (start < content.length) {
-    line++;
-    let end = content.indexOf("\n", start);
-    if (end === -1) end = content.length;
-    const text = content.slice(start, end > start && content[end - 1] === "\r" ? end - 1 : end);
-    const index = matches(text);
-    if (index !== -1) yield { line, text, index };
-    start = end + 1;
+  if (end.stop === "time_budget") {
+    notes.push(
+      `[Stopped after the ${end.timeBudgetMs / 1000} s time budget; the matches above are those found so far. Narrow the path or the pattern.]`,
+    );
   }
+  if (end.skippedLarge > 0) {
+    notes.push(`[Skipped ${end.skippedLarge} file(s) over ${SEARCH_MAX_FILE_BYTES / 1024 / 1024} MiB.]`);
+  }
+  if (results.length === 0) {
+    const kind = args.regex ? "regex" : "text";
+    const where = shown === "." ? "the workspace" : shown;
+    return [`No matches for ${kind} ${JSON.stringify(args.pattern)} in ${where}.`, ...notes].join("\n");
+  }
+  return [...results, ...notes].join("\n");
 }
 
-/** The line, cut to MAX_LINE_CHARS around the match so the match stays visible. */
-function excerpt(text: string, index: number): string {
-  if (text.length <= MAX_LINE_CHARS) return text;
-  const from = index + 50 > MAX_LINE_CHARS ? Math.max(0, index - 100) : 0;
-  const cut = text.slice(from, from + MAX_LINE_CHARS);
-  return `${from > 0 ? "…" : ""}${cut}${from + MAX_LINE_CHARS < text.length ? "…" : ""}`;
-}
-
-/** The file's text, or why it is not searched ("skip": gone, a symlink, binary). */
+/** The file's text, or why it is not searched ("skip": gone, a symlink, not a file, binary). */
 async function readText(path: string): Promise<{ text: string } | "skip" | "large"> {
   try {
-    // Symlinks are not followed: their target may lie outside the workspace.
-    const stats = await lstat(path);
-    if (!stats.isFile()) return "skip";
-    if (stats.size > MAX_FILE_BYTES) return "large";
-    const content = await readFile(path);
-    if (looksBinary(content)) return "skip";
-    const text = content.toString("utf8");
+    // Symlinks are not followed (O_NOFOLLOW): their target may lie outside the workspace.
+    const read = await readBounded(path, SEARCH_MAX_FILE_BYTES);
+    if (read.kind === "too_large") return "large";
+    if (read.kind === "not_file" || looksBinary(read.content)) return "skip";
+    const text = read.content.toString("utf8");
     return { text: text.startsWith("\uFEFF") ? text.slice(1) : text };
   } catch {
-    // Vanished or unreadable since it was listed.
+    // Vanished or unreadable since it was listed, or a symlink.
     return "skip";
   }
 }

@@ -6,6 +6,7 @@
 export type ToolErrorCode =
   | "invalid_arguments"
   | "path_outside_workspace"
+  | "path_protected"
   | "not_found"
   | "patch_rejected"
   | "not_allowed"

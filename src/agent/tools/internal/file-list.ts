@@ -2,9 +2,12 @@ import { execFile } from "node:child_process";
 import type { Dirent } from "node:fs";
 import { readdir } from "node:fs/promises";
 import { join } from "node:path";
+import { isProtectedName } from "../../workspace.js";
 
-/** Directories never listed or searched, ignored or not. */
-const SKIPPED_DIRECTORIES = new Set([".git", "node_modules"]);
+/** Directories never listed or searched, ignored or not (protected ones too: `.git`, `.spark`). */
+function skipped(name: string): boolean {
+  return name === "node_modules" || isProtectedName(name);
+}
 
 export interface ListFilesOptions {
   signal: AbortSignal;
@@ -28,7 +31,8 @@ export interface FileListing {
 /**
  * The files under `dir`. In a git work tree git lists them (tracked plus untracked, minus
  * ignored), so .gitignore, .git/info/exclude and the global excludes all apply; elsewhere the tree
- * is walked. `.git` and `node_modules` are skipped either way; symlinks are listed, not followed.
+ * is walked. `node_modules` and protected names (`.git`, `.spark`) are skipped either way;
+ * symlinks are listed, not followed.
  */
 export async function listFiles(dir: string, options: ListFilesOptions): Promise<FileListing> {
   const maxDepth = options.maxDepth ?? Number.POSITIVE_INFINITY;
@@ -38,7 +42,7 @@ export async function listFiles(dir: string, options: ListFilesOptions): Promise
   const directories = new Set<string>();
   for (const file of fromGit) {
     const parts = file.split("/");
-    if (parts.some((part) => SKIPPED_DIRECTORIES.has(part))) continue;
+    if (parts.some(skipped)) continue;
     for (let depth = 1; depth < parts.length && depth <= maxDepth; depth++) {
       directories.add(parts.slice(0, depth).join("/"));
     }
@@ -98,9 +102,9 @@ async function walk(
         truncated = true;
         return;
       }
+      if (skipped(entry.name)) continue;
       const path = relative ? `${relative}/${entry.name}` : entry.name;
       if (entry.isDirectory()) {
-        if (SKIPPED_DIRECTORIES.has(entry.name)) continue;
         directories.push(path);
         if (depth < maxDepth) await visit(path, depth + 1);
       } else {
