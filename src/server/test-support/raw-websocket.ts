@@ -7,6 +7,8 @@ export interface RawOutcome {
   closeCode: number | null;
   /** The HTTP status line's code when the upgrade was refused. */
   refusedStatus: number | null;
+  /** The server's text messages, in order. */
+  messages: string[];
 }
 
 /**
@@ -22,7 +24,11 @@ export class RawWebSocket {
   private readonly answer = new Promise<void>((resolve) => {
     this.resolveAnswer = resolve;
   });
-  private readonly outcome: RawOutcome = { closeCode: null, refusedStatus: null };
+  private readonly outcome: RawOutcome = {
+    closeCode: null,
+    refusedStatus: null,
+    messages: [],
+  };
   /** Settles when the server ends the connection. */
   readonly ended: Promise<RawOutcome>;
 
@@ -100,6 +106,7 @@ export class RawWebSocket {
       const frame = parseServerFrame(this.buffer);
       if (!frame) return;
       this.buffer = this.buffer.subarray(frame.size);
+      if (frame.opcode === 0x1) this.outcome.messages.push(frame.payload.toString("utf8"));
       if (frame.opcode === 0x8)
         this.outcome.closeCode = frame.payload.length >= 2 ? frame.payload.readUInt16BE(0) : 1005;
     }
