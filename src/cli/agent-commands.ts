@@ -4,6 +4,7 @@ import { describeIgnoredSettings, loadConfig } from "../config/spark-config.js";
 import { SANDBOX_MODES, type SandboxMode } from "../protocol/agent.js";
 import { SparkError } from "../protocol/errors.js";
 import { AgentRuntime, type AgentRuntimeOptions } from "./agent-runtime.js";
+import { EXIT_OUTPUT_CLOSED, OutputWatch } from "./closed-output.js";
 import { StatusLine } from "./status-line.js";
 import { runPlain } from "./tui/plain-output.js";
 import { runTui } from "./tui/run-tui.js";
@@ -157,6 +158,8 @@ async function exec(flags: AgentFlags, prompt: string): Promise<number> {
       "invalid_request",
       'spark exec needs a task, e.g. spark exec "fix the failing import".',
     );
+  // A reader that goes away (`spark exec ... | head -1`) stops the turn quietly.
+  using output = new OutputWatch({ stdout: process.stdout, stderr: process.stderr });
   await using runtime = await startRuntime(flags, true);
   const { thread, transcript } = await runtime.newThread();
   const interrupt = new AbortController();
@@ -164,11 +167,12 @@ async function exec(flags: AgentFlags, prompt: string): Promise<number> {
   const status = await runPlain(thread, {
     input: prompt,
     stdout: process.stdout,
-    stderr: process.stderr,
+    stderr: output.stderr,
     json: flags.json === true,
-    signal: interrupt.signal,
+    signal: AbortSignal.any([interrupt.signal, output.signal]),
   });
   await transcript.flush();
+  if (output.closed) return EXIT_OUTPUT_CLOSED;
   return status === "completed" ? 0 : 1;
 }
 

@@ -29,7 +29,8 @@ export async function main(argv: string[]): Promise<number> {
   const program = createProgram();
   try {
     await program.parseAsync(argv);
-    return 0;
+    // The action's own status: `spark exec` sets 1 after a failed turn, 141 when its reader went away.
+    return typeof process.exitCode === "number" ? process.exitCode : 0;
   } catch (error) {
     if (error instanceof CommanderError) return error.exitCode;
     const message = error instanceof SparkError || error instanceof Error ? error.message : String(error);

@@ -84,6 +84,8 @@ export class AgentHost {
 
   /** Serves one client connection. */
   accept(socket: WebSocket): void {
+    // A protocol violation closes this connection (ws sends the close code); it must not stop the host.
+    socket.on("error", () => {});
     socket.on("message", (data, isBinary) => {
       void this.onMessage(socket, data as Buffer, isBinary).catch((error) => send(socket, errorEvent(error)));
     });
@@ -119,7 +121,7 @@ export class AgentHost {
     if (isBinary) throw new SparkError("invalid_event", "Messages are JSON text frames.");
     const raw = parseUntrustedJson(data.toString("utf8"), DEFAULT_JSON_LIMITS);
     const type = (raw as { type?: unknown } | null)?.type;
-    if (typeof type !== "string" || !(type in HOST_REQUEST_SCHEMAS)) {
+    if (typeof type !== "string" || !Object.hasOwn(HOST_REQUEST_SCHEMAS, type)) {
       throw new SparkError("unknown_event_type", `Unknown message type ${JSON.stringify(type)}.`, {
         param: "type",
       });

@@ -10,6 +10,7 @@ export type SparkErrorCode =
   | "unknown_event_type"
   | "unsupported_parameter"
   | "payload_too_large"
+  | "unsupported_media_type"
   | "request_timeout"
   | "unauthorized"
   | "forbidden_origin"
@@ -70,6 +71,7 @@ const STATUS: Record<SparkErrorCode, number> = {
   unknown_event_type: 400,
   unsupported_parameter: 400,
   payload_too_large: 413,
+  unsupported_media_type: 415,
   request_timeout: 408,
   unauthorized: 401,
   forbidden_origin: 403,

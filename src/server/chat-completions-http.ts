@@ -8,12 +8,12 @@ import {
   type FinishReason,
 } from "../protocol/chat-completions.js";
 import { SparkError } from "../protocol/errors.js";
-import { parseUntrustedJson } from "../protocol/json-guard.js";
 import { validate } from "../protocol/validate.js";
 import { admitHttp } from "./admission/admit-http.js";
 import { checkToolPairing, contentText } from "./input-conversion.js";
-import { readBody, SseWriter, sendJson } from "./internal/http-io.js";
+import { SseWriter, sendJson } from "./internal/http-io.js";
 import { newId } from "./internal/ids.js";
+import { readJsonBody } from "./internal/json-body.js";
 import type { ServerContext } from "./server-context.js";
 
 /** `POST /v1/chat/completions`: stateless; the engine still reuses any cached prefix. */
@@ -22,10 +22,7 @@ export async function handleChatCompletionsPost(
   res: ServerResponse,
   ctx: ServerContext,
 ): Promise<void> {
-  const body = validate(
-    chatCompletionBodySchema,
-    parseUntrustedJson(await readBody(req, ctx.body), ctx.json),
-  );
+  const body = validate(chatCompletionBodySchema, await readJsonBody(req, ctx));
   rejectUnsupported(body);
   const engine = ctx.models.resolve(body.model);
   const messages = toMessages(body);

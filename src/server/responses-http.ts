@@ -1,10 +1,10 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { parseUntrustedJson } from "../protocol/json-guard.js";
 import { responseCreateBodySchema } from "../protocol/responses-request.js";
 import { validate } from "../protocol/validate.js";
 import { admitHttp } from "./admission/admit-http.js";
 import { DeltaCoalescer } from "./internal/delta-coalescer.js";
-import { readBody, SseWriter, sendError, sendJson } from "./internal/http-io.js";
+import { SseWriter, sendError, sendJson } from "./internal/http-io.js";
+import { readJsonBody } from "./internal/json-body.js";
 import { prepareResponse } from "./prepare-response.js";
 import { type PreparedResponse, ResponseRun } from "./response-run.js";
 import { type ServerContext, withSequence } from "./server-context.js";
@@ -15,10 +15,7 @@ export async function handleResponsesPost(
   res: ServerResponse,
   ctx: ServerContext,
 ): Promise<void> {
-  const body = validate(
-    responseCreateBodySchema,
-    parseUntrustedJson(await readBody(req, ctx.body), ctx.json),
-  );
+  const body = validate(responseCreateBodySchema, await readJsonBody(req, ctx));
   const engine = ctx.models.resolve(body.model);
   const previous = body.previous_response_id ? ctx.running.get(body.previous_response_id) : undefined;
   if (previous) await previous;

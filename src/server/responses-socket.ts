@@ -95,7 +95,7 @@ export class ResponsesSocket {
       }
       const raw = parseUntrustedJson(data.toString("utf8"), this.ctx.json);
       const type = (raw as { type?: unknown } | null)?.type;
-      if (typeof type !== "string" || !(type in CLIENT_EVENT_SCHEMAS)) {
+      if (typeof type !== "string" || !Object.hasOwn(CLIENT_EVENT_SCHEMAS, type)) {
         throw new SparkError(
           "unknown_event_type",
           `Unknown event type ${JSON.stringify(type)}; expected one of ${Object.keys(CLIENT_EVENT_SCHEMAS).join(", ")}.`,

@@ -180,7 +180,8 @@ export class SparkServer implements AsyncDisposable {
     try {
       checkOrigin(req, this.allowedOrigins);
       const path = (req.url ?? "/").split("?")[0];
-      const route = this.routes[`${req.method} ${path}`];
+      const key = `${req.method} ${path}`;
+      const route = Object.hasOwn(this.routes, key) ? this.routes[key] : undefined;
       const isFile = (req.method === "GET" || req.method === "HEAD") && !path?.startsWith("/v1/");
       if (!route && isFile && this.options.staticDir) {
         await serveStatic(req, res, this.options.staticDir);
@@ -202,14 +203,20 @@ export class SparkServer implements AsyncDisposable {
   }
 
   private onUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    // Node hands an upgrade's socket over without an error listener: a peer's reset would be an
+    // uncaught exception, on a refused upgrade as much as an accepted one.
+    socket.on("error", () => socket.destroy());
     let accept: ((ws: WebSocket) => void) | undefined;
     try {
       checkOrigin(req, this.allowedOrigins);
       const path = (req.url ?? "/").split("?")[0] ?? "/";
+      const sockets = this.options.sockets ?? {};
       accept =
         path === "/v1/responses"
           ? (ws) => new ResponsesSocket(ws, this.ctx, { key: this.ctx.keyOf(req), wire: socket })
-          : this.options.sockets?.[path];
+          : Object.hasOwn(sockets, path)
+            ? sockets[path]
+            : undefined;
       if (!accept) throw new SparkError("not_found", `No WebSocket endpoint at ${path}.`);
       checkApiKey(req, this.apiKeys, { subprotocols: true });
       const maxConnections = this.options.maxConnections ?? 256;
@@ -226,7 +233,13 @@ export class SparkServer implements AsyncDisposable {
       );
       return;
     }
-    this.wss.handleUpgrade(req, socket, head, (ws) => accept?.(ws));
+    this.wss.handleUpgrade(req, socket, head, (ws) => {
+      // ws answers a peer's protocol violation (bad UTF-8, an unmasked frame, an oversized
+      // payload) with the matching close code (1007, 1002, 1009), then emits `error`: with no
+      // listener that error would stop the whole process. Endpoints may add their own listeners.
+      ws.on("error", () => {});
+      accept?.(ws);
+    });
   }
 
   /** Closes sockets and the listener; idempotent. Models belong to the registry's owner. */

@@ -69,7 +69,11 @@ describe("GET /metrics and request logs", () => {
       messages: [{ role: "user", content: "edit" }],
       prediction: { type: "content", content: "const x = 1; const z = 3;" },
     });
-    const bad = await fetch(`${t.url}/v1/responses`, { method: "POST", body: "{" });
+    const bad = await fetch(`${t.url}/v1/responses`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: "{",
+    });
     expect(bad.status).toBe(400);
 
     const response = await metricsOf(t);
@@ -152,7 +156,11 @@ describe("GET /metrics and request logs", () => {
     expect(proxied.headers.get("x-request-id")).toBe("edge-42");
     await log.until((l) => l.request_id === "edge-42" && l.status === 200);
 
-    const refused = await fetch(`${t.url}/v1/responses`, { method: "POST", body: "{" });
+    const refused = await fetch(`${t.url}/v1/responses`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: "{",
+    });
     const refusedId = refused.headers.get("x-request-id");
     expect(await log.until((l) => l.request_id === refusedId)).toMatchObject({
       level: "warn",
