@@ -42,10 +42,11 @@ async function startServe(): Promise<Serve> {
   const sessions = await mkdtemp(path.join(os.tmpdir(), "spark-fuzz-sessions-"));
   const child = spawn(
     process.execPath,
-    [bin, "serve", "--engine", "scripted", "--port", "0", "--log", "off"],
+    // Without a key the fuzz reaches past authentication into every parser.
+    [bin, "serve", "--engine", "scripted", "--port", "0", "--log", "off", "--no-auth"],
     {
       cwd,
-      env: { ...process.env, SPARK_SESSIONS_DIR: sessions },
+      env: { ...process.env, SPARK_SESSIONS_DIR: sessions, SPARK_HOME: sessions },
       stdio: ["ignore", "ignore", "pipe"],
     },
   );

@@ -215,7 +215,23 @@ describe("host client against a real spark serve", () => {
     expect(review.outcome).toBe("mixed");
     expect(await readFile(file1, "utf8")).toBe(original.replace("line 2\n", "line two\n"));
 
-    // Undo through the host takes the patch back byte for byte.
+    // The file is no longer what the patch wrote (a hunk was rejected in the editor): undo through
+    // the host refuses, naming the file, and leaves it as the person left it.
+    const refused = new Promise<{ code: string; message: string }>((resolve) => {
+      const off = h.client.on("error", (error) => {
+        off();
+        resolve({ code: error.code, message: error.message });
+      });
+    });
+    h.client.send({ type: "thread.undo", thread_id: id });
+    expect(await refused).toMatchObject({
+      code: "invalid_request",
+      message: expect.stringContaining("a.txt"),
+    });
+    expect(await readFile(file1, "utf8")).toBe(original.replace("line 2\n", "line two\n"));
+
+    // Once the file holds what the patch wrote again, undo takes the patch back byte for byte.
+    await writeFile(file1, patched);
     h.client.send({ type: "thread.undo", thread_id: id });
     expect(await h.next((e) => e.type === "patch.undone")).toMatchObject({ item_id: item.id });
     expect(await readFile(file1, "utf8")).toBe(original);
