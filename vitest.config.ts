@@ -1,3 +1,5 @@
+import os from "node:os";
+import path from "node:path";
 import { defineConfig } from "vitest/config";
 
 export default defineConfig({
@@ -8,5 +10,8 @@ export default defineConfig({
     // Each llama.cpp context uses every physical core; running model tests in parallel on a
     // 2-core machine only makes each slower.
     fileParallelism: false,
+    // Servers the tests start record their keys (and trusted projects) here, never in the
+    // person's own state folder.
+    env: { XDG_STATE_HOME: path.join(os.tmpdir(), `spark-test-state-${process.pid}`) },
   },
 });
