@@ -119,13 +119,23 @@ describe("sandbox", () => {
     expect((await loadConfig({ cwd, env })).sandbox).toBe("workspace-write");
   });
 
-  it("may not be loosened by the project's file", async () => {
-    const { cwd, env, userFile } = await dirs(undefined, `sandbox = "danger-full-access"\n`);
-    const loading = loadConfig({ cwd, env });
-    await expect(loading).rejects.toThrow(/would loosen the sandbox \("workspace-write"\)/);
-    await expect(loading).rejects.toThrow(`--sandbox danger-full-access or in ${userFile}`);
+  it("is loosened by the project's file only once the project is trusted", async () => {
+    const { cwd, env } = await dirs(undefined, `sandbox = "danger-full-access"\n`);
+    const untrusted = await loadConfig({ cwd, env });
+    expect(untrusted.sandbox).toBeUndefined();
+    expect(untrusted.ignored?.settings).toEqual([
+      {
+        path: "sandbox",
+        reason: 'loosens the command sandbox to "danger-full-access" (from "workspace-write")',
+      },
+    ]);
+    await trustProject(cwd, { env });
+    expect((await loadConfig({ cwd, env })).sandbox).toBe("danger-full-access");
+
     const network = await dirs(`sandbox = "workspace-write"\n`, `sandbox = "workspace-write-network"\n`);
-    await expect(loadConfig(network)).rejects.toMatchObject({ code: "invalid_request", param: "sandbox" });
+    const held = await loadConfig(network);
+    expect(held.sandbox).toBe("workspace-write");
+    expect(held.ignored?.settings.map((setting) => setting.path)).toEqual(["sandbox"]);
   });
 
   it("rejects an unknown mode", async () => {

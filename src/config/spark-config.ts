@@ -139,7 +139,6 @@ export async function loadConfig(options: LoadConfigOptions): Promise<LoadedConf
   let ignored: IgnoredProjectSettings | null = null;
   if (project) {
     sources.push(projectFile);
-    checkProjectSandbox(projectFile, project.config.sandbox, user?.config.sandbox, userFile);
     const held = withoutUntrustedSettings(project.config, user?.config ?? {});
     if (held.ignored.length > 0) {
       const root = await realpath(options.cwd);
@@ -187,25 +186,6 @@ export async function loadConfig(options: LoadConfigOptions): Promise<LoadedConf
     sources,
     ignored,
   };
-}
-
-/** The repository is untrusted: its config may tighten the user's sandbox, never loosen it. */
-function checkProjectSandbox(
-  file: string,
-  project: SandboxMode | undefined,
-  user: SandboxMode | undefined,
-  userFile: string,
-): void {
-  if (!project) return;
-  const allowed = user ?? "workspace-write";
-  // SANDBOX_MODES runs from the strictest to the loosest.
-  if (SANDBOX_MODES.indexOf(project) <= SANDBOX_MODES.indexOf(allowed)) return;
-  throw new SparkError(
-    "invalid_request",
-    `${file}: sandbox = "${project}" would loosen the sandbox ("${allowed}"), which a project's config may not do. ` +
-      `Remove it, or choose it yourself with --sandbox ${project} or in ${userFile}.`,
-    { param: "sandbox" },
-  );
 }
 
 /**

@@ -1,3 +1,4 @@
+import { SANDBOX_MODES, type SandboxMode } from "../protocol/agent.js";
 import type { SparkConfig } from "./spark-config.js";
 
 /** A setting of a project's config that was not applied, and why. */
@@ -81,5 +82,17 @@ export function withoutUntrustedSettings(
       ignored.push({ path: key, reason: `names the tier '${named}', which is held back` });
     }
   }
+  if (project.sandbox && looser(project.sandbox, user.sandbox ?? "workspace-write")) {
+    delete config.sandbox;
+    ignored.push({
+      path: "sandbox",
+      reason: `loosens the command sandbox to "${project.sandbox}" (from "${user.sandbox ?? "workspace-write"}")`,
+    });
+  }
   return { config, ignored };
+}
+
+/** SANDBOX_MODES runs from the strictest to the loosest. */
+function looser(mode: SandboxMode, than: SandboxMode): boolean {
+  return SANDBOX_MODES.indexOf(mode) > SANDBOX_MODES.indexOf(than);
 }
