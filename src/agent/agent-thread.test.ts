@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { readFile, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, test } from "vitest";
@@ -5,6 +6,7 @@ import type { GenerateRequest } from "../engine/engine.js";
 import type { ScriptedReply } from "../engine/scripted/scripted-engine.js";
 import { agentHarness } from "./test-support/agent-harness.js";
 import { MATH, PATCH } from "./test-support/math-fixture.js";
+import { SHELL_NOT_ASKED } from "./tools/shell.js";
 
 /** A script that answers each request in turn, recording what the model was sent. */
 function recorded(replies: ScriptedReply[]) {
@@ -72,16 +74,86 @@ describe("the agent on a temporary git repository (scripted model, real server a
     expect(outputs.join("")).not.toContain("root:");
   });
 
-  test("the shell tool is offered only when the user asks for a command", async () => {
-    const model = recorded([{ text: "Sure." }, { text: "Running." }]);
-    await using h = await agentHarness({ "a.txt": "a" }, { script: model.script });
+  test("instructions and tools go out byte-identical on every turn, asked for commands or not", async () => {
+    const model = recorded([{ text: "Sure." }, { text: "Running." }, { text: "Thanks." }]);
+    await using h = await agentHarness({ "a.txt": "a" }, { script: model.script }, { temperature: 0 });
+    await h.thread.prewarm();
     await h.thread.startTurn("explain a.txt");
-    expect(model.requests[0]!.tools?.map((t) => t.name)).not.toContain("shell");
-    expect(model.requests[0]!.tools?.map((t) => t.name)).toEqual(
-      expect.arrayContaining(["read_file", "apply_patch"]),
-    );
     await h.thread.startTurn("run the tests please");
-    expect(model.requests[1]!.tools?.map((t) => t.name)).toContain("shell");
+    await h.thread.startTurn("now explain it again");
+    const prefixes = h.sent.map((body) => {
+      const { model, instructions, tools, temperature, store } = JSON.parse(body);
+      return JSON.stringify({ model, instructions, tools, temperature, store });
+    });
+    expect(prefixes).toHaveLength(4);
+    expect(new Set(prefixes).size).toBe(1);
+    expect(JSON.parse(prefixes[0]!).tools.map((t: { name: string }) => t.name)).toContain("shell");
+    // What the engine renders grows only at its end: each request starts with the whole previous one.
+    const generated = model.requests;
+    expect(generated).toHaveLength(3);
+    for (const [i, request] of generated.entries()) {
+      expect(request.tools).toEqual(generated[0]!.tools);
+      if (i > 0) {
+        const previous = generated[i - 1]!.messages;
+        expect(request.messages.slice(0, previous.length)).toEqual(previous);
+      }
+    }
+  });
+
+  test("an unasked shell call is refused: no approval is asked, nothing runs, the model is told why", async () => {
+    const model = recorded([call("shell", { command: "echo ran > ran.txt" }), { text: "ok" }]);
+    // Even with approvals automatic, an unasked command must not run.
+    await using h = await agentHarness(
+      { "a.txt": "a" },
+      { script: model.script },
+      { approvalPolicy: "auto" },
+    );
+    await h.thread.startTurn("explain a.txt");
+    expect(h.events.some((e) => e.type === "approval.requested")).toBe(false);
+    expect(existsSync(path.join(h.dir, "ran.txt"))).toBe(false);
+    const item = h.events.find((e) => e.type === "item.completed" && e.item.type === "tool_call");
+    expect(item).toMatchObject({ item: { name: "shell", status: "failed", output: SHELL_NOT_ASKED } });
+    expect(model.requests[1]!.messages.at(-1)).toMatchObject({ role: "tool", content: SHELL_NOT_ASKED });
+    expect(h.events.find((e) => e.type === "turn.completed")).toMatchObject({ status: "completed" });
+  });
+
+  test("an asked shell call waits for approval, then runs in the sandbox", async () => {
+    const model = recorded([
+      call("shell", { command: "echo ran > ran.txt; touch .git/planted" }),
+      { text: "ok" },
+    ]);
+    await using h = await agentHarness({ "a.txt": "a" }, { script: model.script });
+    const approval = h.next("approval.requested");
+    const turn = h.thread.startTurn("run the tests please");
+    const request = await approval;
+    expect(request).toMatchObject({ kind: "shell", sandbox: "workspace-write" });
+    expect(existsSync(path.join(h.dir, "ran.txt"))).toBe(false);
+    h.thread.respondToApproval(request.approval_id, true);
+    await turn;
+    expect(await readFile(path.join(h.dir, "ran.txt"), "utf8")).toBe("ran\n");
+    // The sandbox keeps .git read-only.
+    expect(existsSync(path.join(h.dir, ".git", "planted"))).toBe(false);
+  });
+
+  test("a steer asking for a command lets the rest of that turn run one (after approval)", async () => {
+    const long = Array.from({ length: 400 }, (_, i) => `w${i}`).join(" ");
+    const script = (request: GenerateRequest): ScriptedReply => {
+      const last = request.messages.at(-1);
+      if (last?.role === "tool") return { text: "Ran it." };
+      if (last?.role === "user" && last.content === "run echo instead") {
+        return call("shell", { command: "echo ran > ran.txt" });
+      }
+      return { text: long };
+    };
+    await using h = await agentHarness({ "a.txt": "a" }, { script, tokensPerSecond: 400 });
+    const firstDelta = h.next("item.delta");
+    const approval = h.next("approval.requested");
+    const turn = h.thread.startTurn("explain a.txt");
+    await firstDelta;
+    h.thread.submit("run echo instead");
+    h.thread.respondToApproval((await approval).approval_id, true);
+    await turn;
+    expect(await readFile(path.join(h.dir, "ran.txt"), "utf8")).toBe("ran\n");
   });
 
   test("a shell call is run only after approval; a denied one never runs", async () => {

@@ -19,7 +19,6 @@ import { CommandSandbox } from "./sandbox/command-sandbox.js";
 import { type DelegateOptions, SubAgents } from "./sub-agents.js";
 import { asksToRunCommands } from "./system-prompt.js";
 import { toolsFor } from "./tools/index.js";
-import { shellTool } from "./tools/shell.js";
 import type { ApprovalRequest, Tool, ToolContext } from "./tools/tool.js";
 import { runTool } from "./tools/tool.js";
 import { ToolError } from "./tools/tool-error.js";
@@ -32,11 +31,16 @@ export interface AgentThreadOptions {
   instructions: string;
   /** Model id sent with each request. Default: "" (the server's default). */
   model?: string;
-  /** Offer the shell tool on every turn, not only when the user asks for a command. Default: false. */
+  /**
+   * Let the model run commands on every turn, not only when the person asks for one. The shell tool
+   * is listed either way (the prompt prefix never changes); this decides whether a call is refused.
+   * Default: false.
+   */
   allowShell?: boolean;
   /**
-   * Offer the shell tool on a turn whose input asks for commands. Default: true. False where turn
-   * input is not the person's own words (a sub-agent's task is written by a model).
+   * Let the model run commands in a turn whose input (or a steer of it) asks for them. Default:
+   * true. False where turn input is not the person's own words (a sub-agent's task is written by a
+   * model).
    */
   shellWhenAsked?: boolean;
   /** Whether commands need the user's approval. Default: "ask". */
@@ -65,6 +69,8 @@ interface ActiveTurn {
   stream: ResponseStream | null;
   /** Steering input that arrived while tools ran; it joins the next request. */
   steers: string[];
+  /** The person asked for commands in this turn (or allowed them always); else shell refuses. */
+  mayRunCommands: boolean;
   firstTokenAt: number | null;
 }
 
@@ -92,6 +98,8 @@ export class AgentThread {
   private readonly sandbox: CommandSandbox;
   /** Inputs this thread wrote itself (sub-agent results) and queued: never a request for commands. */
   private readonly ownInputs = new Set<string>();
+  /** The tools listed with every request: the same on every turn, part of the cached prefix. */
+  private readonly tools: Tool[];
 
   constructor(private readonly options: AgentThreadOptions) {
     const now = new Date().toISOString();
@@ -129,6 +137,7 @@ export class AgentThread {
           },
         )
       : null;
+    this.tools = toolsFor({ delegate: this.subs !== null });
   }
 
   /** The model requests are sent to. */
@@ -197,7 +206,7 @@ export class AgentThread {
    */
   async prewarm(): Promise<void> {
     const stream = this.options.client.create({
-      ...this.requestSettings(this.toolsForTurn(false)),
+      ...this.requestSettings(),
       input: this.restart ?? [],
       generate: false,
     });
@@ -276,6 +285,8 @@ export class AgentThread {
     }
     this.emit({ type: "turn.steered", turn_id: turn.id, input });
     this.recordUserMessage(turn.id, input);
+    // A steer is the person's own words: asking for a command there counts for the rest of the turn.
+    if (this.asksForCommands(input)) turn.mayRunCommands = true;
     if (turn.stream) {
       void this.options.client.steer(turn.stream, input).then((outcome) => {
         if (outcome.status !== "accepted") turn.steers.push(input);
@@ -366,11 +377,14 @@ export class AgentThread {
   }
 
   private async runTurn(input: string): Promise<TurnStatus> {
+    // A sub-agent's result is a message this thread wrote: never a request for commands.
+    const ownWords = !this.ownInputs.delete(input);
     const turn: ActiveTurn = {
       id: `turn_${randomUUID().replaceAll("-", "").slice(0, 16)}`,
       controller: new AbortController(),
       stream: null,
       steers: [],
+      mayRunCommands: this.options.allowShell === true || (ownWords && this.asksForCommands(input)),
       firstTokenAt: null,
     };
     this.active = turn;
@@ -388,9 +402,6 @@ export class AgentThread {
       this.info.title = input.trim().split("\n")[0]!.slice(0, 60) || "New session";
     this.recordUserMessage(turn.id, input);
 
-    const asked =
-      !this.ownInputs.delete(input) && this.options.shellWhenAsked !== false && asksToRunCommands(input);
-    const tools = this.toolsForTurn(this.options.allowShell === true || asked);
     let next: ConversationInput[] = [...this.owedOutputs, { role: "user", content: input }];
     this.owedOutputs = [];
     let status: TurnStatus = "completed";
@@ -398,7 +409,7 @@ export class AgentThread {
     try {
       for (;;) {
         if (this.lastInputTokens > (this.options.contextBudget ?? 128_000) * 0.8) this.compact();
-        const { response, calls } = await this.stream(turn, tools, next);
+        const { response, calls } = await this.stream(turn, next);
         stats.inputTokens += response.usage?.input_tokens ?? 0;
         stats.cachedInputTokens += response.usage?.input_tokens_details.cached_tokens ?? 0;
         stats.outputTokens += response.usage?.output_tokens ?? 0;
@@ -417,7 +428,7 @@ export class AgentThread {
         }
         if (calls.length === 0 && turn.steers.length === 0) break;
         next = [];
-        for (const call of calls) next.push(await this.runCall(turn, tools, call));
+        for (const call of calls) next.push(await this.runCall(turn, call));
         if (turn.controller.signal.aborted) {
           status = "interrupted";
           this.owedOutputs = next;
@@ -449,14 +460,13 @@ export class AgentThread {
   /** One model response (following any steered successors), narrated as an agent_message item. */
   private async stream(
     turn: ActiveTurn,
-    tools: Tool[],
     input: ConversationInput[],
   ): Promise<{ response: ResponseObject; calls: FunctionCall[] }> {
     const restart = this.restart;
     this.restart = null;
     const stream = this.options.client.create(
       {
-        ...this.requestSettings(tools),
+        ...this.requestSettings(),
         input: restart ? [...restart, ...input] : input,
         ...(restart || !this.lastResponseId ? {} : { previous_response_id: this.lastResponseId }),
       },
@@ -496,7 +506,7 @@ export class AgentThread {
     return { response, calls };
   }
 
-  private async runCall(turn: ActiveTurn, tools: Tool[], call: FunctionCall): Promise<ConversationInput> {
+  private async runCall(turn: ActiveTurn, call: FunctionCall): Promise<ConversationInput> {
     const item: Extract<ThreadItem, { type: "tool_call" }> = {
       type: "tool_call",
       id: call.call_id,
@@ -505,12 +515,12 @@ export class AgentThread {
       status: "running",
     };
     this.emit({ type: "item.started", turn_id: turn.id, item: { ...item } });
-    const tool = tools.find((candidate) => candidate.name === call.name);
+    const tool = this.tools.find((candidate) => candidate.name === call.name);
     const newestEdit = this.journal.newest;
     const result = tool
-      ? await runTool(tool, call.arguments, this.toolContext(turn, tools))
+      ? await runTool(tool, call.arguments, this.toolContext(turn))
       : {
-          output: `Unknown tool '${call.name}'. Available: ${tools.map((t) => t.name).join(", ")}.`,
+          output: `Unknown tool '${call.name}'. Available: ${this.tools.map((t) => t.name).join(", ")}.`,
           isError: true,
         };
     // Name the edit this call recorded after it, so each file can be accepted or rejected later.
@@ -525,17 +535,20 @@ export class AgentThread {
     return { type: "function_call_output", call_id: call.call_id, output: result.output };
   }
 
-  private toolContext(turn: ActiveTurn, tools: Tool[]): ToolContext {
-    // A sub-agent may run commands only when this turn may: its task is the model's words, not the person's.
-    const shell = tools.includes(shellTool);
+  private toolContext(turn: ActiveTurn): ToolContext {
     return {
       workspace: this.options.workspace,
       journal: this.journal,
       signal: turn.controller.signal,
       sandbox: this.sandbox,
+      mayRunCommands: turn.mayRunCommands,
       approve: (request) => this.approve(turn, request),
+      // A sub-agent may run commands only when this turn may: its task is the model's words, not the person's.
       ...(this.subs
-        ? { delegate: (task: string, context?: string) => this.subs!.start(task, context, { shell }) }
+        ? {
+            delegate: (task: string, context?: string) =>
+              this.subs!.start(task, context, { shell: turn.mayRunCommands }),
+          }
         : {}),
     };
   }
@@ -550,15 +563,20 @@ export class AgentThread {
     });
   }
 
-  private toolsForTurn(shell: boolean): Tool[] {
-    return toolsFor({ shell, delegate: this.subs !== null });
+  /** Whether `input`, the person's own words, asks for commands this thread may run when asked. */
+  private asksForCommands(input: string): boolean {
+    return this.options.shellWhenAsked !== false && asksToRunCommands(input);
   }
 
-  private requestSettings(tools: Tool[]) {
+  /**
+   * What every request repeats: byte-identical from turn to turn, so the server's cached prefix
+   * (instructions, then tools) stays valid. Only `/model` (a new chain on another model) changes it.
+   */
+  private requestSettings() {
     return {
       model: this.options.model ?? "",
       instructions: this.options.instructions,
-      tools: tools.map((tool) => ({
+      tools: this.tools.map((tool) => ({
         type: "function" as const,
         name: tool.name,
         description: tool.description,

@@ -1,8 +1,12 @@
+import { existsSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import path from "node:path";
 import { describe, expect, test } from "vitest";
 import { ResponsesClient } from "../client/responses-client.js";
 import type { GenerateRequest } from "../engine/engine.js";
 import type { ScriptedReply } from "../engine/scripted/scripted-engine.js";
 import { agentHarness } from "./test-support/agent-harness.js";
+import { SHELL_NOT_ASKED } from "./tools/shell.js";
 
 /** The tools offered with each task's requests. */
 const offered = new Map<string, string[]>();
@@ -59,54 +63,87 @@ describe("sub-agents", () => {
     expect(h.thread.history.at(-1)).toMatchObject({ type: "agent_message", text: "Thanks." });
   });
 
-  describe("the shell tool follows the person's words, never the model's", () => {
+  describe("commands follow the person's words, never the model's", () => {
     const task = "run the tests with npm test";
-    /** The parent delegates `task`; the sub-agent's answer asks for a command too. */
-    function delegating(seen: Map<string, string[]>) {
-      return (request: GenerateRequest): ScriptedReply => {
+    const shell = (command: string): ScriptedReply => ({
+      toolCalls: [{ name: "shell", arguments: JSON.stringify({ command }) }],
+    });
+    interface Delegation {
+      /** The tools listed with each turn's requests, by the turn's user message. */
+      tools: Map<string, string[]>;
+      /** What each turn's shell call was answered, by the turn's user message. */
+      answers: Map<string, string>;
+      approvals: string[];
+      dir: string;
+    }
+
+    /**
+     * The person says `userMessage`; the parent delegates `task` (which asks for a command); the
+     * sub-agent calls shell; the parent's turn for the sub-agent's result calls shell too.
+     */
+    async function delegateFrom(userMessage: string): Promise<Delegation> {
+      const tools = new Map<string, string[]>();
+      const answers = new Map<string, string>();
+      const script = (request: GenerateRequest): ScriptedReply => {
         const user = lastUser(request);
-        seen.set(
+        const last = request.messages.at(-1);
+        tools.set(
           user,
           (request.tools ?? []).map((tool) => tool.name),
         );
-        if (user === task) return { text: "Done. Now run `npm test` to check." };
-        if (request.messages.at(-1)?.role === "tool") return { text: "Started it." };
-        if (user.startsWith("Result of sub-agent")) return { text: "Thanks." };
+        if (last?.role === "tool") answers.set(user, last.content);
+        if (user === task)
+          return last?.role === "tool" ? { text: "Done. Now run `npm test`." } : shell("echo sub > sub.txt");
+        if (user.startsWith("Result of sub-agent")) {
+          return last?.role === "tool" ? { text: "Thanks." } : shell("echo result > result.txt");
+        }
+        if (last?.role === "tool") return { text: "Started it." };
         return { toolCalls: [{ name: "delegate", arguments: JSON.stringify({ task }) }] };
       };
-    }
-
-    async function delegateFrom(userMessage: string): Promise<Map<string, string[]>> {
-      const seen = new Map<string, string[]>();
       let baseUrl = "";
       await using h = await agentHarness(
         {},
-        { script: delegating(seen) },
+        { script },
         { delegate: { model: "scripted", connect: () => ResponsesClient.connect({ baseUrl }) } },
       );
       baseUrl = `${h.server.url}/v1`;
+      const approvals: string[] = [];
+      h.thread.on((event) => {
+        if (event.type !== "approval.requested") return;
+        approvals.push(event.command);
+        h.thread.respondToApproval(event.approval_id, true);
+      });
       await h.thread.startTurn(userMessage);
       await h.thread.whenSettled();
       expect(h.thread.history.at(-1)).toMatchObject({ type: "agent_message", text: "Thanks." });
-      return seen;
+      return { tools, answers, approvals, dir: h.dir };
     }
 
-    test("a model-written task asking for commands gets no shell when the person did not ask", async () => {
-      const seen = await delegateFrom("look into the flaky build");
-      expect(seen.get("look into the flaky build")).not.toContain("shell");
-      expect(seen.get(task)).toEqual(expect.arrayContaining(["read_file", "apply_patch"]));
-      expect(seen.get(task)).not.toContain("shell");
-      // The sub-agent's result arrives as a message the model wrote: no shell for that turn either.
-      const resultTurn = [...seen.keys()].find((user) => user.startsWith("Result of sub-agent"))!;
-      expect(resultTurn).toContain("run `npm test`");
-      expect(seen.get(resultTurn)).not.toContain("shell");
+    const resultTurn = (d: Delegation) =>
+      [...d.tools.keys()].find((u) => u.startsWith("Result of sub-agent"))!;
+
+    test("a sub-agent of a turn that did not ask is refused without an approval prompt", async () => {
+      const d = await delegateFrom("look into the flaky build");
+      // Every turn lists shell (a stable prefix); only the parent lists delegate.
+      expect(d.tools.get("look into the flaky build")).toEqual(expect.arrayContaining(["shell", "delegate"]));
+      expect(d.tools.get(task)).toContain("shell");
+      expect(d.tools.get(task)).not.toContain("delegate");
+      expect(d.answers.get(task)).toBe(SHELL_NOT_ASKED);
+      // The sub-agent's result is a message the model wrote: it does not ask for commands either.
+      expect(resultTurn(d)).toContain("run `npm test`");
+      expect(d.answers.get(resultTurn(d))).toBe(SHELL_NOT_ASKED);
+      expect(d.approvals).toEqual([]);
+      expect(existsSync(path.join(d.dir, "sub.txt"))).toBe(false);
+      expect(existsSync(path.join(d.dir, "result.txt"))).toBe(false);
     });
 
-    test("the sub-agent gets the shell tool when the person's own turn asked for commands", async () => {
-      const seen = await delegateFrom("please run the test suite and fix what fails");
-      expect(seen.get("please run the test suite and fix what fails")).toContain("shell");
-      expect(seen.get(task)).toContain("shell");
-      expect(seen.get(task)).not.toContain("delegate");
+    test("a sub-agent of a turn that asked runs commands after approval; its result still does not ask", async () => {
+      const d = await delegateFrom("please run the test suite and fix what fails");
+      expect(d.approvals).toEqual(["echo sub > sub.txt"]);
+      expect(d.answers.get(task)).toMatch(/^Exit code: 0/);
+      expect(await readFile(path.join(d.dir, "sub.txt"), "utf8")).toBe("sub\n");
+      expect(d.answers.get(resultTurn(d))).toBe(SHELL_NOT_ASKED);
+      expect(existsSync(path.join(d.dir, "result.txt"))).toBe(false);
     });
   });
 

@@ -42,8 +42,9 @@ export class SubAgents {
 
   constructor(
     /**
-     * Makes the sub-agent's thread: same workspace, client and policy, no `delegate` tool, and the
-     * shell tool on every turn when `shell`, else never (its task text never counts as asking).
+     * Makes the sub-agent's thread: same workspace, client and policy, no `delegate` tool, and
+     * commands allowed on every turn when `shell`, else every shell call refused (its task text
+     * never counts as asking).
      */
     private readonly createThread: (model: string, client: ResponsesClient, shell: boolean) => AgentThread,
     private readonly options: DelegateOptions,

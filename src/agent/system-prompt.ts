@@ -8,11 +8,15 @@ How you work:
 - Read the relevant code (read_file, search, list_dir) before you change it.
 - Make minimal, targeted edits with apply_patch: change only what the task needs, keep the
   surrounding style, and never rewrite a whole file to change a few lines.
-- Never run tests, builds or other commands unless the user asked you to in this turn; when the
-  shell tool is not offered, you cannot run anything, so say what the user could run instead.
+- Never run tests, builds or other commands unless the user asked you to in their message; any
+  other shell call is refused. When a command would help, say which one and why, and ask.
 - If a patch is rejected, re-read the file and try again with the current text as context.`;
 
-/** The system prompt: Spark's rules, the workspace, and the repository's AGENTS.md files. */
+/**
+ * The system prompt: Spark's rules, the workspace, and the repository's AGENTS.md files. Built once
+ * per session and sent unchanged with every request (nothing per turn: no date, no counters), so it
+ * stays part of the prefix the server keeps evaluated.
+ */
 export function buildSystemPrompt(workspaceRoot: string, agentsFiles: readonly AgentsFile[]): string {
   const parts = [BASE, `Workspace: ${workspaceRoot}`];
   for (const file of agentsFiles) {
@@ -23,8 +27,9 @@ export function buildSystemPrompt(workspaceRoot: string, agentsFiles: readonly A
 }
 
 /**
- * Whether the user asked for a command or tests to be run in this message. The shell tool is only
- * offered then (or with --allow-shell): the agent never runs anything on its own initiative.
+ * Whether the user asked for a command or tests to be run in this message. Only then (or with
+ * --allow-shell) does a shell call run; otherwise it is refused: the agent never runs anything on
+ * its own initiative.
  */
 export function asksToRunCommands(text: string): boolean {
   return RUN_REQUESTS.some((pattern) => pattern.test(text));

@@ -52,7 +52,7 @@ function addAgentOptions(command: Command): Command {
       "use a Responses-compatible server (e.g. http://host:8080/v1) instead of the embedded engine",
     )
     .option("--api-key <key>", "API key for --server (default: $SPARK_API_KEY, $OPENAI_API_KEY)")
-    .option("--allow-shell", "offer the shell tool on every turn, not only when you ask for a command", false)
+    .option("--allow-shell", "let the agent run commands on every turn, not only when you ask for one", false)
     .addOption(
       new Option("--approval <policy>", "ask before each command, or run them without asking")
         .choices(["ask", "auto"])

@@ -6,6 +6,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { SHELL_NOT_ASKED } from "../agent/tools/shell.js";
 import { startSparkServe } from "../engine/upstream/test-support/spark-serve-process.js";
 import type { ThreadItem } from "../protocol/agent.js";
 
@@ -189,8 +190,11 @@ describe("a hostile repository (the real binary)", () => {
     expect(existsSync(path.join(repo, ".git", "hooks", "pre-commit"))).toBe(false);
     expect(await readFile(path.join(repo, ".git", "config"), "utf8")).toBe(gitConfigBefore);
 
-    const unasked = await exec("UNASKED summarize the repo");
-    expect(toolItems(unasked.stdout)[0]?.status).toBe("failed");
+    // The shell tool is listed on every turn; a call the person did not ask for is refused before
+    // any approval, so even automatic approval runs nothing.
+    const unasked = await exec("UNASKED summarize the repo", "--approval", "auto");
+    expect(toolItems(unasked.stdout)[0]).toMatchObject({ status: "failed", output: SHELL_NOT_ASKED });
+    expect(unasked.stdout).not.toContain('"approval.requested"');
     expect(existsSync(path.join(repo, "unasked.txt"))).toBe(false);
 
     const regex = await exec("REGEX find the a's");

@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import { mkdir, mkdtemp, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { ResponsesClient } from "../../client/responses-client.js";
+import { type CreateBody, ResponsesClient } from "../../client/responses-client.js";
 import { ScriptedEngine, type ScriptedEngineOptions } from "../../engine/scripted/scripted-engine.js";
 import type { ThreadEvent } from "../../protocol/agent.js";
 import { startTestServer, type TestServer } from "../../server/test-support/test-server.js";
@@ -15,6 +15,8 @@ export interface Harness extends AsyncDisposable {
   thread: AgentThread;
   events: ThreadEvent[];
   server: TestServer;
+  /** Every request body the thread sent, as it went on the wire (serialised). */
+  sent: string[];
   /** Resolves with the next event of `type` (from now on, or from index `from`). */
   next<T extends ThreadEvent["type"]>(type: T, from?: number): Promise<Extract<ThreadEvent, { type: T }>>;
 }
@@ -37,6 +39,12 @@ export async function agentHarness(
   const engine = new ScriptedEngine(engineOptions);
   const server = await startTestServer(engine);
   const client = await ResponsesClient.connect({ baseUrl: `${server.url}/v1` });
+  const sent: string[] = [];
+  const create = client.create.bind(client);
+  client.create = (body: CreateBody, options) => {
+    sent.push(JSON.stringify(body));
+    return create(body, options);
+  };
   const thread = new AgentThread({
     client,
     workspace: new Workspace(dir),
@@ -61,6 +69,7 @@ export async function agentHarness(
     thread,
     events,
     server,
+    sent,
     next(type, from = events.length) {
       const found = events.slice(from).find((e) => e.type === type);
       if (found) return Promise.resolve(found as never);

@@ -2,18 +2,14 @@ import { describe, expect, test } from "vitest";
 import { toolsFor } from "./index.js";
 
 describe("toolsFor", () => {
-  test("offers shell only when asked", () => {
-    expect(toolsFor({ shell: false }).map((tool) => tool.name)).toEqual([
-      "read_file",
-      "list_dir",
-      "search",
-      "apply_patch",
-    ]);
-    expect(toolsFor({ shell: true }).map((tool) => tool.name)).toContain("shell");
+  test("lists shell always, and delegate only where sub-agents can run", () => {
+    const core = ["read_file", "list_dir", "search", "apply_patch", "shell"];
+    expect(toolsFor().map((tool) => tool.name)).toEqual(core);
+    expect(toolsFor({ delegate: true }).map((tool) => tool.name)).toEqual([...core, "delegate"]);
   });
 
   test("what the model sees", () => {
-    const shown = toolsFor({ shell: true }).map(({ name, description, parameters }) => ({
+    const shown = toolsFor({ delegate: true }).map(({ name, description, parameters }) => ({
       name,
       description,
       parameters,

@@ -7,18 +7,19 @@ import { shellTool } from "./shell.js";
 import type { Tool } from "./tool.js";
 
 export interface ToolsForOptions {
-  /** Offer the shell tool. Only when the person asked for commands to be run. */
-  shell: boolean;
   /** Offer the delegate tool (a sub-agent tier is configured). Default: false. */
   delegate?: boolean;
 }
 
-/** The tools offered to the model, in the order they are listed to it. */
+/**
+ * The tools offered to the model, in the order they are listed to it. The list is the same on
+ * every turn of a conversation, since it is part of the prompt prefix the server keeps evaluated:
+ * `shell` is always listed, and refuses a call the person did not ask for (see `mayRunCommands`).
+ */
 // biome-ignore lint/suspicious/noExplicitAny: a registry holds tools of every argument type
-export function toolsFor(options: ToolsForOptions): Tool<any>[] {
+export function toolsFor(options: ToolsForOptions = {}): Tool<any>[] {
   // biome-ignore lint/suspicious/noExplicitAny: as above
-  const tools: Tool<any>[] = [readFileTool, listDirTool, searchTool, applyPatchTool];
-  if (options.shell) tools.push(shellTool);
+  const tools: Tool<any>[] = [readFileTool, listDirTool, searchTool, applyPatchTool, shellTool];
   if (options.delegate) tools.push(delegateTool);
   return tools;
 }

@@ -11,6 +11,7 @@ export type ToolErrorCode =
   | "patch_rejected"
   | "not_allowed"
   | "denied"
+  | "not_asked"
   | "timeout"
   | "sandbox_unavailable"
   | "failed";

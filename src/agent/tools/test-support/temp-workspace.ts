@@ -14,8 +14,8 @@ export interface TempWorkspace extends AsyncDisposable {
   readonly workspace: Workspace;
   readonly journal: EditJournal;
   /**
-   * A tool context on this workspace; approves everything and runs commands in the default
-   * sandbox (workspace-write) unless overridden.
+   * A tool context on this workspace; commands count as asked for, are approved and run in the
+   * default sandbox (workspace-write) unless overridden.
    */
   context(overrides?: Partial<ToolContext>): ToolContext;
   write(path: string, content: string | Buffer): Promise<void>;
@@ -54,6 +54,7 @@ export async function tempWorkspace(options: TempWorkspaceOptions = {}): Promise
       journal,
       signal: new AbortController().signal,
       sandbox: new CommandSandbox(),
+      mayRunCommands: true,
       approve: async () => true,
       ...overrides,
     }),
