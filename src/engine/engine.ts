@@ -121,7 +121,11 @@ export interface DraftResult {
 }
 
 /** The result of an engine that ignores drafts. */
-export const IGNORED_DRAFT: DraftResult = Object.freeze({ outcome: "ignored", prefixTokens: 0, evaluatedTokens: 0 });
+export const IGNORED_DRAFT: DraftResult = Object.freeze({
+  outcome: "ignored",
+  prefixTokens: 0,
+  evaluatedTokens: 0,
+});
 
 /**
  * Runs a model. Every engine (llama, scripted, upstream) implements this and passes the same

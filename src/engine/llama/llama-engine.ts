@@ -237,7 +237,10 @@ export class LlamaEngine implements Engine {
     return this.typeAhead.draft(request, options.signal);
   }
 
-  private async *generateNow(request: GenerateRequest, options: GenerateOptions): AsyncGenerator<EngineEvent> {
+  private async *generateNow(
+    request: GenerateRequest,
+    options: GenerateOptions,
+  ): AsyncGenerator<EngineEvent> {
     if (this.disposed) throw new SparkError("model_not_loaded", "The model has been unloaded.");
     const started = performance.now();
     const signal = options.signal;

@@ -201,7 +201,8 @@ export class ScriptedEngine implements Engine {
     });
     const words = scriptedTokens(request.text).slice(0, -1);
     const prefix = [...renderTokens(request.messages), "<user>", ...words];
-    if (!request.conversation) return { outcome: "evaluated", prefixTokens: prefix.length, evaluatedTokens: 0 };
+    if (!request.conversation)
+      return { outcome: "evaluated", prefixTokens: prefix.length, evaluatedTokens: 0 };
     const held = this.states.get(request.conversation) ?? [];
     let shared = 0;
     while (shared < held.length && shared < prefix.length && held[shared] === prefix[shared]) shared++;

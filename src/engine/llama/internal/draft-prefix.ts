@@ -20,7 +20,8 @@ const CONTINUATION = " next";
  */
 export function draftPrefix(model: LlamaModel, wrapper: ChatWrapper, request: DraftRequest): Token[] {
   const render = (text: string) =>
-    renderPrompt(model, wrapper, [...request.messages, { role: "user", content: text }], request.tools).tokens;
+    renderPrompt(model, wrapper, [...request.messages, { role: "user", content: text }], request.tools)
+      .tokens;
   const settled = settledText(request.text);
   const withSettled = render(settled);
   const continued = render(`${settled}${CONTINUATION}`);

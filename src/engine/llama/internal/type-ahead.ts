@@ -49,7 +49,8 @@ export class TypeAhead {
   }
 
   async draft(request: DraftRequest, signal?: AbortSignal): Promise<DraftResult> {
-    if (this.realRequests > 0 || signal?.aborted) return { outcome: "busy", prefixTokens: 0, evaluatedTokens: 0 };
+    if (this.realRequests > 0 || signal?.aborted)
+      return { outcome: "busy", prefixTokens: 0, evaluatedTokens: 0 };
     const { model, wrapper, pool, contextSize } = this.options;
     const prefix = draftPrefix(model, wrapper, request);
     if (prefix.length >= contextSize) {
@@ -84,7 +85,8 @@ export class TypeAhead {
       await sequence.eraseContextTokenRanges([{ start: at, end: sequence.nextTokenIndex }]);
     }
     while (at < tokens.length) {
-      if (signal.aborted) return { outcome: "cancelled", prefixTokens: tokens.length, evaluatedTokens: at - held };
+      if (signal.aborted)
+        return { outcome: "cancelled", prefixTokens: tokens.length, evaluatedTokens: at - held };
       const end = Math.min(tokens.length, at + this.options.chunk);
       await sequence.evaluateWithoutGeneratingNewTokens(tokens.slice(at, end));
       at = end;
