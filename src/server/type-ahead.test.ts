@@ -55,7 +55,7 @@ async function conversation(
     previous_response_id: first.id,
     input: "Now add a test for the empty input case",
   }).final;
-  const texts = [first, second].map((r) => r.output.map((item) => JSON.stringify(item.content)).join());
+  const texts = [first, second].map((r) => JSON.stringify(r.output.map(({ id: _, ...item }) => item)));
   return { texts, cached: second.usage?.input_tokens_details.cached_tokens ?? -1 };
 }
 
