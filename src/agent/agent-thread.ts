@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { ResponseStream, ResponsesClient } from "../client/responses-client.js";
+import type { DraftAnswer, ResponseStream, ResponsesClient } from "../client/responses-client.js";
 import type {
   PatchResolution,
   SubAgentInfo,
@@ -292,6 +292,28 @@ export class AgentThread {
         if (outcome.status !== "accepted") turn.steers.push(input);
       });
     } else turn.steers.push(input);
+  }
+
+  /**
+   * Type-ahead: sends `text`, the message being typed, as a draft of the next turn's request (the
+   * chain, instructions and tools that turn would send), so the server evaluates its settled part
+   * before Enter. It never changes the turn. Not sent while a turn runs (the model is busy).
+   */
+  draft(text: string): Promise<DraftAnswer> {
+    if (this.active) return Promise.resolve({ outcome: "not_sent", prefixTokens: 0, evaluatedTokens: 0 });
+    const asked = this.options.shellWhenAsked !== false && asksToRunCommands(text);
+    const { model, instructions, tools } = this.requestSettings(
+      this.toolsForTurn(this.options.allowShell === true || asked),
+    );
+    const restart = this.restart;
+    return this.options.client.draft({
+      model,
+      instructions,
+      tools,
+      input: [...(restart ?? []), ...this.owedOutputs],
+      ...(restart || !this.lastResponseId ? {} : { previous_response_id: this.lastResponseId }),
+      draft: text,
+    });
   }
 
   /** Esc: stops the running turn at once. Pending tool calls are answered as aborted. */

@@ -19,6 +19,7 @@ import { rttScenario } from "./scenarios/rtt.js";
 import { specScenario } from "./scenarios/spec.js";
 import { steerScenario } from "./scenarios/steer.js";
 import { ttftScenario } from "./scenarios/ttft.js";
+import { typeAheadScenario } from "./scenarios/type-ahead.js";
 
 const SCENARIOS = {
   rtt: rttScenario,
@@ -30,6 +31,7 @@ const SCENARIOS = {
   batch: batchScenario,
   "agent-start": agentStartScenario,
   load: loadScenario,
+  "type-ahead": typeAheadScenario,
 } as const;
 type ScenarioName = keyof typeof SCENARIOS;
 

@@ -15,6 +15,7 @@ import { rttScenario } from "./scenarios/rtt.js";
 import { specScenario } from "./scenarios/spec.js";
 import { steerScenario } from "./scenarios/steer.js";
 import { ttftScenario } from "./scenarios/ttft.js";
+import { typeAheadScenario } from "./scenarios/type-ahead.js";
 
 // Speed is not asserted here (that is what `spark bench` reports); these check that each scenario
 // runs end to end and reports a well-formed comparison. per-token runs the built CLI (dist/).
@@ -67,6 +68,7 @@ test.each([
   ["batch", batchScenario],
   ["agent-start", agentStartScenario],
   ["load", loadScenario],
+  ["type-ahead", typeAheadScenario],
 ] as const)("the %s scenario measures Spark against its baseline", async (name, scenario) => {
   const rows = await scenario(ctx);
   expect(rows.length).toBeGreaterThan(0);

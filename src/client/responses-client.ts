@@ -1,5 +1,6 @@
 import { ClientError } from "./client-error.js";
 import type { CreateBody } from "./create-body.js";
+import { type DraftAnswer, type DraftBody, NOT_SENT } from "./draft-body.js";
 import { ChainStream } from "./internal/chain-stream.js";
 import { HttpTransport } from "./internal/http-transport.js";
 import { openWebSocket } from "./internal/open-web-socket.js";
@@ -11,6 +12,7 @@ import type { SteerOutcome } from "./steer-outcome.js";
 export type { ClientErrorCode } from "./client-error.js";
 export { ClientError } from "./client-error.js";
 export type { CreateBody } from "./create-body.js";
+export type { DraftAnswer, DraftBody } from "./draft-body.js";
 export type { ResponseStream, ServerEvent } from "./response-stream.js";
 export type { SteerOutcome } from "./steer-outcome.js";
 
@@ -115,6 +117,16 @@ export class ResponsesClient implements AsyncDisposable {
       return Promise.reject(new ClientError("invalid_request", "The stream belongs to another client."));
     }
     return stream.steer(input);
+  }
+
+  /**
+   * Type-ahead: sends the message being typed so the server can evaluate its settled part into the
+   * conversation's state before the real create. Output is never changed by it. Over HTTP/SSE, or
+   * while the WebSocket is not open, nothing is sent (`not_sent`). Never rejects.
+   */
+  draft(body: DraftBody): Promise<DraftAnswer> {
+    if (this.closed) return Promise.resolve(NOT_SENT);
+    return this.current.draft(body);
   }
 
   /** Ends running streams with `client_closed` and closes the connection. Idempotent. */

@@ -85,6 +85,49 @@ export interface EngineInfo {
 }
 
 /**
+ * Type-ahead: the message a person is still typing, with the conversation the next request would
+ * send. An engine with a KV cache evaluates the part that can no longer change into the
+ * conversation's state, so the real request finds it cached. It never changes what a later request
+ * is given; an engine without a cache ignores it.
+ */
+export interface DraftRequest {
+  /** The conversation so far, as the next request would render it, without the draft. */
+  messages: ChatMessage[];
+  /** The user message being typed. */
+  text: string;
+  tools?: ToolDefinition[];
+  /** The conversation the next request continues. Default: none (best prefix match). */
+  conversation?: string;
+}
+
+export interface DraftOptions {
+  /** Aborting stops the evaluation within one chunk; the result is then `cancelled`. */
+  signal?: AbortSignal;
+}
+
+/**
+ * `evaluated`: the stable prefix is in the conversation's state; `cancelled`: stopped by a real
+ * request or the signal; `busy`: not run, because the model was serving real requests; `ignored`:
+ * the engine keeps no state to warm.
+ */
+export type DraftOutcome = "evaluated" | "cancelled" | "busy" | "ignored";
+
+export interface DraftResult {
+  outcome: DraftOutcome;
+  /** Tokens of the draft's stable prefix (the rendered conversation up to the settled text). */
+  prefixTokens: number;
+  /** Of those, tokens this draft evaluated (the rest were already in the state). */
+  evaluatedTokens: number;
+}
+
+/** The result of an engine that ignores drafts. */
+export const IGNORED_DRAFT: DraftResult = Object.freeze({
+  outcome: "ignored",
+  prefixTokens: 0,
+  evaluatedTokens: 0,
+});
+
+/**
  * Runs a model. Every engine (llama, scripted, upstream) implements this and passes the same
  * conformance suite. A stream always ends with exactly one `done` event unless it throws; breaking
  * out of the loop cancels the generation.
@@ -92,6 +135,11 @@ export interface EngineInfo {
 export interface Engine extends AsyncDisposable {
   readonly info: EngineInfo;
   generate(request: GenerateRequest, options?: GenerateOptions): AsyncGenerator<EngineEvent, void, undefined>;
+  /**
+   * Type-ahead prefill, lowest priority: never waits for a busy model, and any `generate` call
+   * stops it (within one chunk) before it runs.
+   */
+  draft(request: DraftRequest, options?: DraftOptions): Promise<DraftResult>;
   dispose(): Promise<void>;
 }
 

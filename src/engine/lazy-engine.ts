@@ -1,4 +1,14 @@
-import type { Engine, EngineEvent, EngineInfo, GenerateOptions, GenerateRequest } from "./engine.js";
+import {
+  type DraftOptions,
+  type DraftRequest,
+  type DraftResult,
+  type Engine,
+  type EngineEvent,
+  type EngineInfo,
+  type GenerateOptions,
+  type GenerateRequest,
+  IGNORED_DRAFT,
+} from "./engine.js";
 
 /**
  * An engine loaded on its first request (a second local model that may never be used). The first
@@ -7,6 +17,7 @@ import type { Engine, EngineEvent, EngineInfo, GenerateOptions, GenerateRequest 
 export class LazyEngine implements Engine {
   readonly info: EngineInfo;
   private loading: Promise<Engine> | null = null;
+  private loaded: Engine | null = null;
 
   constructor(
     info: EngineInfo,
@@ -20,10 +31,16 @@ export class LazyEngine implements Engine {
     yield* engine.generate(request, options);
   }
 
+  /** A draft never loads the model: it is ignored until a request has. */
+  draft(request: DraftRequest, options?: DraftOptions): Promise<DraftResult> {
+    return this.loaded ? this.loaded.draft(request, options) : Promise.resolve(IGNORED_DRAFT);
+  }
+
   private engine(): Promise<Engine> {
     this.loading ??= this.load().then(
       (engine) => {
         this.info.contextSize = engine.info.contextSize;
+        this.loaded = engine;
         return engine;
       },
       (error: unknown) => {
@@ -37,6 +54,7 @@ export class LazyEngine implements Engine {
   async dispose(): Promise<void> {
     const loading = this.loading;
     this.loading = null;
+    this.loaded = null;
     if (loading) await (await loading.catch(() => null))?.dispose();
   }
 

@@ -171,6 +171,10 @@ export class AgentHost {
       case "turn.interrupt":
         this.get(request.thread_id).thread.interrupt();
         break;
+      case "turn.draft":
+        // A hint: how the server used it changes nothing the face shows.
+        void this.get(request.thread_id).thread.draft(request.input);
+        break;
       case "approval.respond":
         if (!this.get(request.thread_id).thread.respondToApproval(request.approval_id, request.approved)) {
           throw new SparkError(

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { MAX_DRAFT_TEXT } from "./responses-request.js";
 
 /** What clients of the agent host send, one JSON message per WebSocket frame. */
 
@@ -48,6 +49,12 @@ export const HOST_REQUEST_SCHEMAS = {
   "turn.steer": z.object({ type: z.literal("turn.steer"), thread_id: threadId, input }),
   "turn.queue": z.object({ type: z.literal("turn.queue"), thread_id: threadId, input }),
   "turn.interrupt": z.object({ type: z.literal("turn.interrupt"), thread_id: threadId }),
+  /** Type-ahead: the message being typed, forwarded to the model server as a draft; no answer. */
+  "turn.draft": z.object({
+    type: z.literal("turn.draft"),
+    thread_id: threadId,
+    input: z.string().max(MAX_DRAFT_TEXT),
+  }),
   /** Reverts the thread's newest patch; answered with `patch.undone`. */
   "thread.undo": z.object({ type: z.literal("thread.undo"), thread_id: threadId }),
   "thread.rename": z.object({

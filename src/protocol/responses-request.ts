@@ -143,8 +143,29 @@ export const responseCancelEventSchema = z.object({
 });
 export type ResponseCancelEvent = z.infer<typeof responseCancelEventSchema>;
 
+/** The longest draft (UTF-16 code units) a `spark.draft` may carry: a message being typed, pasted code included. */
+export const MAX_DRAFT_TEXT = 256 * 1024;
+
+/**
+ * Spark's type-ahead (WebSocket mode): the user message being typed, with what the following
+ * `response.create` would carry before it. The server evaluates the part that can no longer change
+ * into the conversation's state; it never changes what a later response is given.
+ */
+export const sparkDraftEventSchema = z.object({
+  type: z.literal("spark.draft"),
+  model: z.string().max(512).nullish(),
+  previous_response_id: id.nullish(),
+  instructions: text.nullish(),
+  /** Items the next request sends before the user's message (function call outputs). */
+  input: z.array(inputItemSchema).max(MAX_ITEMS).nullish(),
+  tools: z.array(toolSchema).max(MAX_TOOLS).nullish(),
+  draft: z.string().max(MAX_DRAFT_TEXT),
+});
+export type SparkDraftEvent = z.infer<typeof sparkDraftEventSchema>;
+
 export const CLIENT_EVENT_SCHEMAS = {
   "response.create": responseCreateEventSchema,
+  "spark.draft": sparkDraftEventSchema,
   "response.steer": responseSteerEventSchema,
   "response.cancel": responseCancelEventSchema,
   "response.interrupt": responseCancelEventSchema,

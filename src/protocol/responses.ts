@@ -139,7 +139,26 @@ export type ResponseStreamEvent =
       error: { type: "invalid_request_error"; code: SteerErrorCode; message: string };
       steer: { id?: string; previous_response_id: string; input: unknown };
     }
-  | { type: "error"; status: number; error: WireError };
+  | { type: "error"; status: number; error: WireError }
+  | { type: "spark.draft.accepted"; draft_id: string }
+  | {
+      type: "spark.draft.done";
+      draft_id: string;
+      outcome: DraftOutcomeWire;
+      /** Tokens of the draft's stable prefix; of those, the ones this draft evaluated. */
+      prefix_tokens: number;
+      evaluated_tokens: number;
+      /** With `failed`: why (e.g. `context_length_exceeded`). */
+      error?: WireError;
+    };
+
+/**
+ * How a `spark.draft` ended: `evaluated` (its stable prefix is in the conversation's state),
+ * `cancelled` (by a `response.create` or the connection closing), `superseded` (by a newer draft),
+ * `busy` (not run: the model was serving requests), `ignored` (the engine keeps no state to warm),
+ * `failed` (the engine could not evaluate it; `error` says why).
+ */
+export type DraftOutcomeWire = "evaluated" | "cancelled" | "superseded" | "busy" | "ignored" | "failed";
 
 export interface SteerRef {
   id: string;

@@ -51,6 +51,18 @@ export interface RunOutcome {
   stored: StoredResponse | null;
 }
 
+/** The conversation the engine is given for a prepared response: instructions, history, new input. */
+export function promptMessages(
+  prepared: Pick<PreparedResponse, "settings" | "parent" | "input">,
+): ChatMessage[] {
+  const { instructions } = prepared.settings;
+  return [
+    ...(instructions ? [{ role: "system" as const, content: instructions }] : []),
+    ...historyOf(prepared.parent),
+    ...prepared.input,
+  ];
+}
+
 /**
  * Runs one response on an engine and narrates it as `response.*` events. Transport-agnostic: SSE,
  * WebSocket and plain JSON all use it. A failed run stores nothing, so a conversation is never
@@ -132,11 +144,7 @@ export class ResponseRun {
     }
     this.emit({ type: "response.in_progress", response: snapshot(this.response) });
     const { settings } = prepared;
-    const messages: ChatMessage[] = [
-      ...(settings.instructions ? [{ role: "system" as const, content: settings.instructions }] : []),
-      ...historyOf(prepared.parent),
-      ...prepared.input,
-    ];
+    const messages = promptMessages(prepared);
     let result: GenerateResult | undefined;
     try {
       const stream = prepared.engine.generate(

@@ -10,6 +10,7 @@ import {
   type ResponseCancelEvent,
   type ResponseCreateEvent,
   type ResponseSteerEvent,
+  type SparkDraftEvent,
 } from "../protocol/responses-request.js";
 import { validate } from "../protocol/validate.js";
 import { ANONYMOUS } from "./admission/request-key.js";
@@ -22,6 +23,7 @@ import { prepareResponse } from "./prepare-response.js";
 import { type PreparedResponse, ResponseRun } from "./response-run.js";
 import { ResponseStore, type StoredResponse } from "./response-store.js";
 import { type ServerContext, withSequence } from "./server-context.js";
+import { prepareDraft, TypeAheadDrafts } from "./type-ahead-drafts.js";
 
 /** A response's place in admission control and its log record. */
 interface Turn {
@@ -71,6 +73,7 @@ export class ResponsesSocket {
   /** Steering input accepted for responses that stopped to wait for tool outputs. */
   private readonly waitingSteers = new Map<string, QueuedSteer[]>();
   private readonly requestId: string;
+  private readonly drafts = new TypeAheadDrafts((event) => this.send(event));
 
   constructor(
     private readonly socket: WebSocket,
@@ -80,8 +83,8 @@ export class ResponsesSocket {
     this.requestId = connection.requestId ?? newRequestId();
     this.cache = new ResponseStore(ctx.connectionCache);
     socket.on("message", (data, isBinary) => this.onFrame(data as Buffer, isBinary));
-    socket.on("close", () => this.active?.run.abort("cancelled"));
-    socket.on("error", () => this.active?.run.abort("cancelled"));
+    socket.on("close", () => this.onGone());
+    socket.on("error", () => this.onGone());
   }
 
   private onFrame(data: Buffer, isBinary: boolean): void {
@@ -114,6 +117,9 @@ export class ResponsesSocket {
         case "response.interrupt":
           this.onCancel(event as ResponseCancelEvent);
           break;
+        case "spark.draft":
+          this.onDraft(event as SparkDraftEvent);
+          break;
         default: {
           const unreachable: never = event;
           throw new Error(`Unhandled event ${JSON.stringify(unreachable)}`);
@@ -142,6 +148,7 @@ export class ResponsesSocket {
     });
     // Refused at once (rate limit, full queue): an error event, and nothing of the request is kept.
     const turn = this.admit(prepared);
+    this.drafts.cancel();
     if (previous) this.waitingSteers.delete(previous);
     void this.start(prepared, turn);
   }
@@ -268,6 +275,29 @@ export class ResponsesSocket {
     this.active.steers.push(steer);
     this.send({ type: "response.steer.accepted", steer: { id: steer.id, previous_response_id: target } });
     this.active.run.abort("steered");
+  }
+
+  /**
+   * Type-ahead: validated and resolved like the create it anticipates, answered at once with
+   * `spark.draft.accepted` (or an `error`), later with `spark.draft.done`.
+   */
+  private onDraft(event: SparkDraftEvent): void {
+    const engine = this.ctx.models.resolve(event.model ?? undefined);
+    const previous = event.previous_response_id ?? undefined;
+    const draft = prepareDraft(event, {
+      engine,
+      lookup: (id) => this.lookup(id),
+      prepend: (previous ? (this.waitingSteers.get(previous) ?? []) : []).flatMap((steer) => steer.messages),
+    });
+    this.send({ type: "spark.draft.accepted", draft_id: draft.id });
+    // A response in flight has the model: drafts never run ahead of it.
+    if (this.active) this.drafts.skip(draft, "busy");
+    else this.drafts.submit(draft);
+  }
+
+  private onGone(): void {
+    this.drafts.cancel();
+    this.active?.run.abort("cancelled");
   }
 
   private onCancel(event: ResponseCancelEvent): void {

@@ -1,6 +1,7 @@
 import * as vscode from "vscode";
 import type { ThreadInfo } from "../../src/protocol/agent.js";
 import type { HostRequest } from "../../src/protocol/agent-requests.js";
+import { DraftPacer } from "../../src/protocol/draft-pacer.js";
 import { type HostClient, HostClientError, type StampedEvent } from "./core/host-client.js";
 import {
   emptyView,
@@ -39,6 +40,15 @@ export class ChatController implements vscode.Disposable {
   private adopting = false;
   /** A turn.start was sent and its turn.started has not come yet: more input steers or queues. */
   private starting = false;
+  /** Type-ahead: the chat input's text goes to the idle thread as a draft; a hint, never an error. */
+  private readonly drafts = new DraftPacer((text) => {
+    const threadId = this.threadId;
+    if (!threadId || this.busy || this.connection.state.status !== "connected") return;
+    void this.connection.ensureConnected().then(
+      (client) => client.send({ type: "turn.draft", thread_id: threadId, input: text }),
+      () => {},
+    );
+  });
 
   /** Events of the thread shown, after the view took them in. */
   readonly onEvent = this.eventEmitter.event;
@@ -184,12 +194,18 @@ export class ChatController implements vscode.Disposable {
    * message behind it (`queue`).
    */
   async send(text: string, mode: "auto" | "queue" = "auto"): Promise<void> {
+    this.drafts.reset();
     const input = text.trim();
     if (!input) return;
     const threadId = await this.ensureThread();
     const type = !this.busy ? "turn.start" : mode === "queue" ? "turn.queue" : "turn.steer";
     await this.request({ type, thread_id: threadId, input });
     if (type === "turn.start") this.starting = true;
+  }
+
+  /** The chat input now reads `text` (type-ahead). */
+  typing(text: string): void {
+    this.drafts.update(text);
   }
 
   /** Resolves with the status of the turn started for `input` (sent, or queued, by the caller). */

@@ -51,6 +51,9 @@ export function activate(context: vscode.ExtensionContext): void {
       case "send":
         void run(() => controller.send(message.text, message.mode))();
         return;
+      case "typing":
+        controller.typing(message.text);
+        return;
       case "interrupt":
         void run(() => controller.interrupt())();
         return;

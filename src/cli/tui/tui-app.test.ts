@@ -110,6 +110,20 @@ describe("the terminal UI over a real agent thread (scripted model, real server 
     expect(done.indexOf("First answer is slow to type out.")).toBeLessThan(done.indexOf("> second task"));
   });
 
+  test("typing sends the finished words to the thread as a draft of its next turn; the turn is unchanged", async () => {
+    await using h = await tuiHarness({}, { script: [{ text: "First." }, { text: "Second." }] });
+    h.mount();
+    await h.send("hi");
+    await h.stdout.waitFor((f) => f.includes("First.") && f.includes("idle"));
+    await h.stdin.press("Fix the pa");
+    const draft = await h.engine.drafted(0);
+    expect(draft.text).toBe("Fix the pa");
+    expect(draft.messages.at(-1)).toEqual({ role: "assistant", content: "First." });
+    await h.send("rser", "\r");
+    await h.stdout.waitFor((f) => f.includes("Second.") && f.includes("idle"));
+    expect(h.engine.drafts).toHaveLength(1);
+  });
+
   test("/undo after a patch restores the file", async () => {
     await using h = await tuiHarness(
       { "src/math.ts": MATH },

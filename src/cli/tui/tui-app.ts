@@ -1,6 +1,7 @@
 import { Box, type Key, Static, useInput, usePaste, useStdout } from "ink";
 import React, { useEffect, useReducer, useRef, useSyncExternalStore } from "react";
 import type { AgentThread } from "../../agent/agent-thread.js";
+import { DraftPacer } from "../../protocol/draft-pacer.js";
 import type { ConversationStoreOptions, Entry } from "./conversation-store.js";
 import { EntryView } from "./entry-view.js";
 import { type EditorState, EMPTY_EDITOR, edit, InputHistory } from "./line-editor.js";
@@ -36,6 +37,8 @@ interface AppState {
   /** What the UI itself is busy with (a new session, a model switch); input waits meanwhile. */
   activity: string | null;
   exited: boolean;
+  /** Type-ahead: sends the message being typed to the thread as a draft of its next turn. */
+  drafts: DraftPacer;
 }
 
 /**
@@ -53,6 +56,7 @@ export function TuiApp({ options, session, onExit, storeOptions }: TuiAppProps):
     quitArmedAt: null,
     activity: null,
     exited: false,
+    drafts: new DraftPacer((text) => void ref.current?.session.thread.draft(text)),
   };
   // Key handlers read and write this object, never a render's closure: several keys can arrive
   // before React renders again.
@@ -70,6 +74,7 @@ export function TuiApp({ options, session, onExit, storeOptions }: TuiAppProps):
 
   const setEditor = (editor: EditorState) => {
     s.editor = editor;
+    s.drafts.update(editor.text);
     rerender();
   };
 
@@ -197,6 +202,7 @@ export function TuiApp({ options, session, onExit, storeOptions }: TuiAppProps):
     const text = s.editor.text.trim();
     if (!text || s.activity) return;
     s.history.push(text);
+    s.drafts.reset();
     setEditor(EMPTY_EDITOR);
     const command = parseSlashCommand(text);
     if (command && "unknown" in command) {

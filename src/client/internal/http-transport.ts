@@ -1,6 +1,7 @@
 import type { ResponseObject } from "../../protocol/responses.js";
 import { ClientError } from "../client-error.js";
 import type { CreateBody } from "../create-body.js";
+import { type DraftAnswer, NOT_SENT } from "../draft-body.js";
 import type { ServerEvent } from "../response-stream.js";
 import type { SteerOutcome } from "../steer-outcome.js";
 import type { ChainStream } from "./chain-stream.js";
@@ -75,6 +76,11 @@ export class HttpTransport implements Transport {
     }
     this.runs.add(run);
     void this.run(run);
+  }
+
+  /** Drafts need a connection that keeps state between requests: HTTP does not send them. */
+  async draft(): Promise<DraftAnswer> {
+    return NOT_SENT;
   }
 
   async close(): Promise<void> {

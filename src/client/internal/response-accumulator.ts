@@ -77,6 +77,8 @@ export class ResponseAccumulator {
       case "response.steer.accepted":
       case "response.steer.pending":
       case "response.steer.failed":
+      case "spark.draft.accepted":
+      case "spark.draft.done":
       case "error":
         return;
       default: {

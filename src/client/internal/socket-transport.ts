@@ -2,6 +2,7 @@ import WebSocket from "ws";
 import type { ResponseObject } from "../../protocol/responses.js";
 import { ClientError } from "../client-error.js";
 import type { CreateBody } from "../create-body.js";
+import { type DraftAnswer, type DraftBody, NOT_SENT } from "../draft-body.js";
 import type { ServerEvent } from "../response-stream.js";
 import type { SteerOutcome } from "../steer-outcome.js";
 import type { ChainStream } from "./chain-stream.js";
@@ -36,7 +37,10 @@ interface Wire {
  * `response.steer` synchronously and in order, so the first unanswered one owns the next
  * `response.created` / steer answer / `error`.
  */
-type Ack = { kind: "create"; wire: Wire } | { kind: "steer"; resolve: (outcome: SteerOutcome) => void };
+type Ack =
+  | { kind: "create"; wire: Wire }
+  | { kind: "steer"; resolve: (outcome: SteerOutcome) => void }
+  | { kind: "draft"; resolve: (answer: DraftAnswer) => void };
 
 /**
  * Responses WebSocket mode over one connection. One response chain is on the wire at a time (the
@@ -58,6 +62,8 @@ export class SocketTransport implements Transport {
    * `steer.pending` / `steer.failed` (which carry the id) are news, not answers to a steer frame.
    */
   private readonly acceptedSteers = new Set<string>();
+  /** Drafts the server accepted, by id, until their `spark.draft.done`. */
+  private readonly drafts = new Map<string, (answer: DraftAnswer) => void>();
   /** Woken whenever a wire starts or ends, or its response changes (steers wait on this). */
   private changed: (() => void)[] = [];
 
@@ -76,6 +82,16 @@ export class SocketTransport implements Transport {
     }
     this.waiting.push({ stream, body });
     this.pump();
+  }
+
+  /** Sends a draft now if the connection is open (never queued: a later one replaces it anyway). */
+  draft(body: DraftBody): Promise<DraftAnswer> {
+    const socket = this.socket;
+    if (this.finished || socket?.readyState !== WebSocket.OPEN) return Promise.resolve(NOT_SENT);
+    return new Promise((resolve) => {
+      this.acks.push({ kind: "draft", resolve });
+      socket.send(JSON.stringify({ ...body, type: "spark.draft" }));
+    });
   }
 
   async close(): Promise<void> {
@@ -238,6 +254,9 @@ export class SocketTransport implements Transport {
         const ack = this.acks.shift();
         if (ack?.kind === "steer") {
           ack.resolve({ status: "failed", code: error.code, message: error.message });
+        } else if (ack?.kind === "draft") {
+          const refused = { code: error.code, message: error.message };
+          ack.resolve({ outcome: "failed", prefixTokens: 0, evaluatedTokens: 0, error: refused });
         } else if (ack?.kind === "create") {
           ack.wire.stream.push(event);
           this.endWire(error);
@@ -315,6 +334,22 @@ export class SocketTransport implements Transport {
         );
         return;
       }
+      case "spark.draft.accepted": {
+        const ack = this.acks[0]?.kind === "draft" ? this.acks.shift() : undefined;
+        if (ack?.kind === "draft") this.drafts.set(event.draft_id, ack.resolve);
+        return;
+      }
+      case "spark.draft.done": {
+        const resolve = this.drafts.get(event.draft_id);
+        this.drafts.delete(event.draft_id);
+        resolve?.({
+          outcome: event.outcome,
+          prefixTokens: event.prefix_tokens,
+          evaluatedTokens: event.evaluated_tokens,
+          ...(event.error ? { error: { code: event.error.code, message: event.error.message } } : {}),
+        });
+        return;
+      }
       case "response.in_progress":
       case "response.queued":
       case "response.output_item.added":
@@ -360,6 +395,12 @@ export class SocketTransport implements Transport {
   private failSteerAcks(code: string, message: string): void {
     for (const ack of this.acks) if (ack.kind === "steer") ack.resolve({ status: "failed", code, message });
     this.acks = this.acks.filter((ack) => ack.kind !== "steer");
+    // Drafts end with the connection: the server cancels them when it closes.
+    const cancelled: DraftAnswer = { outcome: "cancelled", prefixTokens: 0, evaluatedTokens: 0 };
+    for (const ack of this.acks) if (ack.kind === "draft") ack.resolve(cancelled);
+    this.acks = this.acks.filter((ack) => ack.kind !== "draft");
+    for (const resolve of this.drafts.values()) resolve(cancelled);
+    this.drafts.clear();
   }
 }
 

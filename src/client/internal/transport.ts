@@ -1,4 +1,5 @@
 import type { CreateBody } from "../create-body.js";
+import type { DraftAnswer, DraftBody } from "../draft-body.js";
 import type { ChainStream } from "./chain-stream.js";
 
 /** A way to run responses: a WebSocket connection, or HTTP/SSE requests. */
@@ -6,6 +7,8 @@ export interface Transport {
   readonly kind: "websocket" | "http";
   /** Runs the stream's chain; attaches the stream's driver (cancel, steer) at once. */
   start(stream: ChainStream, body: CreateBody): void;
+  /** Sends a type-ahead draft if the transport carries them; resolves with how it ended. */
+  draft(body: DraftBody): Promise<DraftAnswer>;
   /** Ends every stream it runs with `client_closed` and lets go of its connections; idempotent. */
   close(): Promise<void>;
 }

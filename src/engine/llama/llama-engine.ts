@@ -12,6 +12,9 @@ import {
 } from "node-llama-cpp";
 import { SparkError } from "../../protocol/errors.js";
 import type {
+  DraftOptions,
+  DraftRequest,
+  DraftResult,
   Engine,
   EngineEvent,
   EngineInfo,
@@ -27,6 +30,7 @@ import { OutputParser } from "./internal/output-parser.js";
 import { physicalCoreCount } from "./internal/physical-cores.js";
 import { restoreGeneratedTokens, SequencePool, type Slot } from "./internal/sequence-pool.js";
 import { SwitchingPredictor } from "./internal/switching-predictor.js";
+import { TypeAhead } from "./internal/type-ahead.js";
 import { vocabularyMismatch } from "./internal/vocabulary-match.js";
 import { WarmEventLoop } from "./internal/warm-event-loop.js";
 
@@ -65,6 +69,11 @@ export interface LlamaEngineOptions {
    * still drafted, as in llama.cpp). 0 always drafts `draftTokens`. Default: 0.75 (llama-server's).
    */
   draftMinConfidence?: number;
+  /**
+   * Tokens a type-ahead draft evaluates between cancellation checks: a real request waits at most
+   * this long for a running draft to stop (the tokens are usually its own prefix). Default: 32.
+   */
+  draftChunk?: number;
   /** Called with load progress from 0 to 1. */
   onLoadProgress?: (fraction: number) => void;
 }
@@ -94,6 +103,7 @@ export class LlamaEngine implements Engine {
   private readonly predictors = new Map<LlamaContextSequence, SequencePredictors>();
   private readonly parserSetup: { callSyntax: ReturnType<typeof callSyntaxOf> };
   private readonly warmLoop = new WarmEventLoop();
+  private readonly typeAhead: TypeAhead;
   private disposed = false;
 
   private constructor(
@@ -104,17 +114,18 @@ export class LlamaEngine implements Engine {
     private readonly prefillChunk: number,
     private readonly draftTokens: number,
     id: string,
-    private readonly draft: DraftSetup | undefined,
+    private readonly draftSetup: DraftSetup | undefined,
+    draftChunk: number,
   ) {
     this.info = { id, engine: "llama", contextSize: context.contextSize };
     this.threads = context.currentThreads;
-    this.draftModelPath = draft?.path;
+    this.draftModelPath = draftSetup?.path;
     const sequences = Array.from({ length: context.totalSequences }, () => {
       const lookup = new LookupPredictor();
-      const drafter = draft
-        ? new DraftModelPredictor(draft.context.getSequence(), {
+      const drafter = draftSetup
+        ? new DraftModelPredictor(draftSetup.context.getSequence(), {
             maxTokens: draftTokens,
-            minConfidence: draft.minConfidence,
+            minConfidence: draftSetup.minConfidence,
           })
         : undefined;
       const predictors = new SwitchingPredictor(drafter ? [lookup, drafter] : [lookup]);
@@ -123,6 +134,13 @@ export class LlamaEngine implements Engine {
       return sequence;
     });
     this.pool = new SequencePool(sequences);
+    this.typeAhead = new TypeAhead({
+      model,
+      wrapper: chatWrapper,
+      pool: this.pool,
+      contextSize: context.contextSize,
+      chunk: draftChunk,
+    });
     this.parserSetup = { callSyntax: callSyntaxOf(model, chatWrapper) };
   }
 
@@ -189,6 +207,7 @@ export class LlamaEngine implements Engine {
         options.draftTokens ?? 16,
         id,
         draft,
+        options.draftChunk ?? 32,
       );
     } catch (error) {
       // Disposing a model disposes its contexts.
@@ -203,6 +222,25 @@ export class LlamaEngine implements Engine {
   }
 
   async *generate(request: GenerateRequest, options: GenerateOptions = {}): AsyncGenerator<EngineEvent> {
+    // Real requests come first: running drafts stop (within one chunk) and give their sequences back.
+    const resume = await this.typeAhead.preempt();
+    try {
+      yield* this.generateNow(request, options);
+    } finally {
+      resume();
+    }
+  }
+
+  /** Type-ahead prefill (see {@link TypeAhead}): never waits for a busy model. */
+  async draft(request: DraftRequest, options: DraftOptions = {}): Promise<DraftResult> {
+    if (this.disposed) throw new SparkError("model_not_loaded", "The model has been unloaded.");
+    return this.typeAhead.draft(request, options.signal);
+  }
+
+  private async *generateNow(
+    request: GenerateRequest,
+    options: GenerateOptions,
+  ): AsyncGenerator<EngineEvent> {
     if (this.disposed) throw new SparkError("model_not_loaded", "The model has been unloaded.");
     const started = performance.now();
     const signal = options.signal;
@@ -431,9 +469,10 @@ export class LlamaEngine implements Engine {
   async dispose(): Promise<void> {
     if (this.disposed) return;
     this.disposed = true;
+    await this.typeAhead.preempt();
     await this.context.dispose();
-    await this.draft?.context.dispose();
-    await this.draft?.model.dispose();
+    await this.draftSetup?.context.dispose();
+    await this.draftSetup?.model.dispose();
     await this.model.dispose();
     await this.llama.dispose();
   }

@@ -1,5 +1,7 @@
 import type { ChatMessage, ToolCall } from "../../protocol/chat.js";
 import type {
+  DraftRequest,
+  DraftResult,
   Engine,
   EngineEvent,
   EngineInfo,
@@ -74,6 +76,9 @@ export class ScriptedEngine implements Engine {
   private readonly states = new Map<string, string[]>();
   private turn = 0;
   private disposed = false;
+  /** Every draft received, in order (tests check what reached the engine). */
+  readonly drafts: DraftRequest[] = [];
+  private draftWaiters: { index: number; resolve: (draft: DraftRequest) => void }[] = [];
 
   constructor(options: ScriptedEngineOptions = {}) {
     this.info = {
@@ -179,6 +184,37 @@ export class ScriptedEngine implements Engine {
         },
       },
     };
+  }
+
+  /**
+   * Keeps the draft's settled words (all but the one being typed) as the conversation's state, so
+   * the next turn's cached-token count shows the draft, as a real engine's would.
+   */
+  async draft(request: DraftRequest): Promise<DraftResult> {
+    if (this.disposed) throw new Error("The scripted engine has been disposed.");
+    this.drafts.push(request);
+    const index = this.drafts.length - 1;
+    this.draftWaiters = this.draftWaiters.filter((waiter) => {
+      if (waiter.index !== index) return true;
+      waiter.resolve(request);
+      return false;
+    });
+    const words = scriptedTokens(request.text).slice(0, -1);
+    const prefix = [...renderTokens(request.messages), "<user>", ...words];
+    if (!request.conversation)
+      return { outcome: "evaluated", prefixTokens: prefix.length, evaluatedTokens: 0 };
+    const held = this.states.get(request.conversation) ?? [];
+    let shared = 0;
+    while (shared < held.length && shared < prefix.length && held[shared] === prefix[shared]) shared++;
+    this.states.set(request.conversation, prefix);
+    return { outcome: "evaluated", prefixTokens: prefix.length, evaluatedTokens: prefix.length - shared };
+  }
+
+  /** Resolves with the `index`-th draft (0-based) once it has arrived. */
+  drafted(index: number): Promise<DraftRequest> {
+    const draft = this.drafts[index];
+    if (draft) return Promise.resolve(draft);
+    return new Promise((resolve) => this.draftWaiters.push({ index, resolve }));
   }
 
   /**

@@ -1,6 +1,14 @@
 import { readSse } from "../../client/server-sent-events.js";
 import { SparkError } from "../../protocol/errors.js";
-import type { Engine, EngineEvent, EngineInfo, GenerateOptions, GenerateRequest } from "../engine.js";
+import {
+  type DraftResult,
+  type Engine,
+  type EngineEvent,
+  type EngineInfo,
+  type GenerateOptions,
+  type GenerateRequest,
+  IGNORED_DRAFT,
+} from "../engine.js";
 import { type ChatCompletionChunk, chatCompletionBody } from "./internal/chat-wire.js";
 import { ChunkDecoder } from "./internal/chunk-decoder.js";
 import { capEventBytes, SseEventTooLarge } from "./internal/sse-event-cap.js";
@@ -256,6 +264,11 @@ export class UpstreamEngine implements Engine {
   }
 
   /** Aborts running requests and stops health checks. Idempotent. */
+  /** An upstream's cache is its own business: drafts are accepted and ignored. */
+  async draft(): Promise<DraftResult> {
+    return IGNORED_DRAFT;
+  }
+
   async dispose(): Promise<void> {
     this.disposed = true;
     this.pool.dispose();

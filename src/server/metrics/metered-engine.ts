@@ -1,4 +1,7 @@
 import type {
+  DraftOptions,
+  DraftRequest,
+  DraftResult,
   Engine,
   EngineEvent,
   EngineInfo,
@@ -54,6 +57,11 @@ export class MeteredEngine implements Engine {
     } finally {
       metrics.streamEnded(labels);
     }
+  }
+
+  /** Drafts are not generations: they pass through unmetered. */
+  draft(request: DraftRequest, options?: DraftOptions): Promise<DraftResult> {
+    return this.inner.draft(request, options);
   }
 
   /** The registry owns the engine: disposing a view of it does nothing. */

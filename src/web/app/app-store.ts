@@ -1,5 +1,6 @@
 import type { HostEvent, ThreadInfo } from "../../protocol/agent.js";
 import type { HostRequest } from "../../protocol/agent-requests.js";
+import { DraftPacer } from "../../protocol/draft-pacer.js";
 import { type ConnectionStatus, HostConnection } from "./host-connection.js";
 import { applyEvent, emptyView, type ThreadView } from "./thread-view.js";
 
@@ -34,6 +35,11 @@ export class AppStore {
   private pendingInput: string | null = null;
   private awaitingNew = false;
   private errorCount = 0;
+  /** Type-ahead: the message being typed goes to the open, idle thread as a draft. */
+  private readonly drafts = new DraftPacer((text) => {
+    const view = this.current;
+    if (view && !view.turn) this.send({ type: "turn.draft", thread_id: view.id, input: text });
+  });
 
   constructor(private readonly options: AppStoreOptions) {
     this.state = {
@@ -62,8 +68,14 @@ export class AppStore {
     return this.state.currentId ? (this.state.views[this.state.currentId] ?? null) : null;
   }
 
+  /** The composer's text changed. */
+  typing(text: string): void {
+    this.drafts.update(text);
+  }
+
   /** Enter: starts a turn (a new session if none is open) or steers the running one. */
   submit(text: string): boolean {
+    this.drafts.reset();
     const view = this.current;
     if (!view) {
       if (!this.send({ type: "thread.start" })) return false;
@@ -76,6 +88,7 @@ export class AppStore {
 
   /** Tab: runs the message after the current turn (at once when idle). */
   queue(text: string): boolean {
+    this.drafts.reset();
     const view = this.current;
     if (!view) return this.submit(text);
     return this.send({ type: "turn.queue", thread_id: view.id, input: text });

@@ -128,6 +128,7 @@ export function App({ store }: { store: AppStore }) {
           connected={connected}
           onSubmit={(text) => store.submit(text)}
           onQueue={(text) => store.queue(text)}
+          onType={(text) => store.typing(text)}
           onStop={() => store.interrupt()}
           onUndo={() => store.undo()}
           onApprove={(id, approved) => store.approve(id, approved)}

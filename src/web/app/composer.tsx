@@ -7,6 +7,8 @@ export interface ComposerProps {
   connected: boolean;
   onSubmit(text: string): boolean;
   onQueue(text: string): boolean;
+  /** The text changed (type-ahead). */
+  onType(text: string): void;
   onStop(): void;
   onUndo(): void;
   onApprove(approvalId: string, approved: boolean): void;
@@ -16,7 +18,16 @@ export interface ComposerProps {
  * The input stays live while a turn streams: Enter sends or steers, Shift+Enter is a new line,
  * Tab queues (when there is text; otherwise it moves focus as usual), Esc stops.
  */
-export function Composer({ view, connected, onSubmit, onQueue, onStop, onUndo, onApprove }: ComposerProps) {
+export function Composer({
+  view,
+  connected,
+  onSubmit,
+  onQueue,
+  onType,
+  onStop,
+  onUndo,
+  onApprove,
+}: ComposerProps) {
   const [text, setText] = useState("");
   const input = useRef<HTMLTextAreaElement>(null);
   const running = view?.turn != null;
@@ -86,7 +97,11 @@ export function Composer({ view, connected, onSubmit, onQueue, onStop, onUndo, o
               ? "Steer: Enter redirects now, Tab queues for after, Esc stops"
               : "Ask Spark… (Enter sends)"
           }
-          onInput={(event) => setText((event.target as HTMLTextAreaElement).value)}
+          onInput={(event) => {
+            const value = (event.target as HTMLTextAreaElement).value;
+            setText(value);
+            onType(value);
+          }}
           onKeyDown={onKeyDown}
           autofocus
         />

@@ -75,6 +75,7 @@ function submit(mode: "auto" | "queue"): void {
   input.value = "";
 }
 
+input.addEventListener("input", () => post({ type: "typing", text: input.value }));
 input.addEventListener("keydown", (event) => {
   if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
     event.preventDefault();

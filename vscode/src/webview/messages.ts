@@ -21,6 +21,8 @@ export type FromWebview =
   | { type: "ready" }
   /** Enter: starts a turn, or steers the running one. Tab: queues it after the running turn. */
   | { type: "send"; text: string; mode: "auto" | "queue" }
+  /** The input's text changed (type-ahead drafts). */
+  | { type: "typing"; text: string }
   | { type: "interrupt" }
   | { type: "approval"; approvalId: string; approved: boolean }
   | { type: "patch"; itemId: string; path: string; action: "open" | "accept" | "reject" }

@@ -46,16 +46,21 @@ export class SequencePool {
     signal?: AbortSignal,
   ): Promise<Slot> {
     for (;;) {
-      const slot = this.pick(tokens, conversation);
-      if (slot) {
-        slot.busy = true;
-        slot.lastUsed = ++this.clock;
-        if (slot.conversation !== conversation) slot.spans = [];
-        slot.conversation = conversation;
-        return slot;
-      }
+      const slot = this.tryAcquire(tokens, conversation);
+      if (slot) return slot;
       await this.waitForRelease(signal);
     }
+  }
+
+  /** A sequence as {@link acquire} picks it, or undefined at once when every sequence is busy. */
+  tryAcquire(tokens: readonly Token[], conversation: string | undefined): Slot | undefined {
+    const slot = this.pick(tokens, conversation);
+    if (!slot) return undefined;
+    slot.busy = true;
+    slot.lastUsed = ++this.clock;
+    if (slot.conversation !== conversation) slot.spans = [];
+    slot.conversation = conversation;
+    return slot;
   }
 
   release(slot: Slot): void {

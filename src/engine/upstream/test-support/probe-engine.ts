@@ -1,4 +1,7 @@
 import type {
+  DraftOptions,
+  DraftRequest,
+  DraftResult,
   Engine,
   EngineEvent,
   EngineInfo,
@@ -49,6 +52,10 @@ export class ProbeEngine implements Engine {
         return false;
       });
     }
+  }
+
+  draft(request: DraftRequest, options?: DraftOptions): Promise<DraftResult> {
+    return this.inner.draft(request, options);
   }
 
   /** Resolves when the `index`-th generation (0-based, in order of ending) has ended. */
