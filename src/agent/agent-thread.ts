@@ -301,10 +301,8 @@ export class AgentThread {
    */
   draft(text: string): Promise<DraftAnswer> {
     if (this.active) return Promise.resolve({ outcome: "not_sent", prefixTokens: 0, evaluatedTokens: 0 });
-    const asked = this.options.shellWhenAsked !== false && asksToRunCommands(text);
-    const { model, instructions, tools } = this.requestSettings(
-      this.toolsForTurn(this.options.allowShell === true || asked),
-    );
+    // The prefix is the same on every turn (the tools never change), so the draft matches it.
+    const { model, instructions, tools } = this.requestSettings();
     const restart = this.restart;
     return this.options.client.draft({
       model,
