@@ -1,4 +1,14 @@
-import { copyFile, mkdtemp, readdir, readFile, rm, truncate, utimes, writeFile } from "node:fs/promises";
+import {
+  copyFile,
+  mkdtemp,
+  readdir,
+  readFile,
+  rm,
+  stat,
+  truncate,
+  utimes,
+  writeFile,
+} from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeAll, beforeEach, describe, expect, test } from "vitest";
@@ -71,7 +81,10 @@ describe("saved KV states on the synthetic model", () => {
     const first = await warmThenAsk("TypeScript");
     expect(first.prefix).toBeGreaterThan(64);
     expect(first.answer.result.usage.cachedInputTokens).toBe(first.prefix);
-    expect(await kvFiles()).toEqual([expect.stringMatching(/\.json$/), expect.stringMatching(/\.kv$/)]);
+    const files = await kvFiles();
+    expect(files).toEqual([expect.stringMatching(/\.json$/), expect.stringMatching(/\.kv$/)]);
+    for (const name of files) expect((await stat(join(dir, "kv", name))).mode & 0o777).toBe(0o600);
+    expect((await stat(join(dir, "kv"))).mode & 0o777).toBe(0o700);
 
     const restored = await run(ask("TypeScript"));
     expect(restored.result.usage.cachedInputTokens).toBe(first.prefix);

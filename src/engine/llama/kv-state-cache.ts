@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from "node:crypto";
 import { createReadStream } from "node:fs";
-import { mkdir, readdir, readFile, rename, stat, unlink, utimes, writeFile } from "node:fs/promises";
+import { chmod, mkdir, readdir, readFile, rename, stat, unlink, utimes, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import type { Llama, LlamaContext, LlamaContextSequence, Token } from "node-llama-cpp";
 import { z } from "zod";
@@ -155,8 +155,10 @@ export class KvStateCache {
         await touch(headerPath);
         return false;
       }
-      await mkdir(this.dir, { recursive: true });
+      // The states hold the prompts' tokens: private to the user, like the prompts themselves.
+      await mkdir(this.dir, { recursive: true, mode: 0o700 });
       await sequence.saveStateToFile(tempState);
+      await chmod(tempState, 0o600);
       const state = await fileDigest(tempState);
       const header: Header = {
         format: HEADER_FORMAT,
@@ -168,7 +170,7 @@ export class KvStateCache {
         stateSha256: state.sha256,
       };
       await rename(tempState, statePath);
-      await writeFile(tempHeader, JSON.stringify(header));
+      await writeFile(tempHeader, JSON.stringify(header), { mode: 0o600 });
       await rename(tempHeader, headerPath);
     } catch {
       await removeFiles([tempState, tempHeader]);
