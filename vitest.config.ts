@@ -12,6 +12,11 @@ export default defineConfig({
     fileParallelism: false,
     // Servers the tests start record their keys (and trusted projects) here, never in the
     // person's own state folder.
-    env: { XDG_STATE_HOME: path.join(os.tmpdir(), `spark-test-state-${process.pid}`) },
+    // Nor do embedded engines save KV states into the person's model cache (tests that cover it
+    // name their own folder).
+    env: {
+      XDG_STATE_HOME: path.join(os.tmpdir(), `spark-test-state-${process.pid}`),
+      SPARK_KV_CACHE_BYTES: "0",
+    },
   },
 });

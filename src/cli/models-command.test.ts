@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Command } from "commander";
@@ -66,6 +66,25 @@ describe("spark models", () => {
     expect((error as SparkError).code).toBe("not_found");
   });
 
+  it("removes a model's saved KV states with it, and all of them with --kv-cache", async () => {
+    const path = cachedPath(URI, { cacheDir });
+    await spark("models", "pull", URI);
+    const kvDir = join(cacheDir, "kv-states");
+    await mkdir(kvDir, { recursive: true });
+    await savedState(kvDir, "mine", path);
+    await savedState(kvDir, "other", join(cacheDir, "elsewhere.gguf"));
+    expect((await spark("models", "list")).stdout).toContain("Saved KV states: 2 (4.0 kB)");
+
+    const removed = await spark("models", "rm", URI);
+    expect(removed.stdout).toBe(`Removed ${path}\nRemoved 1 saved KV state(s) (2.0 kB)\n`);
+    expect((await readdir(kvDir)).sort()).toEqual(["other.json", "other.kv"]);
+
+    expect((await spark("models", "rm", "--kv-cache")).stdout).toBe("Removed 1 saved KV state(s) (2.0 kB)\n");
+    expect(await readdir(kvDir)).toEqual([]);
+    const nothing = await spark("models", "rm").catch((e: unknown) => e);
+    expect(nothing).toMatchObject({ code: "invalid_request" });
+  });
+
   it("rejects a bad URI with the expected forms", async () => {
     const error = await spark("models", "pull", "owner/repo/file.gguf").catch((e: unknown) => e);
     expect((error as SparkError).code).toBe("invalid_request");
@@ -85,3 +104,27 @@ describe("spark models", () => {
     expect(out).toContain("spark serve --model ./path/to/model.gguf");
   });
 });
+
+/** A saved KV state entry as the engine writes it: a 1000-byte state and its 1000-byte header. */
+async function savedState(dir: string, id: string, modelPath: string): Promise<void> {
+  const hex = "0".repeat(64);
+  const header = {
+    format: 1,
+    key: {
+      model: { path: modelPath, bytes: 1, mtimeMs: 1 },
+      contextSize: 4096,
+      sequences: 2,
+      flashAttention: "false",
+      kvCacheKeyType: "1",
+      kvCacheValueType: "1",
+      runtime: { nodeLlamaCpp: "3.22.1", llamaCpp: "b1", gpu: "false" },
+    },
+    keyHash: hex,
+    tokenCount: 600,
+    tokensSha256: hex,
+    stateBytes: 1000,
+    stateSha256: hex,
+  };
+  await writeFile(join(dir, `${id}.kv`), Buffer.alloc(1000));
+  await writeFile(join(dir, `${id}.json`), JSON.stringify(header).padEnd(1000, " "));
+}

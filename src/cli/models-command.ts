@@ -1,9 +1,12 @@
 import { basename } from "node:path";
 import type { Command } from "commander";
-import { listCachedModels, modelCacheDir, removeCachedModel } from "../models/model-cache.js";
+import { kvStatesUsage, removeKvStates } from "../engine/llama/kv-state-cache.js";
+import { kvStateCacheDir } from "../models/kv-state-settings.js";
+import { cachedPath, listCachedModels, modelCacheDir, removeCachedModel } from "../models/model-cache.js";
 import { downloadModel } from "../models/model-download.js";
 import { DEFAULT_MODEL, parseHfUri } from "../models/model-uri.js";
 import { createProgressBar, formatBytes, type ProgressStream } from "../models/progress-bar.js";
+import { SparkError } from "../protocol/errors.js";
 
 /** Where the command writes and which cache/hub it uses; tests override, the CLI takes the defaults. */
 export interface ModelsCommandIo {
@@ -25,11 +28,14 @@ Examples:
   $ spark models pull hf:Qwen/Qwen2.5-Coder-7B-Instruct-GGUF/qwen2.5-coder-7b-instruct-q8_0.gguf
   $ spark models pull hf:owner/repo/path/to/file.gguf@v1.0   # a branch, tag or commit
   $ spark models rm hf:owner/repo/file.gguf
+  $ spark models rm --kv-cache              # delete every saved KV state
 
 Default model: ${DEFAULT_MODEL}
 
 Cache directory: $SPARK_MODELS_DIR, else $SPARK_HOME/models, else $XDG_CACHE_HOME/spark/models,
 else ~/.cache/spark/models. Layout: <cache>/hf/<owner>/<repo>/<revision>/<file>.
+Saved KV states (pre-warmed prompt prefixes) live in <cache>/kv-states, at most
+$SPARK_KV_CACHE_BYTES (default 2G; 0 turns them off); removing a model removes its states.
 
 Environment:
   HF_TOKEN                      access token for gated or private repositories
@@ -92,7 +98,10 @@ export function registerModelsCommand(program: Command, io: ModelsCommandIo = {}
         return;
       }
       const rows = [["URI", "SIZE", "PATH"], ...found.map((m) => [m.uri, formatBytes(m.bytes), m.path])];
-      stdout.write(`${table(rows)}\n\nCache: ${dir}\n`);
+      const kv = await kvStatesUsage(kvStateCacheDir(cache));
+      stdout.write(
+        `${table(rows)}\n\nCache: ${dir}\nSaved KV states: ${kv.entries} (${formatBytes(kv.bytes)})\n`,
+      );
     });
 
   models
@@ -144,12 +153,27 @@ Examples:
   models
     .command("rm")
     .alias("remove")
-    .description("delete models (and any partial download of them) from the cache")
-    .argument("<uri...>", "hf: URIs as shown by spark models list")
-    .addHelpText("after", "\nExample:\n  $ spark models rm hf:owner/repo/file.gguf\n")
-    .action(async (uris: string[]) => {
+    .description("delete models (any partial download and saved KV states of them too) from the cache")
+    .argument("[uri...]", "hf: URIs as shown by spark models list")
+    .option("--kv-cache", "delete every saved KV state (of any model, cached or local)")
+    .addHelpText(
+      "after",
+      "\nExamples:\n  $ spark models rm hf:owner/repo/file.gguf\n  $ spark models rm --kv-cache\n",
+    )
+    .action(async (uris: string[], options: { kvCache?: boolean }) => {
+      if (uris.length === 0 && options.kvCache !== true) {
+        throw new SparkError("invalid_request", "Name the models to remove, or pass --kv-cache.", {
+          param: "uri",
+        });
+      }
+      const kvDir = kvStateCacheDir(cache);
+      const reportStates = ({ entries, bytes }: { entries: number; bytes: number }) => {
+        if (entries > 0) stdout.write(`Removed ${entries} saved KV state(s) (${formatBytes(bytes)})\n`);
+      };
       for (const uri of uris) {
         for (const path of await removeCachedModel(uri, cache)) stdout.write(`Removed ${path}\n`);
+        reportStates(await removeKvStates(kvDir, { modelPath: cachedPath(uri, cache) }));
       }
+      if (options.kvCache === true) reportStates(await removeKvStates(kvDir));
     });
 }

@@ -13,6 +13,7 @@ import type { Engine } from "../engine/engine.js";
 import { LlamaEngine } from "../engine/llama/llama-engine.js";
 import { ScriptedEngine } from "../engine/scripted/scripted-engine.js";
 import { AgentHost } from "../host/agent-host.js";
+import { kvStateSettings } from "../models/kv-state-settings.js";
 import { createProgressBar } from "../models/progress-bar.js";
 import { resolveModel } from "../models/resolve-model.js";
 import { SparkError } from "../protocol/errors.js";
@@ -380,6 +381,7 @@ async function loadEngine(options: ServeOptions): Promise<Engine> {
     sequences: options.parallel,
     threads: options.threads,
     gpu: options.gpu ? "auto" : false,
+    kvStateCache: kvStateSettings(),
     onLoadProgress: (fraction) => loading.update(fraction),
   });
   const drafting = draftPath ? `, drafting with ${draftPath.split("/").at(-1)}` : "";

@@ -4,6 +4,7 @@ import { LazyEngine } from "../engine/lazy-engine.js";
 import { LlamaEngine } from "../engine/llama/llama-engine.js";
 import { ScriptedEngine, type ScriptedEngineOptions } from "../engine/scripted/scripted-engine.js";
 import { UpstreamEngine } from "../engine/upstream/upstream-engine.js";
+import { kvStateSettings } from "../models/kv-state-settings.js";
 import type { DownloadProgress } from "../models/model-download.js";
 import { resolveModel } from "../models/resolve-model.js";
 import { ModelRegistry } from "../server/model-registry.js";
@@ -43,7 +44,7 @@ export function chooseTiers(
 export interface TierEngineOptions {
   /** Scripted tiers' options by tier name (demos, tests); `*` applies to the others. */
   scripted?: Record<string, ScriptedEngineOptions>;
-  /** Where upstream tiers' `api_key_env` is read. Default: process.env. */
+  /** Where upstream tiers' `api_key_env` and the KV state cache's settings are read. Default: process.env. */
   env?: NodeJS.ProcessEnv;
   /** Progress of downloading and loading a llama tier's model. */
   onProgress?: (stage: "download" | "load", fraction: number) => void;
@@ -87,6 +88,7 @@ export async function loadTierEngine(
         ...(draft ? { draftModelPath: draft.path } : {}),
         ...(tier.context ? { contextSize: tier.context } : {}),
         ...(tier.parallel ? { sequences: tier.parallel } : {}),
+        kvStateCache: kvStateSettings({ env: options.env }),
         onLoadProgress: (fraction) => options.onProgress?.("load", fraction),
       });
     }

@@ -33,6 +33,7 @@ import { SwitchingPredictor } from "./internal/switching-predictor.js";
 import { TypeAhead } from "./internal/type-ahead.js";
 import { vocabularyMismatch } from "./internal/vocabulary-match.js";
 import { WarmEventLoop } from "./internal/warm-event-loop.js";
+import { KvStateCache, type KvStateCacheOptions, kvStateKeyOf } from "./kv-state-cache.js";
 
 export interface LlamaEngineOptions {
   modelPath: string;
@@ -74,6 +75,12 @@ export interface LlamaEngineOptions {
    * this long for a running draft to stop (the tokens are usually its own prefix). Default: 32.
    */
   draftChunk?: number;
+  /**
+   * Save the KV state of long prompt prefixes (a `generate: false` pre-warm; a new conversation's
+   * system prompt and tools) to disk, and restore the longest saved prefix of a later request's
+   * prompt, also after a restart. Default: off.
+   */
+  kvStateCache?: KvStateCacheOptions;
   /** Called with load progress from 0 to 1. */
   onLoadProgress?: (fraction: number) => void;
 }
@@ -115,6 +122,7 @@ export class LlamaEngine implements Engine {
     private readonly draftTokens: number,
     id: string,
     private readonly draftSetup: DraftSetup | undefined,
+    private readonly kvStates: KvStateCache | undefined,
     draftChunk: number,
   ) {
     this.info = { id, engine: "llama", contextSize: context.contextSize };
@@ -196,6 +204,9 @@ export class LlamaEngine implements Engine {
           minConfidence: options.draftMinConfidence ?? 0.75,
         };
       }
+      const kvStates = options.kvStateCache
+        ? new KvStateCache(options.kvStateCache, await kvStateKeyOf(llama, options.modelPath, context))
+        : undefined;
       const wrapper = resolveChatWrapper(model);
       const id = options.id ?? path.basename(options.modelPath).replace(/\.gguf$/i, "");
       return new LlamaEngine(
@@ -207,6 +218,7 @@ export class LlamaEngine implements Engine {
         options.draftTokens ?? 16,
         id,
         draft,
+        kvStates,
         options.draftChunk ?? 32,
       );
     } catch (error) {
@@ -296,7 +308,14 @@ export class LlamaEngine implements Engine {
     slot.spans = restored.applied;
     // Reuse the longest cached prefix; the last prompt token is always evaluated to get logits.
     const prefillOnly = request.prefillOnly === true;
+    const prefillEnd = prefillOnly ? tokens.length : tokens.length - 1;
     let reused = sequence.compareContextTokens(tokens).firstDifferentIndex;
+    const kvStates =
+      this.kvStates && prefillEnd - reused >= this.kvStates.minTokens ? this.kvStates : undefined;
+    if (kvStates) {
+      await kvStates.restore(sequence, tokens, { after: reused, upTo: prefillEnd });
+      reused = sequence.compareContextTokens(tokens).firstDifferentIndex;
+    }
     if (!prefillOnly && reused >= tokens.length) reused = tokens.length - 1;
     if (reused < sequence.nextTokenIndex) {
       await sequence.eraseContextTokenRanges([{ start: reused, end: sequence.nextTokenIndex }]);
@@ -305,8 +324,9 @@ export class LlamaEngine implements Engine {
     const predictors = this.predictors.get(sequence)!;
     const lookup = this.lookupSettings(request, tokens);
     const drafter = lookup.kind === "off" ? predictors.draft : undefined;
-    const prefillEnd = prefillOnly ? tokens.length : tokens.length - 1;
-    for (let at = reused; at < prefillEnd; at += this.prefillChunk) {
+    // Where the prefix worth saving ends, when this run evaluates it: the prefill stops there once.
+    const saveAt = kvStates && this.prefixToSave(request, tokens, { after: reused, upTo: prefillEnd });
+    for (let at = reused; at < prefillEnd; ) {
       if (signal?.aborted) {
         const now = performance.now();
         yield done({
@@ -318,12 +338,14 @@ export class LlamaEngine implements Engine {
         });
         return;
       }
-      const end = Math.min(prefillEnd, at + this.prefillChunk);
+      const end = Math.min(prefillEnd, at + this.prefillChunk, saveAt && at < saveAt ? saveAt : prefillEnd);
       await sequence.evaluateWithoutGeneratingNewTokens(tokens.slice(at, end));
+      if (end === saveAt) await kvStates?.save(sequence);
       // The draft model evaluates the prompt too, after the main model (never beside it: on a CPU
       // they would share the cores); it may be further behind, when earlier turns did not use it.
       await drafter?.catchUp(tokens, end, this.prefillChunk, signal);
       onPrefillProgress?.(end - reused, prefillEnd - reused);
+      at = end;
     }
     // Also when the main model had the whole prompt cached.
     if (!signal?.aborted) await drafter?.catchUp(tokens, prefillEnd, this.prefillChunk, signal);
@@ -443,6 +465,28 @@ export class LlamaEngine implements Engine {
     let shared = 0;
     while (shared < rendered.tokens.length && rendered.tokens[shared] === next.tokens[shared]) shared++;
     return { ...rendered, tokens: rendered.tokens.slice(0, shared) };
+  }
+
+  /**
+   * The prefix whose KV state is worth saving, when it ends between `after` and `upTo`: a pre-warm's
+   * whole prompt, else the leading system messages and tools (what every new conversation of the
+   * same client repeats).
+   */
+  private prefixToSave(
+    request: GenerateRequest,
+    tokens: Token[],
+    { after, upTo }: { after: number; upTo: number },
+  ): number | undefined {
+    let end = tokens.length;
+    if (!request.prefillOnly) {
+      const leading = request.messages.findIndex((message) => message.role !== "system");
+      if (leading === 0) return undefined;
+      const system = leading === -1 ? request.messages : request.messages.slice(0, leading);
+      const prefix = this.renderSharedPrefix({ ...request, messages: system }).tokens;
+      if (prefix.some((token, i) => token !== tokens[i])) return undefined;
+      end = prefix.length;
+    }
+    return end > after && end <= upTo ? end : undefined;
   }
 
   /**
