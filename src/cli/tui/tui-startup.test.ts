@@ -20,6 +20,17 @@ function recording() {
   return { seen, script };
 }
 
+/** A promise and the functions that settle it (the test decides when the start ends). */
+function deferred<T>() {
+  let resolve!: (value: T) => void;
+  let reject!: (error: unknown) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
+}
+
 /** Lines of the prompt box (between its borders). */
 function promptLine(frame: string): string {
   return frame.split("\n").find((line) => line.startsWith("│ >")) ?? "";
@@ -30,7 +41,7 @@ describe("the terminal UI while the session starts (the thread is gated on a pro
     const { seen, script } = recording();
     await using h = await tuiHarness({}, { script });
     const startup = new StartupStatus();
-    const first = Promise.withResolvers<AgentThread>();
+    const first = deferred<AgentThread>();
     h.mount({ thread: first.promise, startup });
     startup.set({ phase: "loading", fraction: 0.43 });
     const loading = await h.stdout.waitForText("loading model 43%…");
@@ -57,7 +68,7 @@ describe("the terminal UI while the session starts (the thread is gated on a pro
   test("several messages and a first prompt entered during the start run in order, each once", async () => {
     const { seen, script } = recording();
     await using h = await tuiHarness({}, { script, tokensPerSecond: 200 });
-    const first = Promise.withResolvers<AgentThread>();
+    const first = deferred<AgentThread>();
     h.mount({ thread: first.promise, prompt: "one" });
     await h.stdout.waitForText("queued until ready: one");
     await h.send("two");
@@ -75,7 +86,7 @@ describe("the terminal UI while the session starts (the thread is gated on a pro
   test("Esc during the start drops the queued messages: nothing is sent once ready", async () => {
     const { seen, script } = recording();
     await using h = await tuiHarness({}, { script });
-    const first = Promise.withResolvers<AgentThread>();
+    const first = deferred<AgentThread>();
     h.mount({ thread: first.promise });
     await h.send("never mind");
     await h.stdout.waitForText("queued until ready: never mind");
@@ -112,7 +123,7 @@ describe("the terminal UI while the session starts (the thread is gated on a pro
 
   test("a start that fails is shown, and what was typed is not sent anywhere", async () => {
     await using h = await tuiHarness({}, { script: [{ text: "unused" }] });
-    const first = Promise.withResolvers<AgentThread>();
+    const first = deferred<AgentThread>();
     h.mount({ thread: first.promise });
     await h.send("hello");
     await h.stdout.waitForText("queued until ready: hello");
