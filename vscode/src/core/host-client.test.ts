@@ -324,10 +324,10 @@ describe("host client against a spark serve whose model is still loading", () =>
     });
     const seen: string[] = [];
     const engine = new ScriptedEngine({
-      script: (request) => {
+      script: (request, turn) => {
         const last = request.messages.at(-1);
         if (last?.role === "user") seen.push(last.content);
-        return script(request);
+        return script(request, turn);
       },
     });
     await using loading = await startServe({
