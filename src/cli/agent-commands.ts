@@ -1,3 +1,4 @@
+import path from "node:path";
 import { type Command, InvalidArgumentError, Option } from "commander";
 import type { AgentThread } from "../agent/agent-thread.js";
 import { listSessions, sessionsDir } from "../agent/transcript.js";
@@ -251,8 +252,8 @@ async function interactive(flags: AgentFlags, prompt: string, resumeFile?: strin
     }),
     startup,
     ...(prompt.trim() ? { prompt: prompt.trim() } : {}),
-    // The thread's own once it has started.
-    modelId: flags.model ?? "",
+    // Until the thread has started (then its own): --model's tier, or the file it names.
+    modelId: path.basename(flags.model ?? "").replace(/\.gguf$/i, ""),
     models,
     onModelChange: async (next) => {
       const thread = current!;

@@ -276,9 +276,11 @@ export function TuiApp({ options, session, onExit, storeOptions }: TuiAppProps):
   const onKey = (input: string, key: Key) => {
     if (s.exited) return;
     // Keys typed faster than they are read (a slow link, a macro) arrive as one chunk: "ls\r" is
-    // the text and then Enter. (Pastes come through usePaste, newlines and all.)
-    if (!key.return && !key.ctrl && !key.meta && input.length > 1 && input.includes("\r")) {
-      const parts = input.split(/\r\n?/);
+    // the text and then Enter. Typed while Spark starts, before the terminal is in raw mode, Enter
+    // arrives as "\n" (the terminal's own translation). (Pastes come through usePaste, newlines
+    // and all; a lone "\n" is Ctrl+J, a new line.)
+    if (!key.return && !key.ctrl && !key.meta && input.length > 1 && /[\r\n]/.test(input)) {
+      const parts = input.split(/\r\n?|\n/);
       parts.forEach((part, index) => {
         if (part) onKey(part, { ...key });
         if (index < parts.length - 1) onKey("\r", { ...key, return: true });

@@ -65,6 +65,19 @@ describe("the terminal UI while the session starts (the thread is gated on a pro
     expect(users.map((item) => item.text)).toEqual(["Say hi"]);
   });
 
+  test("text and Enter typed before the terminal was raw (Enter read as a line feed) are queued, not kept as a new line", async () => {
+    const { seen, script } = recording();
+    await using h = await tuiHarness({}, { script });
+    const first = deferred<AgentThread>();
+    h.mount({ thread: first.promise });
+    await h.stdin.press("Say hi\n");
+    const queued = await h.stdout.waitForText("queued until ready: Say hi");
+    expect(promptLine(queued)).not.toContain("Say hi");
+    first.resolve(h.thread);
+    await h.stdout.waitFor((f) => f.includes("Answer to Say hi.") && f.includes("idle"));
+    expect(seen).toEqual(["Say hi"]);
+  });
+
   test("several messages and a first prompt entered during the start run in order, each once", async () => {
     const { seen, script } = recording();
     await using h = await tuiHarness({}, { script, tokensPerSecond: 200 });
