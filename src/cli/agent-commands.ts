@@ -172,6 +172,14 @@ async function startSession(
 ): Promise<{ runtime: AgentRuntime; first: Awaited<ReturnType<AgentRuntime["newThread"]>> }> {
   try {
     const runtime = await startRuntime(flags, { mode: "interactive", startup, signal });
+    // Quitting while it warms up closes the runtime at once: the pre-warm stops with it.
+    let disposing: Promise<void> | null = null;
+    const dispose = () => {
+      disposing ??= runtime.dispose();
+      return disposing;
+    };
+    const onQuit = () => void dispose();
+    signal.addEventListener("abort", onQuit, { once: true });
     try {
       signal.throwIfAborted();
       startup.set({ phase: "warming" });
@@ -180,8 +188,10 @@ async function startSession(
       startup.set({ phase: "ready" });
       return { runtime, first };
     } catch (error) {
-      await runtime.dispose();
+      await dispose();
       throw error;
+    } finally {
+      signal.removeEventListener("abort", onQuit);
     }
   } catch (error) {
     startup.set({ phase: "failed", message: error instanceof Error ? error.message : String(error) });

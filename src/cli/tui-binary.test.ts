@@ -63,3 +63,21 @@ test("the real spark binary in a terminal: type, watch it stream, Esc interrupts
   tmux("send-keys", "-t", session, "Enter");
   await waitForScreen(/You said: short one/);
 }, 60_000);
+
+test("the real spark binary: a message typed and entered the moment it starts runs once", async () => {
+  const repo = await mkdtemp(path.join(os.tmpdir(), "spark-tui-"));
+  const sessions = await mkdtemp(path.join(os.tmpdir(), "spark-tui-sessions-"));
+  execFileSync("git", ["init", "-q"], { cwd: repo });
+  const command = [
+    `cd ${repo} &&`,
+    `SPARK_SESSIONS_DIR=${sessions}`,
+    `"${process.execPath}" "${bin}" --engine scripted`,
+  ].join(" ");
+  tmux("new-session", "-d", "-s", session, "-x", "120", "-y", "40", "-e", "CI=false", command);
+  // Typed at once: before the terminal is raw, while the view mounts or the session starts.
+  tmux("send-keys", "-t", session, "-l", "Say hi");
+  tmux("send-keys", "-t", session, "Enter");
+  const screenText = await waitForScreen(/You said: Say hi[\s\S]*idle/);
+  expect(screenText.match(/You said: Say hi/g)).toHaveLength(1);
+  expect(screenText).not.toContain("queued until ready");
+}, 60_000);
