@@ -180,6 +180,8 @@ async function serve(options: ServeOptions): Promise<void> {
   let modelId: string;
   let tiers: ServeStackOptions["tiers"];
   let loaded: Promise<string>;
+  /** What the banner says of the model: its context when loaded already, else that it is loading. */
+  let shown = "loading in the background; requests wait for it";
   let startLoad = () => {};
   if (tiered) {
     const choice = chooseTiers(config, {
@@ -208,7 +210,8 @@ async function serve(options: ServeOptions): Promise<void> {
     const ready = await loadEngine(options);
     engine = ready;
     modelId = ready.info.id;
-    loaded = Promise.resolve(`${ready.info.contextSize} tokens of context`);
+    shown = `${ready.info.contextSize} tokens of context`;
+    loaded = new Promise<string>(() => {});
   }
   // Observed below once the server is up; a load failing before then must not go unhandled.
   loaded.catch(() => {});
@@ -245,7 +248,7 @@ async function serve(options: ServeOptions): Promise<void> {
   const app = stack.appUrl ?? "not built (npm run build:web)";
   const kind = tiers ? tiers.config.tiers[modelId]!.engine : options.engine;
   process.stderr.write(
-    `Spark is serving ${tiers ? `the tiers ${Object.keys(tiers.config.tiers).join(", ")} (default ${modelId})` : modelId} (${kind})\n` +
+    `Spark is serving ${tiers ? `the tiers ${Object.keys(tiers.config.tiers).join(", ")} (default ${modelId})` : modelId} (${kind}, ${shown})\n` +
       `  Web app    ${app}\n` +
       `  HTTP       ${server.url}/v1\n  WebSocket  ${ws}/v1/responses\n  Agent      ${ws}/v1/agent\n` +
       `  API key    ${apiKeys.length ? `required${stateFile ? `; kept for local clients in ${stateFile}` : ""}` : "none (--no-auth)"}\n` +
@@ -254,6 +257,7 @@ async function serve(options: ServeOptions): Promise<void> {
   startLoad();
   const started = performance.now();
   // A model that cannot load stops the server with its error; until then requests wait for it.
+  // (`loaded` never settles for an engine that was ready before the server started.)
   const failed = loaded.then(
     (details) => {
       process.stderr.write(
