@@ -2,6 +2,7 @@ import path from "node:path";
 import { type Command, InvalidArgumentError, Option } from "commander";
 import type { AgentThread } from "../agent/agent-thread.js";
 import { listSessions, sessionsDir } from "../agent/transcript.js";
+import { type LoadedConfig, loadConfig } from "../config/spark-config.js";
 import { SANDBOX_MODES, type SandboxMode } from "../protocol/agent.js";
 import { SparkError } from "../protocol/errors.js";
 import { AgentRuntime, type AgentRuntimeOptions } from "./agent-runtime.js";
@@ -119,7 +120,9 @@ export function registerAgentCommands(program: Command): void {
  * How a start reports: `exec` refuses an untrusted project's settings and shows progress only on a
  * terminal's stderr; the terminal UI asks whether to trust the project and shows progress itself.
  */
-type StartReporting = { mode: "exec" } | { mode: "interactive"; startup: StartupStatus; signal: AbortSignal };
+type StartReporting =
+  | { mode: "exec" }
+  | { mode: "interactive"; startup: StartupStatus; signal: AbortSignal; config: LoadedConfig | undefined };
 
 async function startRuntime(flags: AgentFlags, reporting: StartReporting): Promise<AgentRuntime> {
   const cwd = flags.cd ?? process.cwd();
@@ -127,7 +130,13 @@ async function startRuntime(flags: AgentFlags, reporting: StartReporting): Promi
     ? undefined
     : await trustedConfig(
         cwd,
-        reporting.mode === "interactive" ? { startup: reporting.startup, signal: reporting.signal } : {},
+        reporting.mode === "interactive"
+          ? {
+              startup: reporting.startup,
+              signal: reporting.signal,
+              ...(reporting.config ? { loaded: reporting.config } : {}),
+            }
+          : {},
       );
   let status: StatusLine | null = null;
   const onProgress: AgentRuntimeOptions["onProgress"] =
@@ -169,9 +178,10 @@ async function startSession(
   startup: StartupStatus,
   signal: AbortSignal,
   resumeFile: string | undefined,
+  config: LoadedConfig | undefined,
 ): Promise<{ runtime: AgentRuntime; first: Awaited<ReturnType<AgentRuntime["newThread"]>> }> {
   try {
-    const runtime = await startRuntime(flags, { mode: "interactive", startup, signal });
+    const runtime = await startRuntime(flags, { mode: "interactive", startup, signal, config });
     // Quitting while it warms up closes the runtime at once: the pre-warm stops with it.
     let disposing: Promise<void> | null = null;
     const dispose = () => {
@@ -236,10 +246,14 @@ async function interactive(flags: AgentFlags, prompt: string, resumeFile?: strin
     }
     return exec(flags, prompt);
   }
+  // A config file that cannot be read is an error before the view opens (reading it takes no time).
+  const config = flags.server
+    ? undefined
+    : await loadConfig({ cwd: flags.cd ?? process.cwd(), env: process.env });
   // The view takes input at once; the runtime (model load, pre-warm) starts behind it.
   const startup = new StartupStatus();
   const quit = new AbortController();
-  const starting = startSession(flags, startup, quit.signal, resumeFile);
+  const starting = startSession(flags, startup, quit.signal, resumeFile, config);
   // A start that fails is shown by the view (and makes the exit status 1); quitting is no failure.
   let failed = false;
   starting.catch(() => {

@@ -18,6 +18,8 @@ export interface TrustedConfigOptions {
   startup?: StartupStatus;
   /** Aborted when the person quits while the question is open. */
   signal?: AbortSignal;
+  /** The config as loaded already (a broken file is then an error before any UI). Default: loaded here. */
+  loaded?: LoadedConfig;
 }
 
 /**
@@ -28,7 +30,7 @@ export interface TrustedConfigOptions {
  */
 export async function trustedConfig(cwd: string, options: TrustedConfigOptions = {}): Promise<LoadedConfig> {
   const env = options.env ?? process.env;
-  const config = await loadConfig({ cwd, env });
+  const config = options.loaded ?? (await loadConfig({ cwd, env }));
   if (!config.ignored) return config;
   if (!options.startup) throw new SparkError("invalid_request", describeIgnoredSettings(config.ignored));
   const yes = await options.startup.ask(trustQuestion(config.ignored));
