@@ -1,13 +1,17 @@
+import path from "node:path";
 import { type Command, InvalidArgumentError, Option } from "commander";
+import type { AgentThread } from "../agent/agent-thread.js";
 import { listSessions, sessionsDir } from "../agent/transcript.js";
-import { describeIgnoredSettings, loadConfig } from "../config/spark-config.js";
+import { type LoadedConfig, loadConfig } from "../config/spark-config.js";
 import { SANDBOX_MODES, type SandboxMode } from "../protocol/agent.js";
 import { SparkError } from "../protocol/errors.js";
 import { AgentRuntime, type AgentRuntimeOptions } from "./agent-runtime.js";
 import { EXIT_OUTPUT_CLOSED, OutputWatch } from "./closed-output.js";
 import { StatusLine } from "./status-line.js";
+import { trustedConfig } from "./trusted-config.js";
 import { runPlain } from "./tui/plain-output.js";
 import { runTui } from "./tui/run-tui.js";
+import { StartupStatus } from "./tui/startup-status.js";
 
 interface AgentFlags {
   model?: string;
@@ -112,18 +116,39 @@ export function registerAgentCommands(program: Command): void {
     });
 }
 
-async function startRuntime(flags: AgentFlags, quiet: boolean): Promise<AgentRuntime> {
-  let status: StatusLine | null = null;
+/**
+ * How a start reports: `exec` refuses an untrusted project's settings and shows progress only on a
+ * terminal's stderr; the terminal UI asks whether to trust the project and shows progress itself.
+ */
+type StartReporting =
+  | { mode: "exec" }
+  | { mode: "interactive"; startup: StartupStatus; signal: AbortSignal; config: LoadedConfig | undefined };
+
+async function startRuntime(flags: AgentFlags, reporting: StartReporting): Promise<AgentRuntime> {
   const cwd = flags.cd ?? process.cwd();
-  // The tiers of ~/.config/spark/config.toml and ./.spark/config.toml describe the embedded
-  // runtime; a --server is its own.
-  const config = flags.server ? undefined : await loadConfig({ cwd, env: process.env });
-  if (config?.ignored) {
-    // Non-interactive runs do not guess what the project meant: they stop before contacting
-    // anything. The terminal UI goes on without those settings and says so.
-    if (quiet) throw new SparkError("invalid_request", describeIgnoredSettings(config.ignored));
-    process.stderr.write(`spark: warning: ${describeIgnoredSettings(config.ignored)}\n`);
-  }
+  const config = flags.server
+    ? undefined
+    : await trustedConfig(
+        cwd,
+        reporting.mode === "interactive"
+          ? {
+              startup: reporting.startup,
+              signal: reporting.signal,
+              ...(reporting.config ? { loaded: reporting.config } : {}),
+            }
+          : {},
+      );
+  let status: StatusLine | null = null;
+  const onProgress: AgentRuntimeOptions["onProgress"] =
+    reporting.mode === "interactive"
+      ? (stage, fraction) =>
+          reporting.startup.set({ phase: stage === "download" ? "downloading" : "loading", fraction })
+      : process.stderr.isTTY
+        ? (stage, fraction) => {
+            status ??= new StatusLine(stage === "download" ? "Downloading the model" : "Loading the model");
+            status.update(fraction);
+          }
+        : undefined;
   const options: AgentRuntimeOptions = {
     cwd,
     ...(config ? { config } : {}),
@@ -140,16 +165,48 @@ async function startRuntime(flags: AgentFlags, quiet: boolean): Promise<AgentRun
     ...(flags.sandbox ? { sandbox: flags.sandbox } : {}),
     prewarm: flags.prewarm,
     onNotice: (message) => process.stderr.write(`spark: ${message}\n`),
-    onProgress: quiet
-      ? undefined
-      : (stage, fraction) => {
-          status ??= new StatusLine(stage === "download" ? "Downloading the model" : "Loading the model");
-          status.update(fraction);
-        },
+    ...(onProgress ? { onProgress } : {}),
   };
   const runtime = await AgentRuntime.start(options);
   (status as StatusLine | null)?.done(`Model ready: ${runtime.modelId}`);
   return runtime;
+}
+
+/** Starts the runtime and the first thread (pre-warmed) while the terminal UI already takes input. */
+async function startSession(
+  flags: AgentFlags,
+  startup: StartupStatus,
+  signal: AbortSignal,
+  resumeFile: string | undefined,
+  config: LoadedConfig | undefined,
+): Promise<{ runtime: AgentRuntime; first: Awaited<ReturnType<AgentRuntime["newThread"]>> }> {
+  try {
+    const runtime = await startRuntime(flags, { mode: "interactive", startup, signal, config });
+    // Quitting while it warms up closes the runtime at once: the pre-warm stops with it.
+    let disposing: Promise<void> | null = null;
+    const dispose = () => {
+      disposing ??= runtime.dispose();
+      return disposing;
+    };
+    const onQuit = () => void dispose();
+    signal.addEventListener("abort", onQuit, { once: true });
+    try {
+      signal.throwIfAborted();
+      startup.set({ phase: "warming" });
+      const first = await runtime.newThread(resumeFile);
+      signal.throwIfAborted();
+      startup.set({ phase: "ready" });
+      return { runtime, first };
+    } catch (error) {
+      await dispose();
+      throw error;
+    } finally {
+      signal.removeEventListener("abort", onQuit);
+    }
+  } catch (error) {
+    startup.set({ phase: "failed", message: error instanceof Error ? error.message : String(error) });
+    throw error;
+  }
 }
 
 async function exec(flags: AgentFlags, prompt: string): Promise<number> {
@@ -160,8 +217,11 @@ async function exec(flags: AgentFlags, prompt: string): Promise<number> {
     );
   // A reader that goes away (`spark exec ... | head -1`) stops the turn quietly.
   using output = new OutputWatch({ stdout: process.stdout, stderr: process.stderr });
-  await using runtime = await startRuntime(flags, true);
+  await using runtime = await startRuntime(flags, { mode: "exec" });
+  const warming = process.stderr.isTTY === true && flags.prewarm;
+  if (warming) process.stderr.write("Warming up...");
   const { thread, transcript } = await runtime.newThread();
+  if (warming) process.stderr.write("\r\x1b[K");
   const interrupt = new AbortController();
   process.once("SIGINT", () => interrupt.abort());
   const status = await runPlain(thread, {
@@ -186,35 +246,64 @@ async function interactive(flags: AgentFlags, prompt: string, resumeFile?: strin
     }
     return exec(flags, prompt);
   }
-  await using runtime = await startRuntime(flags, false);
-  const first = await runtime.newThread(resumeFile);
+  // A config file that cannot be read is an error before the view opens (reading it takes no time).
+  const config = flags.server
+    ? undefined
+    : await loadConfig({ cwd: flags.cd ?? process.cwd(), env: process.env });
+  // The view takes input at once; the runtime (model load, pre-warm) starts behind it.
+  const startup = new StartupStatus();
+  const quit = new AbortController();
+  const starting = startSession(flags, startup, quit.signal, resumeFile, config);
+  // A start that fails is shown by the view (and makes the exit status 1); quitting is no failure.
+  let failed = false;
+  starting.catch(() => {
+    failed = !quit.signal.aborted;
+  });
+  let runtime: AgentRuntime | null = null;
+  let current: AgentThread | null = null;
   // /model NAME switches the current thread's following turns to tier NAME; /new keeps the tier.
-  let current = first.thread;
-  let model = runtime.modelId;
-  const threads = [first.thread];
+  let model = "";
+  const models: string[] = [];
+  const threads: AgentThread[] = [];
   await runTui({
-    thread: first.thread,
-    ...(prompt.trim() ? { prompt: prompt.trim() } : {}),
-    modelId: runtime.modelId,
-    models: runtime.models,
-    onModelChange: async (next) => {
-      if (current.busy) {
-        current.interrupt();
-        await current.whenIdle();
-      }
-      current.setModel(next);
-      model = next;
+    thread: starting.then((started) => {
+      runtime = started.runtime;
+      current = started.first.thread;
+      model = started.runtime.modelId;
+      models.push(...started.runtime.models);
+      threads.push(current);
       return current;
+    }),
+    startup,
+    ...(prompt.trim() ? { prompt: prompt.trim() } : {}),
+    // Until the thread has started (then its own): --model's tier, or the file it names.
+    modelId: path.basename(flags.model ?? "").replace(/\.gguf$/i, ""),
+    models,
+    onModelChange: async (next) => {
+      const thread = current!;
+      if (thread.busy) {
+        thread.interrupt();
+        await thread.whenIdle();
+      }
+      thread.setModel(next);
+      model = next;
+      return thread;
     },
     newThread: async () => {
-      current = (await runtime.newThread(undefined, model)).thread;
+      current = (await runtime!.newThread(undefined, model)).thread;
       threads.push(current);
       return current;
     },
   });
+  // Quitting during the start stops it at its next step (a model load in progress finishes first).
+  quit.abort();
+  startup.answer(false);
+  const started = await starting.catch(() => null);
+  if (!started) return failed ? 1 : 0;
+  await using _ = started.runtime;
   // Quitting stops the sub-agents still working (quietly: no turn starts for their ends).
   for (const thread of threads) thread.cancelSubAgents();
-  await first.transcript.flush();
+  await started.first.transcript.flush();
   return 0;
 }
 

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
+import path from "node:path";
 import { type Command, InvalidArgumentError, Option } from "commander";
 import { sessionsDir } from "../agent/transcript.js";
 import { removeServerState, writeServerState } from "../config/server-state.js";
@@ -14,6 +15,7 @@ import { LlamaEngine } from "../engine/llama/llama-engine.js";
 import { ScriptedEngine } from "../engine/scripted/scripted-engine.js";
 import { AgentHost } from "../host/agent-host.js";
 import { kvStateSettings } from "../models/kv-state-settings.js";
+import { DEFAULT_MODEL, parseModelSpec } from "../models/model-uri.js";
 import { createProgressBar } from "../models/progress-bar.js";
 import { resolveModel } from "../models/resolve-model.js";
 import { SparkError } from "../protocol/errors.js";
@@ -174,20 +176,50 @@ async function serve(options: ServeOptions): Promise<void> {
     config.sources.length > 0 &&
     options.engine === "llama" &&
     (!options.model || config.tiers[options.model] !== undefined);
-  let engine: Engine;
+  // The server listens at once; a llama model loads behind it (requests for it wait meanwhile).
+  let engine: Engine | Promise<Engine>;
+  let modelId: string;
   let tiers: ServeStackOptions["tiers"];
+  let loaded: Promise<string>;
+  /** What the banner says of the model: its context when loaded already, else that it is loading. */
+  let shown = "loading in the background; requests wait for it";
+  let startLoad = () => {};
   if (tiered) {
     const choice = chooseTiers(config, {
       ...(options.model ? { model: options.model } : {}),
       ...(options.draftModel ? { draftModel: options.draftModel } : {}),
     });
-    const models = await tierRegistry(choice);
-    engine = models.resolve(choice.defaultTier);
+    const models = await tierRegistry(choice, { background: true });
+    modelId = choice.defaultTier;
+    engine = models.resolve(modelId);
     tiers = { models, config: { ...config, defaultTier: choice.defaultTier, tiers: choice.tiers } };
-  } else engine = await loadEngine(options);
+    loaded = defaultTierLoaded(models, modelId);
+  } else if (options.engine === "llama") {
+    modelId = llamaModelId(options.model);
+    const id = modelId;
+    // Started once the banner is out, so download and load progress print below it.
+    const llama = new Promise<LlamaEngine>((resolve, reject) => {
+      startLoad = () =>
+        void loadLlama(options, id, (fraction) => stack.models.setProgress(id, fraction)).then(
+          resolve,
+          reject,
+        );
+    });
+    engine = llama;
+    loaded = llama.then((ready) => `${ready.info.contextSize} tokens of context on ${ready.threads} threads`);
+  } else {
+    const ready = await loadEngine(options);
+    engine = ready;
+    modelId = ready.info.id;
+    shown = `${ready.info.contextSize} tokens of context`;
+    loaded = new Promise<string>(() => {});
+  }
+  // Observed below once the server is up; a load failing before then must not go unhandled.
+  loaded.catch(() => {});
   const serving = servingOptions(options, { kind: options.engine, parallel: options.parallel });
   const stack = await startServe({
     engine,
+    modelId,
     ...(tiers ? { tiers } : {}),
     host: options.host,
     port: options.port,
@@ -215,24 +247,63 @@ async function serve(options: ServeOptions): Promise<void> {
   });
   const ws = server.url.replace(/^http/, "ws");
   const app = stack.appUrl ?? "not built (npm run build:web)";
+  const kind = tiers ? tiers.config.tiers[modelId]!.engine : options.engine;
   process.stderr.write(
-    `Spark is serving ${tiers ? `the tiers ${Object.keys(tiers.config.tiers).join(", ")} (default ${engine.info.id})` : engine.info.id} (${engine.info.engine}, ${engine.info.contextSize} tokens of context)\n` +
+    `Spark is serving ${tiers ? `the tiers ${Object.keys(tiers.config.tiers).join(", ")} (default ${modelId})` : modelId} (${kind}, ${shown})\n` +
       `  Web app    ${app}\n` +
       `  HTTP       ${server.url}/v1\n  WebSocket  ${ws}/v1/responses\n  Agent      ${ws}/v1/agent\n` +
       `  API key    ${apiKeys.length ? `required${stateFile ? `; kept for local clients in ${stateFile}` : ""}` : "none (--no-auth)"}\n` +
       "Press Ctrl+C to stop.\n",
   );
+  startLoad();
+  const started = performance.now();
+  // A model that cannot load stops the server with its error; until then requests wait for it.
+  // (`loaded` never settles for an engine that was ready before the server started.)
+  const failed = loaded.then(
+    (details) => {
+      process.stderr.write(
+        `Model ready in ${((performance.now() - started) / 1000).toFixed(1)} s: ${modelId}, ${details}\n`,
+      );
+      return new Promise<never>(() => {});
+    },
+    (error: unknown) => {
+      throw error;
+    },
+  );
   if (options.open && stack.appUrl && !(await openBrowser(stack.appUrl))) {
     process.stderr.write("Could not start a browser; open the web app address above.\n");
   }
-  await new Promise<void>((resolve) => {
-    const stop = () => resolve();
+  let stop = () => {};
+  const stopped = new Promise<void>((resolve) => {
+    stop = () => resolve();
     process.once("SIGINT", stop);
     process.once("SIGTERM", stop);
   });
-  process.stderr.write("Stopping...\n");
-  if (stateFile) await removeServerState(stateFile);
-  await stack.close();
+  try {
+    await Promise.race([stopped, failed]);
+    process.stderr.write("Stopping...\n");
+  } finally {
+    process.off("SIGINT", stop);
+    process.off("SIGTERM", stop);
+    if (stateFile) await removeServerState(stateFile);
+    await stack.close();
+  }
+}
+
+/** The id a llama model is served under: its file name without `.gguf` (checked before listening). */
+function llamaModelId(spec: string | undefined): string {
+  const ref = parseModelSpec(spec === undefined || spec.trim() === "" ? DEFAULT_MODEL : spec);
+  const file = ref.kind === "local" ? ref.path : ref.file;
+  return path.basename(file).replace(/\.gguf$/i, "");
+}
+
+/** Resolves with a description once the default tier has loaded; rejects with why it could not. */
+async function defaultTierLoaded(models: ModelRegistry, id: string): Promise<string> {
+  await models.settled();
+  const status = models.list().find((model) => model.id === id);
+  if (status?.status === "failed")
+    throw new SparkError("model_not_loaded", `The model '${id}' failed to load: ${status.error}`);
+  return `${models.resolve(id).info.contextSize} tokens of context`;
 }
 
 /**
@@ -281,8 +352,14 @@ export interface ServeStackOptions
     | "maxConnections"
     | "storeBytes"
   > {
-  /** The model; disposed by `close()`. With {@link tiers}, the default tier's engine. */
-  engine: Engine;
+  /**
+   * The model; disposed by `close()`. With {@link tiers}, the default tier's engine. A promise is a
+   * model still loading (then {@link modelId} names it): the server listens at once and requests
+   * for it wait for the load.
+   */
+  engine: Engine | Promise<Engine>;
+  /** The id of a loading {@link engine}. Default: the engine's own. */
+  modelId?: string;
   /**
    * Tiers: every tier a model of `models` named after it (see tierRegistry); the agent host's
    * threads start on the default tier and delegate to the delegate tier. Disposed by `close()`.
@@ -298,6 +375,8 @@ export interface ServeStackOptions
 
 export interface ServeStack extends AsyncDisposable {
   server: SparkServer;
+  /** The served models (loading ones report their progress here). */
+  models: ModelRegistry;
   host: AgentHost;
   runtime: AgentRuntime;
   /** The web app's address (with the first API key in its fragment), or null when none is served. */
@@ -309,13 +388,23 @@ export interface ServeStack extends AsyncDisposable {
 /** What `spark serve` runs: the model server, the agent host and the web app on one port. */
 export async function startServe(options: ServeStackOptions): Promise<ServeStack> {
   const { engine } = options;
+  const id = engine instanceof Promise ? options.modelId : (options.modelId ?? engine.info.id);
+  if (id === undefined) throw new SparkError("invalid_request", "A loading model needs its modelId.");
   const models = options.tiers?.models ?? new ModelRegistry();
-  if (!options.tiers) models.add(engine.info.id, engine);
+  if (!options.tiers) models.add(id, engine);
   const apiKeys = options.apiKeys ?? [];
   const webDir = options.webDir === undefined ? webAppDir() : options.webDir;
   let runtime: AgentRuntime | undefined;
   const host = new AgentHost(new SessionThreadSource(() => runtime!, options.sessionsDir ?? sessionsDir()));
-  const { engine: _, cwd: __, sessionsDir: ___, webDir: ____, tiers: _____, ...serverOptions } = options;
+  const {
+    engine: _,
+    modelId: __,
+    cwd: ___,
+    sessionsDir: ____,
+    webDir: _____,
+    tiers: ______,
+    ...serverOptions
+  } = options;
   const server = await SparkServer.start({
     ...serverOptions,
     models,
@@ -327,7 +416,7 @@ export async function startServe(options: ServeStackOptions): Promise<ServeStack
     cwd: options.cwd ?? process.cwd(),
     server: `${server.url}/v1`,
     ...(apiKeys[0] ? { apiKey: apiKeys[0] } : {}),
-    model: options.tiers?.config.defaultTier ?? engine.info.id,
+    model: options.tiers?.config.defaultTier ?? id,
     ...(options.tiers ? { config: options.tiers.config } : {}),
     ...(options.sessionsDir ? { sessionsDir: options.sessionsDir } : {}),
   });
@@ -345,6 +434,7 @@ export async function startServe(options: ServeStackOptions): Promise<ServeStack
   };
   return {
     server,
+    models,
     host,
     runtime,
     appUrl: webDir ? webAppUrl(server.url, apiKeys[0]) : null,
@@ -355,12 +445,18 @@ export async function startServe(options: ServeStackOptions): Promise<ServeStack
 
 async function loadEngine(options: ServeOptions): Promise<Engine> {
   if (options.engine === "upstream") return loadUpstreamEngine(options, options.ctxSize);
-  if (options.engine === "scripted") {
-    return new ScriptedEngine({
-      tokensPerSecond: options.tokensPerSecond,
-      ...(options.script ? { script: loadScriptFile(options.script) } : {}),
-    });
-  }
+  return new ScriptedEngine({
+    tokensPerSecond: options.tokensPerSecond,
+    ...(options.script ? { script: loadScriptFile(options.script) } : {}),
+  });
+}
+
+/** Downloads (when needed) and loads the llama model, with progress on stderr and to `onLoadProgress`. */
+async function loadLlama(
+  options: ServeOptions,
+  id: string,
+  onLoadProgress: (fraction: number) => void,
+): Promise<LlamaEngine> {
   const label = options.model ? options.model.split("/").at(-1)! : "default model";
   const download = createProgressBar(label);
   const resolved = await resolveModel(options.model, { onProgress: (p) => download.update(p) });
@@ -372,9 +468,9 @@ async function loadEngine(options: ServeOptions): Promise<Engine> {
     draftDownload.finish();
     draftPath = draft.path;
   }
-  const started = performance.now();
   const loading = new StatusLine(`Loading ${resolved.path.split("/").at(-1)}`);
   const engine = await LlamaEngine.create({
+    id,
     modelPath: resolved.path,
     ...(draftPath ? { draftModelPath: draftPath } : {}),
     contextSize: options.ctxSize,
@@ -382,11 +478,11 @@ async function loadEngine(options: ServeOptions): Promise<Engine> {
     threads: options.threads,
     gpu: options.gpu ? "auto" : false,
     kvStateCache: kvStateSettings(),
-    onLoadProgress: (fraction) => loading.update(fraction),
+    onLoadProgress: (fraction) => {
+      loading.update(fraction);
+      onLoadProgress(fraction);
+    },
   });
-  const drafting = draftPath ? `, drafting with ${draftPath.split("/").at(-1)}` : "";
-  loading.done(
-    `Loaded in ${((performance.now() - started) / 1000).toFixed(1)} s on ${engine.threads} threads${drafting}`,
-  );
+  loading.done(`Loaded${draftPath ? `, drafting with ${draftPath.split("/").at(-1)}` : ""}`);
   return engine;
 }

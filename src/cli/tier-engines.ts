@@ -48,6 +48,11 @@ export interface TierEngineOptions {
   env?: NodeJS.ProcessEnv;
   /** Progress of downloading and loading a llama tier's model. */
   onProgress?: (stage: "download" | "load", fraction: number) => void;
+  /**
+   * Resolve before the default tier has loaded: it is added still loading (requests for it wait;
+   * its progress is in the registry's list). Default: false (it is loaded first).
+   */
+  background?: boolean;
 }
 
 /** Loads one tier's engine; its id is the tier's name. */
@@ -97,7 +102,8 @@ export async function loadTierEngine(
 
 /**
  * Every tier as a model of one registry (model id = tier name). The default tier is loaded before
- * this resolves; upstream tiers connect in the background; other llama tiers load on first use.
+ * this resolves (unless `background`); upstream tiers connect in the background; other llama tiers
+ * load on first use.
  */
 export async function tierRegistry(
   choice: TierChoice,
@@ -106,10 +112,21 @@ export async function tierRegistry(
   const models = new ModelRegistry();
   try {
     // Added first: the default for requests that name no model.
-    models.add(
-      choice.defaultTier,
-      await loadTierEngine(choice.defaultTier, choice.tiers[choice.defaultTier]!, options),
-    );
+    const name = choice.defaultTier;
+    const tier = choice.tiers[name]!;
+    if (options.background) {
+      const loading = loadTierEngine(name, tier, {
+        ...options,
+        onProgress: (stage, fraction) => {
+          if (stage === "load") models.setProgress(name, fraction);
+          options.onProgress?.(stage, fraction);
+        },
+      });
+      models.add(name, loading, {
+        engine: tier.engine,
+        ...(tier.context ? { contextSize: tier.context } : {}),
+      });
+    } else models.add(name, await loadTierEngine(name, tier, options));
     for (const [name, tier] of Object.entries(choice.tiers)) {
       if (name === choice.defaultTier) continue;
       const quiet = { ...options, onProgress: undefined };

@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { mkdtemp, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, realpath, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -62,4 +62,47 @@ test("the real spark binary in a terminal: type, watch it stream, Esc interrupts
   tmux("send-keys", "-t", session, "-l", "short one");
   tmux("send-keys", "-t", session, "Enter");
   await waitForScreen(/You said: short one/);
+}, 60_000);
+
+test("the real spark binary: a message typed and entered the moment it starts runs once", async () => {
+  const repo = await mkdtemp(path.join(os.tmpdir(), "spark-tui-"));
+  const sessions = await mkdtemp(path.join(os.tmpdir(), "spark-tui-sessions-"));
+  execFileSync("git", ["init", "-q"], { cwd: repo });
+  const command = [
+    `cd ${repo} &&`,
+    `SPARK_SESSIONS_DIR=${sessions}`,
+    `"${process.execPath}" "${bin}" --engine scripted`,
+  ].join(" ");
+  tmux("new-session", "-d", "-s", session, "-x", "120", "-y", "40", "-e", "CI=false", command);
+  // Typed at once: before the terminal is raw, while the view mounts or the session starts.
+  tmux("send-keys", "-t", session, "-l", "Say hi");
+  tmux("send-keys", "-t", session, "Enter");
+  const screenText = await waitForScreen(/You said: Say hi[\s\S]*idle/);
+  expect(screenText.match(/You said: Say hi/g)).toHaveLength(1);
+  expect(screenText).not.toContain("queued until ready");
+}, 60_000);
+
+test("the real spark binary asks whether to trust a project's config; y records it as spark trust does", async () => {
+  const repo = await mkdtemp(path.join(os.tmpdir(), "spark-tui-"));
+  const home = await mkdtemp(path.join(os.tmpdir(), "spark-tui-home-"));
+  execFileSync("git", ["init", "-q"], { cwd: repo });
+  await mkdir(path.join(repo, ".spark"));
+  await writeFile(
+    path.join(repo, ".spark", "config.toml"),
+    `[tiers.exfil]\nengine = "upstream"\nurl = "http://127.0.0.1:9/v1"\nmodel = "m"\n`,
+  );
+  const command = [
+    `cd ${repo} &&`,
+    `SPARK_HOME=${home} SPARK_CONFIG=${path.join(home, "none.toml")} SPARK_SESSIONS_DIR=${home}`,
+    `"${process.execPath}" "${bin}" --engine scripted`,
+  ].join(" ");
+  tmux("new-session", "-d", "-s", session, "-x", "120", "-y", "40", "-e", "CI=false", command);
+  const asked = await waitForScreen(/Trust this project\?/);
+  expect(asked).toContain("tiers.exfil");
+  tmux("send-keys", "-t", session, "-l", "y");
+  await waitForScreen(/its settings apply/);
+  const trusted = JSON.parse(await readFile(path.join(home, "trusted-projects.json"), "utf8"));
+  expect(Object.keys(trusted.projects)).toEqual([await realpath(repo)]);
+  // The session starts with the project's settings: its only tier (here scripted) is the default.
+  await waitForScreen(/exfil · idle/);
 }, 60_000);

@@ -199,8 +199,15 @@ export class ChatController implements vscode.Disposable {
     if (!input) return;
     const threadId = await this.ensureThread();
     const type = !this.busy ? "turn.start" : mode === "queue" ? "turn.queue" : "turn.steer";
-    await this.request({ type, thread_id: threadId, input });
+    // Set before the request goes out: a second message sent meanwhile (both waiting for a thread
+    // that starts once the model has loaded) must steer or queue, not start a second turn.
     if (type === "turn.start") this.starting = true;
+    try {
+      await this.request({ type, thread_id: threadId, input });
+    } catch (error) {
+      if (type === "turn.start") this.starting = false;
+      throw error;
+    }
   }
 
   /** The chat input now reads `text` (type-ahead). */

@@ -32,7 +32,11 @@ export function mountTui(options: TuiOptions, mount: MountTuiOptions = {}): Moun
   const quit = new Promise<void>((resolve) => {
     onExit = resolve;
   });
-  const session = new TuiSession(options.thread, options.modelId, mount.store);
+  const session = new TuiSession(
+    options.thread instanceof Promise ? null : options.thread,
+    options.modelId,
+    mount.store,
+  );
   const instance = render(
     React.createElement(TuiApp, {
       options,

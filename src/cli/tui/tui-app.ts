@@ -8,6 +8,8 @@ import { type EditorState, EMPTY_EDITOR, edit, InputHistory } from "./line-edito
 import { LiveView } from "./live-view.js";
 import { PromptBox } from "./prompt-box.js";
 import { helpLines, parseSlashCommand, type SlashCommand } from "./slash-commands.js";
+import { type StartupState, startupLabel } from "./startup-status.js";
+import { StartupView } from "./startup-view.js";
 import { StatusBar } from "./status-bar.js";
 import type { TuiOptions } from "./tui-options.js";
 import { TuiSession } from "./tui-session.js";
@@ -36,10 +38,17 @@ interface AppState {
   quitArmedAt: number | null;
   /** What the UI itself is busy with (a new session, a model switch); input waits meanwhile. */
   activity: string | null;
+  /** Messages entered before the first thread exists; sent in order, once each, when it does. */
+  pending: string[];
+  /** The first thread could not be started: nothing can be sent. */
+  failed: boolean;
   exited: boolean;
   /** Type-ahead: sends the message being typed to the thread as a draft of its next turn. */
   drafts: DraftPacer;
 }
+
+const NO_STARTUP: StartupState = { phase: "starting" };
+const noStartup = () => () => {};
 
 /**
  * The interactive view: the conversation (finished entries printed once), the live part, the
@@ -55,8 +64,10 @@ export function TuiApp({ options, session, onExit, storeOptions }: TuiAppProps):
     history: new InputHistory(),
     quitArmedAt: null,
     activity: null,
+    pending: [],
+    failed: false,
     exited: false,
-    drafts: new DraftPacer((text) => void ref.current?.session.thread.draft(text)),
+    drafts: new DraftPacer((text) => void ref.current?.session.thread?.draft(text)),
   };
   // Key handlers read and write this object, never a render's closure: several keys can arrive
   // before React renders again.
@@ -64,6 +75,11 @@ export function TuiApp({ options, session, onExit, storeOptions }: TuiAppProps):
   const [, rerender] = useReducer((n: number) => n + 1, 0);
   const store = s.session.store;
   const view = useSyncExternalStore(store.subscribe, store.getSnapshot);
+  const startup = useSyncExternalStore(
+    options.startup?.subscribe ?? noStartup,
+    options.startup?.getSnapshot ?? (() => NO_STARTUP),
+  );
+  const starting = s.session.thread === null;
   const busy = view.phase !== "idle" || s.activity !== null;
 
   useEffect(() => {
@@ -81,7 +97,7 @@ export function TuiApp({ options, session, onExit, storeOptions }: TuiAppProps):
   const quit = () => {
     if (s.exited) return;
     s.exited = true;
-    if (s.session.thread.busy) s.session.thread.interrupt();
+    if (s.session.thread?.busy) s.session.thread.interrupt();
     s.session.close();
     onExit();
   };
@@ -107,13 +123,13 @@ export function TuiApp({ options, session, onExit, storeOptions }: TuiAppProps):
 
   const runCommand = (command: SlashCommand) => {
     const { thread, store: current } = s.session;
+    if (command.name === "help") return current.notice(helpLines().join("\n"));
+    if (command.name === "exit") return quit();
+    if (!thread) {
+      current.notice(`/${command.name} works once the session has started.`, "warn");
+      return;
+    }
     switch (command.name) {
-      case "help":
-        current.notice(helpLines().join("\n"));
-        return;
-      case "exit":
-        quit();
-        return;
       case "undo":
         thread.undo().then(
           (paths) =>
@@ -165,6 +181,7 @@ export function TuiApp({ options, session, onExit, storeOptions }: TuiAppProps):
 
   const changeModel = (name: string) => {
     const { modelId, store: current, thread } = s.session;
+    if (!thread) return;
     const models = options.models ?? [];
     const others = models.length > 0 ? ` Available: ${models.join(", ")}.` : "";
     if (!name) {
@@ -213,11 +230,31 @@ export function TuiApp({ options, session, onExit, storeOptions }: TuiAppProps):
       runCommand(command);
       return;
     }
+    const thread = s.session.thread;
+    if (!thread) {
+      if (s.failed)
+        s.session.store.notice("Spark did not start; nothing can be sent. Ctrl+C twice quits.", "error");
+      else s.pending.push(text);
+      rerender();
+      return;
+    }
     try {
-      if (mode === "queue") s.session.thread.enqueue(text);
-      else s.session.thread.submit(text);
+      if (mode === "queue") thread.enqueue(text);
+      else thread.submit(text);
     } catch (error) {
       s.session.store.notice(`Error: ${messageOf(error)}`, "error");
+    }
+  };
+
+  /** Esc, and Ctrl+C on an empty prompt: stops the running turn, or drops what waits for the start. */
+  const interrupt = () => {
+    const thread = s.session.thread;
+    if (thread?.busy) {
+      thread.interrupt();
+      s.session.store.markInterrupting();
+    } else if (!thread && s.pending.length > 0) {
+      const dropped = s.pending.splice(0).length;
+      s.session.store.notice(`${dropped} queued message${dropped > 1 ? "s" : ""} dropped.`, "dim");
     }
   };
 
@@ -232,10 +269,7 @@ export function TuiApp({ options, session, onExit, storeOptions }: TuiAppProps):
       quit();
       return;
     }
-    if (s.session.thread.busy) {
-      s.session.thread.interrupt();
-      s.session.store.markInterrupting();
-    }
+    interrupt();
     s.quitArmedAt = now;
     rerender();
     setTimeout(() => {
@@ -248,9 +282,11 @@ export function TuiApp({ options, session, onExit, storeOptions }: TuiAppProps):
   const onKey = (input: string, key: Key) => {
     if (s.exited) return;
     // Keys typed faster than they are read (a slow link, a macro) arrive as one chunk: "ls\r" is
-    // the text and then Enter. (Pastes come through usePaste, newlines and all.)
-    if (!key.return && !key.ctrl && !key.meta && input.length > 1 && input.includes("\r")) {
-      const parts = input.split(/\r\n?/);
+    // the text and then Enter. Typed while Spark starts, before the terminal is in raw mode, Enter
+    // arrives as "\n" (the terminal's own translation). (Pastes come through usePaste, newlines
+    // and all; a lone "\n" is Ctrl+J, a new line.)
+    if (!key.return && !key.ctrl && !key.meta && input.length > 1 && /[\r\n]/.test(input)) {
+      const parts = input.split(/\r\n?|\n/);
       parts.forEach((part, index) => {
         if (part) onKey(part, { ...key });
         if (index < parts.length - 1) onKey("\r", { ...key, return: true });
@@ -266,18 +302,21 @@ export function TuiApp({ options, session, onExit, storeOptions }: TuiAppProps):
       s.quitArmedAt = null;
       rerender();
     }
+    const yesOrNo = s.editor.text === "" && !key.ctrl && !key.meta && /^[yn]$/i.test(input);
+    // A start-up question: only an explicit y is yes; n or Enter on an empty prompt is no.
+    const question = options.startup?.state;
+    if (question?.phase === "asking" && s.editor.text === "" && (yesOrNo || key.return)) {
+      const yes = input.toLowerCase() === "y";
+      options.startup!.answer(yes);
+      s.session.store.notice(yes ? question.answered.yes : question.answered.no, yes ? "info" : "dim");
+      return;
+    }
     const approval = s.session.store.pendingApproval;
-    if (approval && s.editor.text === "" && !key.ctrl && !key.meta && /^[yn]$/i.test(input)) {
-      s.session.thread.respondToApproval(approval.approval_id, input.toLowerCase() === "y");
+    if (approval && yesOrNo) {
+      s.session.thread?.respondToApproval(approval.approval_id, input.toLowerCase() === "y");
       return;
     }
-    if (key.escape) {
-      if (s.session.thread.busy) {
-        s.session.thread.interrupt();
-        s.session.store.markInterrupting();
-      }
-      return;
-    }
+    if (key.escape) return interrupt();
     if (key.return) {
       const before = s.editor.text.slice(0, s.editor.cursor);
       if (key.meta) return setEditor(edit.insert(s.editor, "\n"));
@@ -309,25 +348,61 @@ export function TuiApp({ options, session, onExit, storeOptions }: TuiAppProps):
   });
 
   useEffect(() => {
-    if (options.prompt?.trim()) s.session.thread.submit(options.prompt.trim());
+    const prompt = options.prompt?.trim();
+    if (!prompt) return;
+    if (s.session.thread) s.session.thread.submit(prompt);
+    else {
+      s.pending.push(prompt);
+      rerender();
+    }
   }, [options.prompt, s]);
 
-  const placeholder = s.activity
-    ? "One moment..."
-    : busy
-      ? "Steer with Enter, queue with Tab, interrupt with Esc"
-      : "Ask Spark, or /help";
+  useEffect(() => {
+    const first = options.thread;
+    if (!(first instanceof Promise)) return;
+    first.then(
+      (thread) => {
+        if (s.exited) return;
+        s.session.attach(thread);
+        // Each in order, once: the first starts a turn, the rest queue behind it.
+        for (const text of s.pending.splice(0)) {
+          try {
+            thread.enqueue(text);
+          } catch (error) {
+            s.session.store.notice(`Error: ${messageOf(error)}`, "error");
+          }
+        }
+        rerender();
+      },
+      (error: unknown) => {
+        if (s.exited) return;
+        s.failed = true;
+        s.session.store.notice(`Spark could not start: ${messageOf(error)}`, "error");
+        rerender();
+      },
+    );
+  }, [options.thread, s]);
+
+  const placeholder = starting
+    ? "Type away: messages are sent once the model is ready"
+    : s.activity
+      ? "One moment..."
+      : busy
+        ? "Steer with Enter, queue with Tab, interrupt with Esc"
+        : "Ask Spark, or /help";
+  const startupActivity = !starting ? null : s.failed ? "failed to start" : startupLabel(startup);
   return h(
     Box,
     { flexDirection: "column" },
     h(EntryStatic, { key: s.session.id, items: view.entries as Entry[], children: renderEntry }),
     h(LiveView, { view }),
+    starting ? h(StartupView, { state: startup, pending: s.pending }) : null,
     h(PromptBox, { editor: s.editor, placeholder }),
     h(StatusBar, {
       modelId: s.session.modelId,
       view,
       now: performance.now(),
-      activity: s.activity,
+      activity: s.activity ?? startupActivity,
       quitArmed: s.quitArmedAt !== null,
     }),
   );

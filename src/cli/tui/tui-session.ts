@@ -3,21 +3,44 @@ import { ConversationStore, type ConversationStoreOptions } from "./conversation
 
 /**
  * One thread as the terminal UI shows it: the thread, the store its events fold into, and the
- * model it talks to. Subscribes on creation, so no event between creation and the first frame is
- * lost; `close` unsubscribes (the thread itself belongs to whoever created it).
+ * model it talks to. Subscribes on creation (or on {@link attach}, for a session whose thread was
+ * still starting), so no event between then and the first frame is lost; `close` unsubscribes (the
+ * thread itself belongs to whoever created it).
  */
 export class TuiSession {
   private static nextId = 1;
   readonly id = TuiSession.nextId++;
   readonly store: ConversationStore;
-  private readonly unsubscribe: () => void;
+  private current: AgentThread | null = null;
+  private unsubscribe: () => void = () => {};
 
   constructor(
-    readonly thread: AgentThread,
-    readonly modelId: string,
+    thread: AgentThread | null,
+    private model: string,
     storeOptions: ConversationStoreOptions = {},
   ) {
     this.store = new ConversationStore(storeOptions);
+    if (thread) this.attach(thread, model);
+  }
+
+  /** The model the session talks to (the thread's, once it has one). */
+  get modelId(): string {
+    return this.model;
+  }
+
+  /** The thread, or null while the runtime is still starting. */
+  get thread(): AgentThread | null {
+    return this.current;
+  }
+
+  /**
+   * Gives a session created while starting its thread; shows what the thread already holds. The
+   * model becomes the thread's (a trusted project's config may have changed which one it is).
+   */
+  attach(thread: AgentThread, model: string = thread.model): void {
+    if (this.current) throw new Error("The session already has a thread.");
+    this.current = thread;
+    this.model = model;
     this.store.load(thread.history, thread.busy);
     this.unsubscribe = thread.on((event) => this.store.apply(event));
   }

@@ -4,9 +4,24 @@ import { DraftPacer } from "../../protocol/draft-pacer.js";
 import { type ConnectionStatus, HostConnection } from "./host-connection.js";
 import { applyEvent, emptyView, type ThreadView } from "./thread-view.js";
 
+/** The server's models as `/healthz` reports them. */
+export interface ModelLoadStatus {
+  id: string;
+  status: "loading" | "ready" | "failed";
+  progress?: number;
+  error?: string;
+}
+
+/** While a model still loads (or failed to), how often the app asks the server again. */
+const MODEL_POLL_MS = 500;
+
 export interface AppState {
   status: ConnectionStatus;
   statusDetail: string | null;
+  /** The server's models; empty until the first answer. */
+  models: ModelLoadStatus[];
+  /** Messages entered before the new session's thread started (it waits for the model): sent then, in order. */
+  pending: string[];
   sessions: ThreadInfo[];
   currentId: string | null;
   views: Record<string, ThreadView>;
@@ -31,9 +46,8 @@ export class AppStore {
   private readonly listeners = new Set<() => void>();
   private readonly connection: HostConnection;
   private frame: number | null = null;
-  /** Input typed before any thread existed: sent once `thread.start` answers. */
-  private pendingInput: string | null = null;
   private awaitingNew = false;
+  private modelPoll: ReturnType<typeof setTimeout> | null = null;
   private errorCount = 0;
   /** Type-ahead: the message being typed goes to the open, idle thread as a draft. */
   private readonly drafts = new DraftPacer((text) => {
@@ -45,6 +59,8 @@ export class AppStore {
     this.state = {
       status: "connecting",
       statusDetail: null,
+      models: [],
+      pending: [],
       sessions: [],
       currentId: options.threadId,
       views: options.threadId ? { [options.threadId]: emptyView(options.threadId) } : {},
@@ -78,9 +94,10 @@ export class AppStore {
     this.drafts.reset();
     const view = this.current;
     if (!view) {
-      if (!this.send({ type: "thread.start" })) return false;
+      // One new session however many messages arrive before it starts; each is sent once, in order.
+      if (!this.awaitingNew && !this.send({ type: "thread.start" })) return false;
       this.awaitingNew = true;
-      this.pendingInput = text;
+      this.update({ pending: [...this.state.pending, text] });
       return true;
     }
     return this.send({ type: view.turn ? "turn.steer" : "turn.start", thread_id: view.id, input: text });
@@ -157,6 +174,7 @@ export class AppStore {
 
   private onOpen(): void {
     this.connection.send({ type: "thread.list" });
+    void this.pollModels();
     // Resume every thread shown so far from the last event seen: nothing lost, nothing repeated.
     for (const view of Object.values(this.state.views)) {
       this.connection.send({
@@ -204,9 +222,11 @@ export class AppStore {
       this.state.views = { ...this.state.views, [view.id]: view };
       this.setCurrent(view.id);
       this.connection.send({ type: "thread.list" });
-      if (this.pendingInput !== null) {
-        this.connection.send({ type: "turn.start", thread_id: view.id, input: this.pendingInput });
-        this.pendingInput = null;
+      const [first, ...rest] = this.state.pending;
+      if (first !== undefined) {
+        this.connection.send({ type: "turn.start", thread_id: view.id, input: first });
+        for (const input of rest) this.connection.send({ type: "turn.queue", thread_id: view.id, input });
+        this.update({ pending: [] });
       }
     }
     const next = applyEvent(view, event, performance.now());
@@ -221,6 +241,23 @@ export class AppStore {
       this.connection.send({ type: "thread.list" });
     }
     this.update(patch);
+  }
+
+  /** Asks the server how its models are; again shortly while any is still loading. */
+  private async pollModels(): Promise<void> {
+    if (this.modelPoll) clearTimeout(this.modelPoll);
+    this.modelPoll = null;
+    let models: ModelLoadStatus[];
+    try {
+      const response = await fetch("/healthz", { cache: "no-store" });
+      models = ((await response.json()) as { models?: ModelLoadStatus[] }).models ?? [];
+    } catch {
+      return; // the connection's own status says the server is gone
+    }
+    this.update({ models });
+    if (models.some((model) => model.status === "loading")) {
+      this.modelPoll = setTimeout(() => void this.pollModels(), MODEL_POLL_MS);
+    }
   }
 
   private setCurrent(threadId: string | null): void {

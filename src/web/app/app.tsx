@@ -3,6 +3,7 @@ import type { AppStore } from "./app-store.js";
 import { Composer } from "./composer.js";
 import { Conversation } from "./conversation.js";
 import type { DiffMode } from "./diff-view.js";
+import { modelLoadLabel } from "./model-status.js";
 import { SessionList } from "./session-list.js";
 import { LatencyChart, TurnMeter } from "./stats-view.js";
 import { SubAgents } from "./sub-agents.js";
@@ -39,6 +40,7 @@ export function App({ store }: { store: AppStore }) {
   };
   const info = view ? (state.sessions.find((s) => s.id === view.id) ?? view.info) : null;
   const connected = state.status === "open";
+  const loading = modelLoadLabel(state.models);
   return (
     <div class={`app${sidebarOpen ? " sidebar-open" : ""}`} data-status={state.status}>
       <aside class="sidebar" id="sidebar">
@@ -83,6 +85,11 @@ export function App({ store }: { store: AppStore }) {
               </>
             ) : null}
           </span>
+          {loading ? (
+            <span class="model-load" role="status" aria-live="polite">
+              {loading}
+            </span>
+          ) : null}
           <TurnMeter view={view} />
           <button
             type="button"
@@ -105,7 +112,19 @@ export function App({ store }: { store: AppStore }) {
           />
         ) : (
           <div class="conversation">
-            <p class="empty">Type below to start a session, or pick one from the list.</p>
+            {state.pending.length === 0 ? (
+              <p class="empty">Type below to start a session, or pick one from the list.</p>
+            ) : (
+              <ul class="queued" aria-label="Messages waiting for the session to start">
+                {state.pending.map((message, i) => (
+                  // biome-ignore lint/suspicious/noArrayIndexKey: the same text may wait twice; its place is its identity
+                  <li key={i} class="queued-message">
+                    <span class="badge badge-queued">{loading ? "waiting for the model" : "starting"}</span>{" "}
+                    {message}
+                  </li>
+                ))}
+              </ul>
+            )}
           </div>
         )}
         <div class="toasts" role="alert">

@@ -28,7 +28,14 @@ export interface WebHarness extends AsyncDisposable {
  */
 export async function startWebHarness(
   browser: Browser,
-  options: { files: Record<string, string>; script: Script; tokensPerSecond: number; apiKeys?: string[] },
+  options: {
+    files: Record<string, string>;
+    script: Script;
+    tokensPerSecond: number;
+    apiKeys?: string[];
+    /** The model is still loading until this resolves (requests wait for it). Default: loaded. */
+    loaded?: Promise<void>;
+  },
 ): Promise<WebHarness> {
   const repo = await mkdtemp(path.join(os.tmpdir(), "spark-web-repo-"));
   const sessions = await mkdtemp(path.join(os.tmpdir(), "spark-web-sessions-"));
@@ -38,8 +45,10 @@ export async function startWebHarness(
   }
   execFileSync("git", ["init", "-q"], { cwd: repo });
   const proxy = await SocketProxy.start();
+  const engine = new ScriptedEngine({ script: options.script, tokensPerSecond: options.tokensPerSecond });
   const stack = await startServe({
-    engine: new ScriptedEngine({ script: options.script, tokensPerSecond: options.tokensPerSecond }),
+    engine: options.loaded ? options.loaded.then(() => engine) : engine,
+    modelId: engine.info.id,
     cwd: repo,
     sessionsDir: sessions,
     webDir: await buildWebApp(),

@@ -315,3 +315,50 @@ describe("host client against a real spark serve", () => {
     expect(client.status).toBe("closed");
   });
 });
+
+describe("host client against a spark serve whose model is still loading", () => {
+  test("a thread started during the load starts once the model is ready, past the request timeout, and its turn runs once", async () => {
+    let finishLoading!: () => void;
+    const loaded = new Promise<void>((resolve) => {
+      finishLoading = resolve;
+    });
+    const seen: string[] = [];
+    const engine = new ScriptedEngine({
+      script: (request, turn) => {
+        const last = request.messages.at(-1);
+        if (last?.role === "user") seen.push(last.content);
+        return script(request, turn);
+      },
+    });
+    await using loading = await startServe({
+      engine: loaded.then(() => engine),
+      modelId: engine.info.id,
+      port: 0,
+      cwd: dir,
+      sessionsDir: sessions,
+      webDir: null,
+    });
+    const client = new HostClient({
+      url: agentSocketUrl(loading.server.url),
+      createSocket: (url, protocols, headers) =>
+        new WebSocket(url, protocols, { headers }) as unknown as WebSocketLike,
+      // Ordinary requests give up at once; starting a thread waits for the model instead.
+      requestTimeoutMs: 1,
+    });
+    await client.connect();
+    const started = client.startThread();
+    const health = (await (await fetch(`${loading.server.url}/healthz`)).json()) as { models: unknown };
+    expect(health.models).toEqual([{ id: "scripted", status: "loading" }]);
+    finishLoading();
+    const thread = await started;
+    const done = new Promise<StampedEvent>((resolve) =>
+      client.on("event", (event) => {
+        if (event.type === "turn.completed") resolve(event);
+      }),
+    );
+    client.send({ type: "turn.start", thread_id: thread.id, input: "hello" });
+    expect(await done).toMatchObject({ status: "completed" });
+    expect(seen).toEqual(["hello"]);
+    client.dispose();
+  });
+});

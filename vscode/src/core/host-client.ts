@@ -56,6 +56,12 @@ export interface HostClientOptions {
   maxReconnectDelayMs?: number;
   /** How long a request waits for its answer. Default: 15,000 ms. */
   requestTimeoutMs?: number;
+  /**
+   * How long starting or resuming a thread waits for its answer: the host answers once the model
+   * has loaded and warmed up, which on a first start can take minutes. Default: 600,000 ms (the
+   * server's own bound on waiting for a loading model).
+   */
+  startTimeoutMs?: number;
 }
 
 export interface HostClientEventMap {
@@ -198,7 +204,7 @@ export class HostClient {
     this.send({ type: "thread.start" });
     const event = await this.waitFor(
       (candidate) => candidate.type === "thread.started" && !known.has(candidate.thread_id),
-      { failOnError: true },
+      { failOnError: true, timeoutMs: this.startTimeoutMs },
     );
     return (event as Extract<StampedEvent, { type: "thread.started" }>).thread;
   }
@@ -218,7 +224,7 @@ export class HostClient {
           (candidate.type === "thread.started" ||
             (candidate.type === "thread.history" && candidate.reset === true)) &&
           candidate.thread_id === threadId,
-        { failOnError: true },
+        { failOnError: true, timeoutMs: this.startTimeoutMs },
       );
       return (event as Extract<StampedEvent, { type: "thread.started" | "thread.history" }>).thread!;
     } catch (error) {
@@ -445,9 +451,13 @@ export class HostClient {
     }
   }
 
+  private get startTimeoutMs(): number {
+    return this.options.startTimeoutMs ?? 600_000;
+  }
+
   private waitFor(
     match: (event: HostEvent) => boolean,
-    options: { failOnError: boolean },
+    options: { failOnError: boolean; timeoutMs?: number },
   ): Promise<HostEvent> {
     return new Promise((resolve, reject) => {
       const waiter: Waiter = {
@@ -455,10 +465,13 @@ export class HostClient {
         failOnError: options.failOnError,
         resolve,
         reject,
-        timer: setTimeout(() => {
-          this.removeWaiter(waiter);
-          reject(new HostClientError("timeout", "Spark did not answer in time."));
-        }, this.options.requestTimeoutMs ?? 15_000),
+        timer: setTimeout(
+          () => {
+            this.removeWaiter(waiter);
+            reject(new HostClientError("timeout", "Spark did not answer in time."));
+          },
+          options.timeoutMs ?? this.options.requestTimeoutMs ?? 15_000,
+        ),
       };
       this.waiters.push(waiter);
     });
