@@ -3,9 +3,9 @@ import { listSessions, sessionsDir } from "../agent/transcript.js";
 import { describeIgnoredSettings, loadConfig } from "../config/spark-config.js";
 import { SANDBOX_MODES, type SandboxMode } from "../protocol/agent.js";
 import { SparkError } from "../protocol/errors.js";
+import { StatusLine } from "../terminal/status-line.js";
 import { AgentRuntime, type AgentRuntimeOptions } from "./agent-runtime.js";
 import { EXIT_OUTPUT_CLOSED, OutputWatch } from "./closed-output.js";
-import { StatusLine } from "./status-line.js";
 import { runPlain } from "./tui/plain-output.js";
 import { runTui } from "./tui/run-tui.js";
 
