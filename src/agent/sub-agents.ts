@@ -1,12 +1,23 @@
 import { randomUUID } from "node:crypto";
 import type { ResponsesClient } from "../client/responses-client.js";
-import type { SubAgentInfo, ThreadEvent } from "../protocol/agent.js";
+import type { SubAgentInfo, ThreadEvent, ThreadInfo } from "../protocol/agent.js";
 import { SparkError } from "../protocol/errors.js";
-import type { AgentThread } from "./agent-thread.js";
 import { ToolError } from "./tools/tool-error.js";
 
+/**
+ * What sub-agents need of a thread (AgentThread fits). Owned here so that this module does not
+ * import the thread that uses it.
+ */
+export interface SubAgentThread {
+  readonly info: ThreadInfo;
+  on(listener: (event: ThreadEvent) => void): () => void;
+  startTurn(input: string): Promise<void>;
+  interrupt(): void;
+  respondToApproval(approvalId: string, approved: boolean): boolean;
+}
+
 /** Where sub-agents run: the `delegate` tool is offered when a thread has one. */
-export interface DelegateOptions {
+export interface DelegateOptions<Thread extends SubAgentThread = SubAgentThread> {
   /** The model (tier) sub-agents run on, e.g. `deep`. */
   model: string;
   /** Token budget of a sub-agent's conversation. Default: the parent's. */
@@ -17,19 +28,33 @@ export interface DelegateOptions {
    */
   connect: () => Promise<ResponsesClient>;
   /** Told of each new sub-agent's thread before it starts (e.g. to give it a transcript). */
-  onThread?: (thread: AgentThread, info: SubAgentInfo) => void;
+  onThread?: (thread: Thread, info: SubAgentInfo) => void;
   /** Sub-agents running at once per thread; `delegate` answers an error at the cap. Default: 4. */
   maxRunning?: number;
 }
 
-interface Entry {
+export interface SubAgentsOptions<Thread extends SubAgentThread> {
+  /**
+   * Makes the sub-agent's thread: same workspace, client and policy, no `delegate` tool, and
+   * commands allowed on every turn when `shell`, else every shell call refused (its task text
+   * never counts as asking).
+   */
+  createThread: (model: string, client: ResponsesClient, shell: boolean) => Thread;
+  delegate: DelegateOptions<Thread>;
+  /** Narrates `subagent.*` events (and the sub-agents' approvals) on the parent thread. */
+  emit: (event: ThreadEvent) => void;
+  /** Called once a sub-agent ended, with the message for the parent conversation. */
+  deliver: (message: string) => void;
+}
+
+interface Entry<Thread> {
   info: SubAgentInfo;
   /** Resolves once it ended and its result was handed on. */
   ended: Promise<void>;
   /** Ended by {@link SubAgents.cancelAll}: nothing is delivered to the parent. */
   quiet: boolean;
   /** Null while its connection opens. */
-  thread: AgentThread | null;
+  thread: Thread | null;
 }
 
 /**
@@ -37,21 +62,10 @@ interface Entry {
  * the `delegate` tool. Their narration is reduced to small `subagent.*` events on the parent;
  * their approval requests pass through the parent (so the UI asks the person as usual).
  */
-export class SubAgents {
-  private readonly entries = new Map<string, Entry>();
+export class SubAgents<Thread extends SubAgentThread> {
+  private readonly entries = new Map<string, Entry<Thread>>();
 
-  constructor(
-    /**
-     * Makes the sub-agent's thread: same workspace, client and policy, no `delegate` tool, and
-     * commands allowed on every turn when `shell`, else every shell call refused (its task text
-     * never counts as asking).
-     */
-    private readonly createThread: (model: string, client: ResponsesClient, shell: boolean) => AgentThread,
-    private readonly options: DelegateOptions,
-    private readonly emit: (event: ThreadEvent) => void,
-    /** Called once a sub-agent ended, with the message for the parent conversation. */
-    private readonly deliver: (message: string) => void,
-  ) {}
+  constructor(private readonly options: SubAgentsOptions<Thread>) {}
 
   list(): SubAgentInfo[] {
     return [...this.entries.values()].map((entry) => ({ ...entry.info }));
@@ -63,7 +77,7 @@ export class SubAgents {
    * Throws a ToolError the model can act on when `maxRunning` sub-agents run already.
    */
   start(task: string, context: string | undefined, options: { shell: boolean }): string {
-    const maxRunning = this.options.maxRunning ?? 4;
+    const maxRunning = this.options.delegate.maxRunning ?? 4;
     if (this.running >= maxRunning) {
       throw new ToolError(
         "not_allowed",
@@ -75,14 +89,14 @@ export class SubAgents {
     const info: SubAgentInfo = {
       id,
       task,
-      model: this.options.model,
+      model: this.options.delegate.model,
       status: "running",
       outputTokens: 0,
       progress: "starting",
     };
-    const entry: Entry = { info, thread: null, ended: Promise.resolve(), quiet: false };
+    const entry: Entry<Thread> = { info, thread: null, ended: Promise.resolve(), quiet: false };
     this.entries.set(id, entry);
-    this.emit({ type: "subagent.started", subagent: { ...info } });
+    this.options.emit({ type: "subagent.started", subagent: { ...info } });
     entry.ended = this.run(entry, context ? `${task}\n\nContext:\n${context}` : task, options.shell).then(
       (result) => this.finish(entry, result, undefined),
       (error: unknown) => this.finish(entry, undefined, SparkError.from(error).message),
@@ -91,19 +105,20 @@ export class SubAgents {
   }
 
   /** Runs the sub-agent's turn; resolves with its last message, rejects with why it failed. */
-  private async run(entry: Entry, input: string, shell: boolean): Promise<string> {
+  private async run(entry: Entry<Thread>, input: string, shell: boolean): Promise<string> {
     const { info } = entry;
-    const client = await this.options.connect();
+    const client = await this.options.delegate.connect();
     try {
       if (info.status !== "running") return "";
-      const thread = this.createThread(this.options.model, client, shell);
+      const thread = this.options.createThread(this.options.delegate.model, client, shell);
       entry.thread = thread;
-      this.options.onThread?.(thread, { ...info });
+      this.options.delegate.onThread?.(thread, { ...info });
       let lastMessage = "";
       let failure: string | undefined;
       let sinceProgress = 0;
       thread.on((event) => {
-        if (event.type === "approval.requested" || event.type === "approval.resolved") this.emit(event);
+        if (event.type === "approval.requested" || event.type === "approval.resolved")
+          this.options.emit(event);
         else if (event.type === "item.delta") {
           info.outputTokens++;
           info.progress = "writing";
@@ -128,7 +143,7 @@ export class SubAgents {
     }
   }
 
-  private finish(entry: Entry, result: string | undefined, failure: string | undefined): void {
+  private finish(entry: Entry<Thread>, result: string | undefined, failure: string | undefined): void {
     const { info } = entry;
     if (info.status === "running") info.status = failure === undefined ? "completed" : "failed";
     const status = info.status as Exclude<SubAgentInfo["status"], "running">;
@@ -139,7 +154,7 @@ export class SubAgents {
           ? "it was cancelled"
           : undefined;
     info.progress = status;
-    this.emit({
+    this.options.emit({
       type: "subagent.completed",
       subagent_id: info.id,
       status,
@@ -147,7 +162,7 @@ export class SubAgents {
       ...(error !== undefined ? { error } : {}),
     });
     if (entry.quiet) return;
-    this.deliver(
+    this.options.deliver(
       status === "completed"
         ? `Result of sub-agent ${info.id} (${info.task}): ${result}`
         : `Sub-agent ${info.id} (${info.task}) ${status === "failed" ? "failed" : "was cancelled"}: ${error}.`,
@@ -189,7 +204,7 @@ export class SubAgents {
   }
 
   private progress(info: SubAgentInfo): void {
-    this.emit({
+    this.options.emit({
       type: "subagent.progress",
       subagent_id: info.id,
       output_tokens: info.outputTokens,

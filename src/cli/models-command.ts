@@ -5,8 +5,8 @@ import { kvStateCacheDir } from "../models/kv-state-settings.js";
 import { cachedPath, listCachedModels, modelCacheDir, removeCachedModel } from "../models/model-cache.js";
 import { downloadModel } from "../models/model-download.js";
 import { DEFAULT_MODEL, parseHfUri } from "../models/model-uri.js";
-import { createProgressBar, formatBytes, type ProgressStream } from "../models/progress-bar.js";
 import { SparkError } from "../protocol/errors.js";
+import { createProgressBar, formatBytes, type ProgressStream } from "../terminal/progress-bar.js";
 
 /** Where the command writes and which cache/hub it uses; tests override, the CLI takes the defaults. */
 export interface ModelsCommandIo {

@@ -16,11 +16,12 @@ import { ScriptedEngine } from "../engine/scripted/scripted-engine.js";
 import { AgentHost } from "../host/agent-host.js";
 import { kvStateSettings } from "../models/kv-state-settings.js";
 import { DEFAULT_MODEL, parseModelSpec } from "../models/model-uri.js";
-import { createProgressBar } from "../models/progress-bar.js";
 import { resolveModel } from "../models/resolve-model.js";
 import { SparkError } from "../protocol/errors.js";
 import { ModelRegistry } from "../server/model-registry.js";
 import { SparkServer, type SparkServerOptions } from "../server/spark-server.js";
+import { createProgressBar } from "../terminal/progress-bar.js";
+import { StatusLine } from "../terminal/status-line.js";
 import { openBrowser, webAppDir, webAppUrl } from "../web/web-app.js";
 import { AgentRuntime } from "./agent-runtime.js";
 import { loadScriptFile } from "./scripted-script.js";
@@ -32,7 +33,6 @@ import {
   servingOptions,
 } from "./serving-flags.js";
 import { SessionThreadSource } from "./session-thread-source.js";
-import { StatusLine } from "./status-line.js";
 import { chooseTiers, tierRegistry } from "./tier-engines.js";
 
 export interface ServeOptions extends ServingFlags {

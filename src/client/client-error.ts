@@ -1,4 +1,4 @@
-import type { SparkErrorCode, WireError } from "../protocol/errors.js";
+import { CodedError, type SparkErrorCode, type WireError } from "../protocol/errors.js";
 import type { ResponseObject } from "../protocol/responses.js";
 
 /**
@@ -32,16 +32,14 @@ export interface ClientErrorOptions {
 }
 
 /** Every failure the Responses client reports. Branch on `code`, never on the message. */
-export class ClientError extends Error {
-  readonly code: ClientErrorCode;
+export class ClientError extends CodedError<ClientErrorCode> {
   readonly status: number | null;
   readonly param: string | null;
   readonly response: ResponseObject | null;
 
   constructor(code: ClientErrorCode, message: string, options: ClientErrorOptions = {}) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    super(code, message, options);
     this.name = "ClientError";
-    this.code = code;
     this.status = options.status ?? null;
     this.param = options.param ?? null;
     this.response = options.response ?? null;

@@ -1,4 +1,4 @@
-import { SparkError } from "../protocol/errors.js";
+import { CodedError, SparkError } from "../protocol/errors.js";
 import type { HfModelRef } from "./model-uri.js";
 
 /**
@@ -17,18 +17,24 @@ export interface DownloadErrorContext {
 }
 
 /** A transport-level failure (no route, refused, reset, stalled); `progressed` when bytes arrived first. */
-export class NetworkFailure extends Error {
+export class NetworkFailure extends CodedError<"network_failure"> {
   constructor(
     readonly reason: string,
     readonly progressed: boolean,
     cause?: unknown,
   ) {
-    super(reason, { cause });
+    super("network_failure", reason, { cause });
+    this.name = "NetworkFailure";
   }
 }
 
 /** The caller's signal aborted the download. */
-export class Cancelled extends Error {}
+export class Cancelled extends CodedError<"cancelled"> {
+  constructor(options: { cause?: unknown } = {}) {
+    super("cancelled", "cancelled", options);
+    this.name = "Cancelled";
+  }
+}
 
 /** The lines every "cannot download" error ends with: how to run Spark without the network. */
 export function offlineHint(cacheDir: string): string {

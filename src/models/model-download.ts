@@ -145,7 +145,7 @@ async function guardedFetch(
 }
 
 function transportError(ctx: Context, stall: StallTimer, error: unknown, progressed: boolean): Error {
-  if (ctx.options.signal?.aborted) return new Cancelled("cancelled", { cause: error });
+  if (ctx.options.signal?.aborted) return new Cancelled({ cause: error });
   const host = hostOf(ctx.url);
   if (stall.stalled) {
     return new NetworkFailure(`no data from ${host} for ${ctx.stallTimeoutMs / 1000} s`, progressed, error);
@@ -375,7 +375,7 @@ export async function downloadModel(
   const retries = options.retries ?? 3;
   const meter = new RateMeter();
   try {
-    if (options.signal?.aborted) throw new Cancelled("cancelled");
+    if (options.signal?.aborted) throw new Cancelled();
     const meta = await fetchMetadata(ctx, new StallTimer(ctx.stallTimeoutMs));
     let done: Transfer | undefined;
     for (let attempt = 0; done === undefined; attempt++) {
@@ -387,7 +387,7 @@ export async function downloadModel(
         try {
           await delay(options.retryDelayMs ?? 1_000, undefined, { signal: options.signal });
         } catch (abort) {
-          throw new Cancelled("cancelled", { cause: abort });
+          throw new Cancelled({ cause: abort });
         }
       }
     }

@@ -116,16 +116,27 @@ function typeForStatus(status: number): SparkErrorType {
   return "invalid_request_error";
 }
 
-export class SparkError extends Error {
-  readonly code: SparkErrorCode;
+/**
+ * The base of every error Spark raises: a literal `code` to branch on (never the message) and the
+ * `cause` it wraps. {@link SparkError.from} is the one conversion of any of them to a wire error.
+ */
+export abstract class CodedError<Code extends string = string> extends Error {
+  readonly code: Code;
+
+  constructor(code: Code, message: string, options: { cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+  }
+}
+
+export class SparkError extends CodedError<SparkErrorCode> {
   readonly status: number;
   readonly param: string | null;
   readonly retryAfterSeconds: number | undefined;
 
   constructor(code: SparkErrorCode, message: string, options: SparkErrorOptions = {}) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    super(code, message, options);
     this.name = "SparkError";
-    this.code = code;
     this.status = options.status ?? STATUS[code];
     this.param = options.param ?? null;
     this.retryAfterSeconds = options.retryAfterSeconds;
@@ -139,7 +150,10 @@ export class SparkError extends Error {
     return { type: this.type, code: this.code, message: this.message, param: this.param };
   }
 
-  /** Wraps anything thrown into a SparkError; unknown errors become `server_error`. */
+  /**
+   * Wraps anything thrown into a SparkError: the one way to a wire error. Errors of other codes
+   * (a tool's, the client's) and unknown errors become `server_error` with their message.
+   */
   static from(error: unknown): SparkError {
     if (error instanceof SparkError) return error;
     const message = error instanceof Error ? error.message : String(error);

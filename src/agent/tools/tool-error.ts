@@ -1,3 +1,5 @@
+import { CodedError } from "../../protocol/errors.js";
+
 /**
  * Why a tool call failed. The code is a closed union so the agent loop and the UIs branch on it,
  * never on message text; the message is written for the model: it says what was wrong and what to
@@ -16,13 +18,9 @@ export type ToolErrorCode =
   | "sandbox_unavailable"
   | "failed";
 
-export class ToolError extends Error {
-  constructor(
-    readonly code: ToolErrorCode,
-    message: string,
-    options: { cause?: unknown } = {},
-  ) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+export class ToolError extends CodedError<ToolErrorCode> {
+  constructor(code: ToolErrorCode, message: string, options: { cause?: unknown } = {}) {
+    super(code, message, options);
     this.name = "ToolError";
   }
 }

@@ -100,6 +100,20 @@ interface SequencePredictors {
   draft: DraftModelPredictor | undefined;
 }
 
+/** What {@link LlamaEngine.create} loaded, with its options' defaults applied. */
+interface LlamaEngineParts {
+  llama: Llama;
+  model: LlamaModel;
+  context: LlamaContext;
+  chatWrapper: ChatWrapper;
+  prefillChunk: number;
+  draftTokens: number;
+  id: string;
+  draftSetup: DraftSetup | undefined;
+  kvStates: KvStateCache | undefined;
+  draftChunk: number;
+}
+
 /** Embedded llama.cpp through node-llama-cpp: the default engine. */
 export class LlamaEngine implements Engine {
   readonly info: EngineInfo;
@@ -113,18 +127,25 @@ export class LlamaEngine implements Engine {
   private readonly typeAhead: TypeAhead;
   private disposed = false;
 
-  private constructor(
-    private readonly llama: Llama,
-    readonly model: LlamaModel,
-    private readonly context: LlamaContext,
-    readonly chatWrapper: ChatWrapper,
-    private readonly prefillChunk: number,
-    private readonly draftTokens: number,
-    id: string,
-    private readonly draftSetup: DraftSetup | undefined,
-    private readonly kvStates: KvStateCache | undefined,
-    draftChunk: number,
-  ) {
+  private readonly llama: Llama;
+  readonly model: LlamaModel;
+  private readonly context: LlamaContext;
+  readonly chatWrapper: ChatWrapper;
+  private readonly prefillChunk: number;
+  private readonly draftTokens: number;
+  private readonly draftSetup: DraftSetup | undefined;
+  private readonly kvStates: KvStateCache | undefined;
+
+  private constructor(parts: LlamaEngineParts) {
+    const { id, model, context, chatWrapper, draftTokens, draftSetup, draftChunk } = parts;
+    this.llama = parts.llama;
+    this.model = model;
+    this.context = context;
+    this.chatWrapper = chatWrapper;
+    this.prefillChunk = parts.prefillChunk;
+    this.draftTokens = draftTokens;
+    this.draftSetup = draftSetup;
+    this.kvStates = parts.kvStates;
     this.info = { id, engine: "llama", contextSize: context.contextSize };
     this.threads = context.currentThreads;
     this.draftModelPath = draftSetup?.path;
@@ -209,18 +230,18 @@ export class LlamaEngine implements Engine {
         : undefined;
       const wrapper = resolveChatWrapper(model);
       const id = options.id ?? path.basename(options.modelPath).replace(/\.gguf$/i, "");
-      return new LlamaEngine(
+      return new LlamaEngine({
         llama,
         model,
         context,
-        wrapper,
-        options.prefillChunk ?? 128,
-        options.draftTokens ?? 16,
+        chatWrapper: wrapper,
+        prefillChunk: options.prefillChunk ?? 128,
+        draftTokens: options.draftTokens ?? 16,
         id,
-        draft,
+        draftSetup: draft,
         kvStates,
-        options.draftChunk ?? 32,
-      );
+        draftChunk: options.draftChunk ?? 32,
+      });
     } catch (error) {
       // Disposing a model disposes its contexts.
       await draftModel?.dispose();

@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { accessSync, constants, existsSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { findServerState } from "../../../src/config/server-state.js";
+import { CodedError } from "../../../src/protocol/errors.js";
 
 /** How to run Spark: a program and the arguments before `serve`. */
 export interface SparkCommand {
@@ -27,13 +28,18 @@ export interface ResolveSparkOptions {
   fallbackNode?: string;
 }
 
+export type SparkLaunchErrorCode =
+  | "not_found"
+  | "exited"
+  | "timeout"
+  | "aborted"
+  | "unreachable"
+  | "unauthorized";
+
 /** Thrown when Spark cannot be started or reached; `message` says what to do. */
-export class SparkLaunchError extends Error {
-  constructor(
-    readonly code: "not_found" | "exited" | "timeout" | "aborted" | "unreachable" | "unauthorized",
-    message: string,
-  ) {
-    super(message);
+export class SparkLaunchError extends CodedError<SparkLaunchErrorCode> {
+  constructor(code: SparkLaunchErrorCode, message: string) {
+    super(code, message);
     this.name = "SparkLaunchError";
   }
 }

@@ -1,7 +1,10 @@
+import { CodedError } from "../../../protocol/errors.js";
+
 /** An upstream sent one server-sent event (or one line) longer than the cap. */
-export class SseEventTooLarge extends Error {
+export class SseEventTooLarge extends CodedError<"event_too_large"> {
   constructor(readonly maxBytes: number) {
-    super(`an event longer than ${maxBytes} bytes`);
+    super("event_too_large", `an event longer than ${maxBytes} bytes`);
+    this.name = "SseEventTooLarge";
   }
 }
 

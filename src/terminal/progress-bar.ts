@@ -1,10 +1,18 @@
-import type { DownloadProgress } from "./model-download.js";
-
 /**
  * Download progress on stderr. On a terminal, one line redrawn in place (at most ~10 times a
  * second):  `model.gguf  45% [=======>        ] 312.4 MB / 694.0 MB  23.1 MB/s  ETA 0:16`.
  * Anywhere else (CI logs, pipes), a plain line at every 10% so logs stay readable.
  */
+
+/** A transfer's progress as the bar draws it; `models`' `DownloadProgress` fits. */
+export interface TransferProgress {
+  /** Bytes so far. */
+  receivedBytes: number;
+  /** The full size, when known. */
+  totalBytes: number | null;
+  /** Recent transfer rate (bytes per second); 0 until measurable. */
+  bytesPerSecond: number;
+}
 
 /** The part of a stream the bar needs; `process.stderr` fits. */
 export interface ProgressStream {
@@ -23,7 +31,7 @@ export interface ProgressBarOptions {
 }
 
 export interface ProgressBar {
-  update(progress: DownloadProgress): void;
+  update(progress: TransferProgress): void;
   /** Draws the final state and ends the line. Safe to call more than once, and when nothing was drawn. */
   finish(): void;
 }
@@ -55,7 +63,7 @@ export function formatDuration(seconds: number): string {
   return h > 0 ? `${h}:${String(m).padStart(2, "0")}:${s}` : `${m}:${s}`;
 }
 
-function fraction(progress: DownloadProgress): number | null {
+function fraction(progress: TransferProgress): number | null {
   const { receivedBytes, totalBytes } = progress;
   if (totalBytes === null || totalBytes <= 0) return null;
   return Math.min(1, Math.max(0, receivedBytes / totalBytes));
@@ -68,11 +76,11 @@ function bar(done: number, width: number): string {
   return `${"=".repeat(filled - 1)}>${" ".repeat(width - filled)}`;
 }
 
-function rate(progress: DownloadProgress): string {
+function rate(progress: TransferProgress): string {
   return progress.bytesPerSecond > 0 ? `${formatBytes(progress.bytesPerSecond)}/s` : "--/s";
 }
 
-function eta(progress: DownloadProgress): string {
+function eta(progress: TransferProgress): string {
   const { receivedBytes, totalBytes, bytesPerSecond } = progress;
   if (totalBytes === null || bytesPerSecond <= 0) return "ETA --:--";
   return `ETA ${formatDuration((totalBytes - receivedBytes) / bytesPerSecond)}`;
@@ -84,7 +92,7 @@ function fitLabel(label: string, room: number): string {
 }
 
 /** The terminal line for `progress`, at most `columns - 1` characters when it can be made to fit. */
-export function renderProgressLine(label: string, progress: DownloadProgress, columns = 80): string {
+export function renderProgressLine(label: string, progress: TransferProgress, columns = 80): string {
   const done = fraction(progress);
   const received = formatBytes(progress.receivedBytes);
   if (done === null) {
@@ -101,7 +109,7 @@ export function renderProgressLine(label: string, progress: DownloadProgress, co
 }
 
 /** The plain log line used when the stream is not a terminal. */
-export function renderProgressLogLine(label: string, progress: DownloadProgress): string {
+export function renderProgressLogLine(label: string, progress: TransferProgress): string {
   const done = fraction(progress);
   const received = formatBytes(progress.receivedBytes);
   if (done === null) return `${label}  ${received}  ${rate(progress)}`;
@@ -114,17 +122,17 @@ export function createProgressBar(label: string, options: ProgressBarOptions = {
   const now = options.now ?? (() => performance.now());
   const intervalMs = options.intervalMs ?? 100;
   const tty = stream.isTTY === true;
-  let latest: DownloadProgress | undefined;
+  let latest: TransferProgress | undefined;
   let lastDraw = Number.NEGATIVE_INFINITY;
   let finished = false;
   let lastStep = -1;
 
-  const draw = (progress: DownloadProgress) => {
+  const draw = (progress: TransferProgress) => {
     stream.write(`\r${renderProgressLine(label, progress, stream.columns ?? 80)}\x1b[K`);
     lastDraw = now();
   };
 
-  const step = (progress: DownloadProgress): number => {
+  const step = (progress: TransferProgress): number => {
     const done = fraction(progress);
     return done === null ? Math.floor(progress.receivedBytes / UNKNOWN_TOTAL_STEP) : Math.floor(done * 10);
   };

@@ -1,0 +1,43 @@
+import { randomUUID } from "node:crypto";
+import type { ThreadEvent } from "../protocol/agent.js";
+import { type ApprovalPolicy, approvalFor } from "./approval.js";
+import type { ApprovalRequest } from "./tools/tool.js";
+
+/** A thread's approval requests waiting for the person's answer, each announced as an event. */
+export class PendingApprovals {
+  private readonly waiting = new Map<string, (approved: boolean) => void>();
+
+  constructor(
+    private readonly options: {
+      /** Default: "ask". */
+      policy?: ApprovalPolicy | undefined;
+      emit: (event: ThreadEvent) => void;
+    },
+  ) {}
+
+  /** Resolves with the decision: at once under the policy, else once the person answers. */
+  request(turnId: string, request: ApprovalRequest): Promise<boolean> {
+    const decision = approvalFor(request, this.options.policy ?? "ask");
+    if (decision !== "ask-user") return Promise.resolve(decision === "auto-approve");
+    const approvalId = `appr_${randomUUID().slice(0, 8)}`;
+    return new Promise((resolve) => {
+      this.waiting.set(approvalId, resolve);
+      this.options.emit({ type: "approval.requested", turn_id: turnId, approval_id: approvalId, ...request });
+    });
+  }
+
+  /** Answers a waiting request; false when none by that id waits (answered, or denied by an interrupt). */
+  respond(approvalId: string, approved: boolean): boolean {
+    const resolve = this.waiting.get(approvalId);
+    if (!resolve) return false;
+    this.waiting.delete(approvalId);
+    this.options.emit({ type: "approval.resolved", approval_id: approvalId, approved });
+    resolve(approved);
+    return true;
+  }
+
+  /** Denies and forgets every waiting request: a late answer finds nothing, and faces clear the prompt. */
+  denyAll(): void {
+    for (const approvalId of [...this.waiting.keys()]) this.respond(approvalId, false);
+  }
+}

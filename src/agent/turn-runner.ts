@@ -1,0 +1,209 @@
+import type { ResponseStream, ResponsesClient } from "../client/responses-client.js";
+import type { ThreadInfo, ThreadItem, TurnStats, TurnStatus } from "../protocol/agent.js";
+import { SparkError, type WireError } from "../protocol/errors.js";
+import type { ResponseObject } from "../protocol/responses.js";
+import { type ConversationInput, compactHistory } from "./conversation-history.js";
+import type { EditJournal } from "./edit-journal.js";
+import { type ItemLog, newItemId } from "./item-log.js";
+import type { requestSettings } from "./request-settings.js";
+import type { ResponseChain } from "./response-chain.js";
+import { runTool, type Tool, type ToolContext } from "./tools/tool.js";
+
+/** The running turn: what its steers, interrupt and tools act on. */
+export interface ActiveTurn {
+  id: string;
+  controller: AbortController;
+  stream: ResponseStream | null;
+  /** Steering input that arrived while tools ran; it joins the next request. */
+  steers: string[];
+  /** The person asked for commands in this turn (or allowed them always); else shell refuses. */
+  mayRunCommands: boolean;
+  firstTokenAt: number | null;
+}
+
+/** How a turn ended, as `turn.completed` reports it. */
+export interface TurnOutcome {
+  status: TurnStatus;
+  stats: TurnStats;
+  error?: WireError;
+}
+
+export interface TurnRunnerOptions {
+  client: ResponsesClient;
+  chain: ResponseChain;
+  log: ItemLog;
+  /** The thread's info; the first turn names it. */
+  info: ThreadInfo;
+  journal: EditJournal;
+  /** The tools listed with every request; a call names one of them. */
+  tools: readonly Tool[];
+  /** The settings every request repeats (see requestSettings). */
+  settings: () => ReturnType<typeof requestSettings>;
+  /** What a tool call of `turn` may use. */
+  toolContext: (turn: ActiveTurn) => ToolContext;
+  /** Token budget of the conversation; past 80% of it old turns are compacted. Default: 128K. */
+  contextBudget?: number | undefined;
+}
+
+const DEFAULT_TITLE = "New session";
+
+/**
+ * The turn loop: sends the turn's input, narrates the model's stream as items, runs the tool calls
+ * it asks for and sends their outputs (with any steers), until the model answers without a call.
+ */
+export class TurnRunner {
+  constructor(private readonly options: TurnRunnerOptions) {}
+
+  /** Runs `turn` to its end. Emits `turn.started` synchronously; the caller reports the outcome. */
+  async run(turn: ActiveTurn, input: string): Promise<TurnOutcome> {
+    const { chain, log, info } = this.options;
+    const started = performance.now();
+    const stats: TurnStats = {
+      timeToFirstTokenMs: null,
+      tokensPerSecond: null,
+      inputTokens: 0,
+      cachedInputTokens: 0,
+      outputTokens: 0,
+    };
+    let decodeMs = 0;
+    log.emit({ type: "turn.started", turn_id: turn.id, input });
+    if (info.title === DEFAULT_TITLE) info.title = input.trim().split("\n")[0]!.slice(0, 60) || DEFAULT_TITLE;
+    log.recordUserMessage(turn.id, input);
+
+    let next: ConversationInput[] = [...chain.owedOutputs, { role: "user", content: input }];
+    chain.owedOutputs = [];
+    let status: TurnStatus = "completed";
+    let error: SparkError | undefined;
+    try {
+      for (;;) {
+        if (chain.lastTokens > (this.options.contextBudget ?? 128_000) * 0.8) this.compact(turn);
+        const { response, calls } = await this.stream(turn, next);
+        stats.inputTokens += response.usage?.input_tokens ?? 0;
+        stats.cachedInputTokens += response.usage?.input_tokens_details.cached_tokens ?? 0;
+        stats.outputTokens += response.usage?.output_tokens ?? 0;
+        chain.lastTokens = (response.usage?.input_tokens ?? 0) + (response.usage?.output_tokens ?? 0);
+        if (response.timing && response.usage && response.timing.tokens_per_second > 0) {
+          decodeMs += ((response.usage.output_tokens - 1) * 1000) / response.timing.tokens_per_second;
+        }
+        if (turn.controller.signal.aborted) {
+          chain.owedOutputs = calls.map((call) => ({
+            type: "function_call_output",
+            call_id: call.call_id,
+            output: "Aborted: the user interrupted.",
+          }));
+          status = "interrupted";
+          break;
+        }
+        if (calls.length === 0 && turn.steers.length === 0) break;
+        next = [];
+        for (const call of calls) next.push(await this.runCall(turn, call));
+        if (turn.controller.signal.aborted) {
+          status = "interrupted";
+          chain.owedOutputs = next;
+          break;
+        }
+        next.push(...turn.steers.splice(0).map((text) => ({ role: "user" as const, content: text })));
+      }
+    } catch (caught) {
+      if (turn.controller.signal.aborted) status = "interrupted";
+      else {
+        status = "failed";
+        error = SparkError.from(caught);
+      }
+    }
+    if (turn.firstTokenAt !== null) stats.timeToFirstTokenMs = turn.firstTokenAt - started;
+    if (decodeMs > 0) stats.tokensPerSecond = (stats.outputTokens * 1000) / decodeMs;
+    return { status, stats, ...(error ? { error: error.toWire() } : {}) };
+  }
+
+  /** One model response (following any steered successors), narrated as an agent_message item. */
+  private async stream(
+    turn: ActiveTurn,
+    input: ConversationInput[],
+  ): Promise<{ response: ResponseObject; calls: FunctionCall[] }> {
+    const { client, chain, log } = this.options;
+    const stream = client.create(
+      { ...this.options.settings(), ...chain.next(input, { consume: true }) },
+      { signal: turn.controller.signal },
+    );
+    turn.stream = stream;
+    let message: { id: string; text: string } | null = null;
+    const calls: FunctionCall[] = [];
+    try {
+      for await (const event of stream) {
+        if (event.type === "response.output_text.delta") {
+          turn.firstTokenAt ??= performance.now();
+          if (!message) {
+            message = { id: newItemId(), text: "" };
+            log.emit({
+              type: "item.started",
+              turn_id: turn.id,
+              item: { type: "agent_message", id: message.id, text: "" },
+            });
+          }
+          message.text += event.delta;
+          log.emit({ type: "item.delta", turn_id: turn.id, item_id: message.id, delta: event.delta });
+        } else if (event.type === "response.output_item.done" && event.item.type === "function_call") {
+          calls.push(event.item);
+        } else if (event.type === "response.created" && message) {
+          // A steered successor begins: what was said so far is one finished message.
+          log.complete(turn.id, { type: "agent_message", id: message.id, text: message.text });
+          message = null;
+        }
+      }
+    } finally {
+      turn.stream = null;
+      if (message) log.complete(turn.id, { type: "agent_message", id: message.id, text: message.text });
+    }
+    const response = await stream.final;
+    chain.advance(response.id);
+    return { response, calls };
+  }
+
+  private async runCall(turn: ActiveTurn, call: FunctionCall): Promise<ConversationInput> {
+    const { tools, journal, log } = this.options;
+    const item: Extract<ThreadItem, { type: "tool_call" }> = {
+      type: "tool_call",
+      id: call.call_id,
+      name: call.name,
+      arguments: call.arguments,
+      status: "running",
+    };
+    log.emit({ type: "item.started", turn_id: turn.id, item: { ...item } });
+    const tool = tools.find((candidate) => candidate.name === call.name);
+    const newestEdit = journal.newest;
+    const result = tool
+      ? await runTool(tool, call.arguments, this.options.toolContext(turn))
+      : {
+          output: `Unknown tool '${call.name}'. Available: ${tools.map((t) => t.name).join(", ")}.`,
+          isError: true,
+        };
+    // Name the edit this call recorded after it, so each file can be accepted or rejected later.
+    const edit = journal.newest;
+    if (edit && edit !== newestEdit) edit.id ??= call.call_id;
+    log.complete(turn.id, {
+      ...item,
+      status: result.isError ? "failed" : "completed",
+      output: result.output,
+      ...("display" in result && result.display ? { display: result.display } : {}),
+    });
+    return { type: "function_call_output", call_id: call.call_id, output: result.output };
+  }
+
+  /** Starts a new chain whose input is a compacted copy of the conversation. */
+  private compact(turn: ActiveTurn): void {
+    const { chain, log } = this.options;
+    chain.startOver(compactHistory(log.items));
+    log.complete(turn.id, {
+      type: "notice",
+      id: newItemId(),
+      text: "Older turns were compacted to fit the context window.",
+    });
+  }
+}
+
+interface FunctionCall {
+  call_id: string;
+  name: string;
+  arguments: string;
+}
