@@ -65,6 +65,11 @@ export interface HostClientOptions {
   jitter?: number;
   /** Random numbers in [0, 1) for the jitter. Default: `Math.random`. */
   random?: () => number;
+  /**
+   * Keep trying when the first connection fails, as after a drop (a browser page opened while the
+   * server restarts). Default: false: `connect` rejects with `connect_failed`.
+   */
+  retryFirstConnect?: boolean;
   /** How long a request waits for its answer. Default: 15,000 ms. */
   requestTimeoutMs?: number;
   /**
@@ -422,7 +427,7 @@ export class HostClient {
     if (generation !== this.generation) return;
     this.socket = null;
     this.failPending(new HostClientError("disconnected", "The connection to Spark closed."));
-    if (this.disposed || !this.everOpened) {
+    if (this.disposed || (!this.everOpened && !this.options.retryFirstConnect)) {
       this.setStatus("closed");
       return;
     }
