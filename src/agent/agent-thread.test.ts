@@ -252,6 +252,26 @@ describe("the agent on a temporary git repository (scripted model, real server a
     expect(h.events.find((e) => e.type === "turn.completed")).toMatchObject({ status: "completed" });
   });
 
+  test("a steer whose send fails is not lost: it goes with the turn's next request", async () => {
+    const long = Array.from({ length: 400 }, (_, i) => `word${i}`).join(" ");
+    const seen: GenerateRequest[] = [];
+    const script = (request: GenerateRequest): ScriptedReply => {
+      seen.push(request);
+      const last = request.messages.at(-1);
+      return { text: last?.role === "user" && last.content === "be brief" ? "Brief." : long };
+    };
+    await using h = await agentHarness({ "a.txt": "a" }, { script, tokensPerSecond: 400 });
+    h.client.steer = () => Promise.reject(new Error("socket gone"));
+    const firstDelta = h.next("item.delta");
+    const turn = h.thread.startTurn("explain a.txt");
+    await firstDelta;
+    h.thread.submit("be brief");
+    await turn;
+    expect(seen).toHaveLength(2);
+    expect(seen[1]!.messages.at(-1)).toEqual({ role: "user", content: "be brief" });
+    expect(h.events.find((e) => e.type === "turn.completed")).toMatchObject({ status: "completed" });
+  });
+
   test("interrupt stops the turn and leaves no half-applied edit", async () => {
     const slow = Array.from({ length: 400 }, (_, i) => `w${i}`).join(" ");
     const model = recorded([

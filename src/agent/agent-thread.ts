@@ -281,9 +281,13 @@ export class AgentThread {
     // A steer is the person's own words: asking for a command there counts for the rest of the turn.
     if (this.asksForCommands(input)) turn.mayRunCommands = true;
     if (turn.stream) {
-      void this.options.client.steer(turn.stream, input).then((outcome) => {
-        if (outcome.status !== "accepted") turn.steers.push(input);
-      });
+      // A steer the stream could not take (or a failed send) goes with the next request instead.
+      void this.options.client.steer(turn.stream, input).then(
+        (outcome) => {
+          if (outcome.status !== "accepted") turn.steers.push(input);
+        },
+        () => turn.steers.push(input),
+      );
     } else turn.steers.push(input);
   }
 

@@ -12,6 +12,8 @@ import { Workspace } from "../workspace.js";
 export interface Harness extends AsyncDisposable {
   dir: string;
   engine: ScriptedEngine;
+  /** The thread's Responses client (a test may replace its methods to inject failures). */
+  client: ResponsesClient;
   thread: AgentThread;
   events: ThreadEvent[];
   server: TestServer;
@@ -66,6 +68,7 @@ export async function agentHarness(
   return {
     dir,
     engine,
+    client,
     thread,
     events,
     server,
