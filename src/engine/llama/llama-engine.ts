@@ -23,6 +23,7 @@ import type {
 import { callSyntaxOf, renderPrompt } from "./internal/chat-rendering.js";
 import { DraftModelPredictor } from "./internal/draft-model-predictor.js";
 import { LookupPredictor, type LookupSettings } from "./internal/lookup-predictor.js";
+import { canGenerateNatively, NativeGreedyRun } from "./internal/native-greedy.js";
 import { OutputParser } from "./internal/output-parser.js";
 import { physicalCoreCount } from "./internal/physical-cores.js";
 import { restoreGeneratedTokens, SequencePool, type Slot } from "./internal/sequence-pool.js";
@@ -65,6 +66,12 @@ export interface LlamaEngineOptions {
    * still drafted, as in llama.cpp). 0 always drafts `draftTokens`. Default: 0.75 (llama-server's).
    */
   draftMinConfidence?: number;
+  /**
+   * Generate greedy tokens in the addon's native loop, where the local build of the patched addon
+   * has one (`npm run build:engine`) and no other generation runs. `false` keeps every token on
+   * node-llama-cpp's batched path. Same tokens either way. Default: true.
+   */
+  nativeLoop?: boolean;
   /** Called with load progress from 0 to 1. */
   onLoadProgress?: (fraction: number) => void;
 }
@@ -84,13 +91,27 @@ interface SequencePredictors {
   draft: DraftModelPredictor | undefined;
 }
 
+/**
+ * Which native binary runs: a local build of Spark's patched addon (`npm run build:engine`), which
+ * generates greedy tokens in a native loop, or node-llama-cpp's prebuilt binary.
+ */
+export interface EngineBinary {
+  build: "local" | "prebuilt";
+  /** Greedy generation runs in the addon's native loop (only the patched local build has it). */
+  nativeLoop: boolean;
+}
+
 /** Embedded llama.cpp through node-llama-cpp: the default engine. */
 export class LlamaEngine implements Engine {
   readonly info: EngineInfo;
   readonly threads: number;
   /** The draft model's file, when one is loaded. */
   readonly draftModelPath: string | undefined;
+  readonly binary: EngineBinary;
   private readonly pool: SequencePool;
+  /** Native greedy runs in progress: each holds the context to itself until stopped. */
+  private readonly nativeRuns = new Set<NativeGreedyRun>();
+  private generating = 0;
   private readonly predictors = new Map<LlamaContextSequence, SequencePredictors>();
   private readonly parserSetup: { callSyntax: ReturnType<typeof callSyntaxOf> };
   private readonly warmLoop = new WarmEventLoop();
@@ -105,6 +126,7 @@ export class LlamaEngine implements Engine {
     private readonly draftTokens: number,
     id: string,
     private readonly draft: DraftSetup | undefined,
+    nativeLoop: boolean,
   ) {
     this.info = { id, engine: "llama", contextSize: context.contextSize };
     this.threads = context.currentThreads;
@@ -123,6 +145,10 @@ export class LlamaEngine implements Engine {
       return sequence;
     });
     this.pool = new SequencePool(sequences);
+    this.binary = {
+      build: llama.buildType === "localBuild" ? "local" : "prebuilt",
+      nativeLoop: nativeLoop && canGenerateNatively(sequences[0]!),
+    };
     this.parserSetup = { callSyntax: callSyntaxOf(model, chatWrapper) };
   }
 
@@ -189,6 +215,7 @@ export class LlamaEngine implements Engine {
         options.draftTokens ?? 16,
         id,
         draft,
+        options.nativeLoop ?? true,
       );
     } catch (error) {
       // Disposing a model disposes its contexts.
@@ -218,10 +245,15 @@ export class LlamaEngine implements Engine {
       );
     }
 
+    // A native run holds the context until stopped (even erasing waits for it): from here on it goes
+    // on in the batched path, beside this request.
+    for (const run of this.nativeRuns) run.stop();
+    this.generating++;
     let slot: Slot;
     try {
       slot = await this.pool.acquire(rendered.tokens, request.conversation, signal);
     } catch (error) {
+      this.generating--;
       if (error instanceof SparkError && error.code === "cancelled") {
         const inputTokens = rendered.tokens.length;
         yield done({
@@ -239,6 +271,7 @@ export class LlamaEngine implements Engine {
     try {
       yield* this.run(slot, request, rendered.tokens, rendered.stopTriggers, options, started);
     } finally {
+      this.generating--;
       this.warmLoop.release();
       this.pool.release(slot);
     }
@@ -313,11 +346,8 @@ export class LlamaEngine implements Engine {
     if (lookup.kind !== "off") predictors.lookup.configure(lookup);
     predictors.switch.select(lookup.kind !== "off" ? predictors.lookup : drafter);
     const predictionsBefore = { ...sequence.tokenPredictions };
-    const evaluation = sequence.evaluate([tokens[tokens.length - 1]!], {
-      temperature: request.temperature ?? 0,
-      topP: request.topP,
-      seed: request.seed,
-    });
+    const native = lookup.kind === "off" && drafter === undefined && (request.temperature ?? 0) === 0;
+    const evaluation = this.decode(sequence, tokens[tokens.length - 1]!, request, native ? maxOutput : 0);
     for await (const token of evaluation) {
       lastTokenAt = performance.now();
       if (firstTokenAt === 0) firstTokenAt = lastTokenAt;
@@ -385,6 +415,38 @@ export class LlamaEngine implements Engine {
       prefilled,
       firstTokenAt,
       lastTokenAt,
+    });
+  }
+
+  /**
+   * The generated tokens after `lastPromptToken`. Up to `nativeTokens` of them come from the addon's
+   * native greedy loop, when it has one and this is the only generation running; the rest (all of
+   * them otherwise) from node-llama-cpp's batched evaluation, which also drafts and samples.
+   */
+  private async *decode(
+    sequence: LlamaContextSequence,
+    lastPromptToken: Token,
+    request: GenerateRequest,
+    nativeTokens: number,
+  ): AsyncGenerator<Token> {
+    let next = lastPromptToken;
+    if (nativeTokens > 0 && this.binary.nativeLoop && this.generating === 1) {
+      const run = new NativeGreedyRun(sequence, next, Math.min(nativeTokens, 2 ** 31 - 1));
+      this.nativeRuns.add(run);
+      try {
+        for await (const token of run) {
+          next = token;
+          yield token;
+        }
+        if ((await run.finished) !== "stopped") return;
+      } finally {
+        this.nativeRuns.delete(run);
+      }
+    }
+    yield* sequence.evaluate([next], {
+      temperature: request.temperature ?? 0,
+      topP: request.topP,
+      seed: request.seed,
     });
   }
 
