@@ -383,8 +383,9 @@ async function loadEngine(options: ServeOptions): Promise<Engine> {
     onLoadProgress: (fraction) => loading.update(fraction),
   });
   const drafting = draftPath ? `, drafting with ${draftPath.split("/").at(-1)}` : "";
+  const binary = `${engine.binary.build} engine binary${engine.binary.nativeLoop ? ", native decode loop" : ""}`;
   loading.done(
-    `Loaded in ${((performance.now() - started) / 1000).toFixed(1)} s on ${engine.threads} threads${drafting}`,
+    `Loaded in ${((performance.now() - started) / 1000).toFixed(1)} s on ${engine.threads} threads (${binary})${drafting}`,
   );
   return engine;
 }
