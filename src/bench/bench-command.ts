@@ -14,6 +14,7 @@ import { agentStartScenario } from "./scenarios/agent-start.js";
 import { batchScenario } from "./scenarios/batch.js";
 import { decodeScenario } from "./scenarios/decode.js";
 import { loadScenario } from "./scenarios/load.js";
+import { peerScenario } from "./scenarios/peer.js";
 import { perTokenScenario } from "./scenarios/per-token.js";
 import { rttScenario } from "./scenarios/rtt.js";
 import { specScenario } from "./scenarios/spec.js";
@@ -37,7 +38,8 @@ type ScenarioName = keyof typeof SCENARIOS;
 
 interface BenchOptions {
   quick: boolean;
-  scenario: ScenarioName[];
+  scenario: (ScenarioName | "peer")[];
+  peerBin?: string;
   model: "smollm2-135m" | "qwen2.5-0.5b";
   quant: SyntheticQuant;
   modelsDir: string;
@@ -50,9 +52,13 @@ export function registerBenchCommand(program: Command): void {
     .description("measure Spark's speed claims, each against its baseline in the same run (ratios)")
     .option("--quick", "fewer repetitions (a few minutes on a 2-core CPU)", false)
     .addOption(
-      new Option("--scenario <name...>", "scenarios to run")
-        .choices(Object.keys(SCENARIOS))
+      new Option("--scenario <name...>", "scenarios to run (peer only when named, with --peer-bin)")
+        .choices([...Object.keys(SCENARIOS), "peer"])
         .default(Object.keys(SCENARIOS)),
+    )
+    .option(
+      "--peer-bin <path>",
+      "peer: the llama-server binary to compare with (scripts/build-llama-server.sh builds one)",
     )
     .addOption(
       new Option("--model <shape>", "synthetic model shape")
@@ -76,6 +82,55 @@ export function registerBenchCommand(program: Command): void {
 }
 
 async function bench(options: BenchOptions): Promise<void> {
+  const peer = options.scenario.includes("peer");
+  if (peer && !options.peerBin) {
+    process.stderr.write("spark bench: --scenario peer needs --peer-bin <llama-server binary>\n");
+    process.exitCode = 2;
+    return;
+  }
+  const scenarios = options.scenario.filter((name): name is ScenarioName => name !== "peer");
+  // Another busy process turns llama.cpp's spinning threads into a 10x slowdown: say so.
+  const loadBefore = os.loadavg()[0]!;
+  if (loadBefore > os.availableParallelism() / 2)
+    process.stderr.write(
+      `Warning: the machine is busy (load average ${loadBefore.toFixed(1)}); results will be noisy.\n`,
+    );
+  const rows: BenchRow[] = [];
+  const benchStarted = performance.now();
+  const log = (line: string) => process.stderr.write(`  ${line}\n`);
+  if (peer) {
+    process.stderr.write("Scenario peer\n");
+    rows.push(
+      ...(await peerScenario({
+        peerBin: options.peerBin!,
+        modelsDir: options.modelsDir,
+        quant: options.quant,
+        quick: options.quick,
+        log,
+      })),
+    );
+  }
+  if (scenarios.length > 0) rows.push(...(await benchScenarios(options, scenarios)));
+  process.stderr.write(`All scenarios: ${((performance.now() - benchStarted) / 1000).toFixed(0)} s\n`);
+  process.stdout.write(`${markdownTable(rows)}\n\n${detailLines(rows)}\n`);
+  const out =
+    options.out ?? path.join("bench-results", `bench-${new Date().toISOString().replace(/[:.]/g, "-")}.json`);
+  await mkdir(path.dirname(out), { recursive: true });
+  const machine = {
+    cpus: os.cpus()[0]?.model,
+    cores: os.availableParallelism(),
+    node: process.version,
+    loadAverage: { before: loadBefore, after: os.loadavg()[0] },
+  };
+  await writeFile(
+    out,
+    `${JSON.stringify({ model: options.model, quick: options.quick, machine, rows }, null, 2)}\n`,
+  );
+  process.stderr.write(`Results: ${out}\n`);
+}
+
+/** The scenarios that share one engine on `--model`, served in this process. */
+async function benchScenarios(options: BenchOptions, scenarios: ScenarioName[]): Promise<BenchRow[]> {
   const building = new StatusLine(`Building synthetic ${options.model} ${options.quant}`);
   const modelPath = await ensureSyntheticModel(options.modelsDir, options.model, options.quant, {
     onProgress: (f) => building.update(f),
@@ -97,35 +152,15 @@ async function bench(options: BenchOptions): Promise<void> {
     ...(trained ? { trainedModelPath: trained } : {}),
     log: (line) => process.stderr.write(`  ${line}\n`),
   };
-  process.stderr.write(`Engine: ${engine.info.id}, ${engine.threads} threads\n`);
-  // Another busy process turns llama.cpp's spinning threads into a 10x slowdown: say so.
-  const loadBefore = os.loadavg()[0]!;
-  if (loadBefore > os.availableParallelism() / 2)
-    process.stderr.write(
-      `Warning: the machine is busy (load average ${loadBefore.toFixed(1)}); results will be noisy.\n`,
-    );
+  process.stderr.write(
+    `Engine: ${engine.info.id}, ${engine.threads} threads, ${engine.binary.build} binary${engine.binary.nativeLoop ? " (native decode loop)" : ""}\n`,
+  );
   const rows: BenchRow[] = [];
-  const benchStarted = performance.now();
-  for (const name of options.scenario) {
+  for (const name of scenarios) {
     process.stderr.write(`Scenario ${name}\n`);
     const started = performance.now();
     rows.push(...(await SCENARIOS[name](ctx)));
     process.stderr.write(`  (${((performance.now() - started) / 1000).toFixed(1)} s)\n`);
   }
-  process.stderr.write(`All scenarios: ${((performance.now() - benchStarted) / 1000).toFixed(0)} s\n`);
-  process.stdout.write(`${markdownTable(rows)}\n\n${detailLines(rows)}\n`);
-  const out =
-    options.out ?? path.join("bench-results", `bench-${new Date().toISOString().replace(/[:.]/g, "-")}.json`);
-  await mkdir(path.dirname(out), { recursive: true });
-  const machine = {
-    cpus: os.cpus()[0]?.model,
-    cores: os.availableParallelism(),
-    node: process.version,
-    loadAverage: { before: loadBefore, after: os.loadavg()[0] },
-  };
-  await writeFile(
-    out,
-    `${JSON.stringify({ model: engine.info.id, quick: options.quick, machine, rows }, null, 2)}\n`,
-  );
-  process.stderr.write(`Results: ${out}\n`);
+  return rows;
 }

@@ -469,6 +469,7 @@ async function loadLlama(
     draftPath = draft.path;
   }
   const loading = new StatusLine(`Loading ${resolved.path.split("/").at(-1)}`);
+  const started = performance.now();
   const engine = await LlamaEngine.create({
     id,
     modelPath: resolved.path,
@@ -483,6 +484,10 @@ async function loadLlama(
       onLoadProgress(fraction);
     },
   });
-  loading.done(`Loaded${draftPath ? `, drafting with ${draftPath.split("/").at(-1)}` : ""}`);
+  const drafting = draftPath ? `, drafting with ${draftPath.split("/").at(-1)}` : "";
+  const binary = `${engine.binary.build} engine binary${engine.binary.nativeLoop ? ", native decode loop" : ""}`;
+  loading.done(
+    `Loaded in ${((performance.now() - started) / 1000).toFixed(1)} s on ${engine.threads} threads (${binary})${drafting}`,
+  );
   return engine;
 }

@@ -26,6 +26,7 @@ import type {
 import { callSyntaxOf, renderPrompt } from "./internal/chat-rendering.js";
 import { DraftModelPredictor } from "./internal/draft-model-predictor.js";
 import { LookupPredictor, type LookupSettings } from "./internal/lookup-predictor.js";
+import { canGenerateNatively, NativeGreedyRun } from "./internal/native-greedy.js";
 import { OutputParser } from "./internal/output-parser.js";
 import { physicalCoreCount } from "./internal/physical-cores.js";
 import { restoreGeneratedTokens, SequencePool, type Slot } from "./internal/sequence-pool.js";
@@ -81,6 +82,12 @@ export interface LlamaEngineOptions {
    * prompt, also after a restart. Default: off.
    */
   kvStateCache?: KvStateCacheOptions;
+  /**
+   * Generate greedy tokens in the addon's native loop, where the local build of the patched addon
+   * has one (`npm run build:engine`) and no other generation runs. `false` keeps every token on
+   * node-llama-cpp's batched path. Same tokens either way. Default: true.
+   */
+  nativeLoop?: boolean;
   /** Called with load progress from 0 to 1. */
   onLoadProgress?: (fraction: number) => void;
 }
@@ -100,6 +107,16 @@ interface SequencePredictors {
   draft: DraftModelPredictor | undefined;
 }
 
+/**
+ * Which native binary runs: a local build of Spark's patched addon (`npm run build:engine`), which
+ * generates greedy tokens in a native loop, or node-llama-cpp's prebuilt binary.
+ */
+export interface EngineBinary {
+  build: "local" | "prebuilt";
+  /** Greedy generation runs in the addon's native loop (only the patched local build has it). */
+  nativeLoop: boolean;
+}
+
 /** What {@link LlamaEngine.create} loaded, with its options' defaults applied. */
 interface LlamaEngineParts {
   llama: Llama;
@@ -112,6 +129,7 @@ interface LlamaEngineParts {
   draftSetup: DraftSetup | undefined;
   kvStates: KvStateCache | undefined;
   draftChunk: number;
+  nativeLoop: boolean;
 }
 
 /** Embedded llama.cpp through node-llama-cpp: the default engine. */
@@ -120,7 +138,11 @@ export class LlamaEngine implements Engine {
   readonly threads: number;
   /** The draft model's file, when one is loaded. */
   readonly draftModelPath: string | undefined;
+  readonly binary: EngineBinary;
   private readonly pool: SequencePool;
+  /** Native greedy runs in progress: each holds the context to itself until stopped. */
+  private readonly nativeRuns = new Set<NativeGreedyRun>();
+  private generating = 0;
   private readonly predictors = new Map<LlamaContextSequence, SequencePredictors>();
   private readonly parserSetup: { callSyntax: ReturnType<typeof callSyntaxOf> };
   private readonly warmLoop = new WarmEventLoop();
@@ -137,7 +159,7 @@ export class LlamaEngine implements Engine {
   private readonly kvStates: KvStateCache | undefined;
 
   private constructor(parts: LlamaEngineParts) {
-    const { id, model, context, chatWrapper, draftTokens, draftSetup, draftChunk } = parts;
+    const { id, model, context, chatWrapper, draftTokens, draftSetup, draftChunk, nativeLoop } = parts;
     this.llama = parts.llama;
     this.model = model;
     this.context = context;
@@ -170,6 +192,10 @@ export class LlamaEngine implements Engine {
       contextSize: context.contextSize,
       chunk: draftChunk,
     });
+    this.binary = {
+      build: parts.llama.buildType === "localBuild" ? "local" : "prebuilt",
+      nativeLoop: nativeLoop && canGenerateNatively(sequences[0]!),
+    };
     this.parserSetup = { callSyntax: callSyntaxOf(model, chatWrapper) };
   }
 
@@ -241,6 +267,7 @@ export class LlamaEngine implements Engine {
         draftSetup: draft,
         kvStates,
         draftChunk: options.draftChunk ?? 32,
+        nativeLoop: options.nativeLoop ?? true,
       });
     } catch (error) {
       // Disposing a model disposes its contexts.
@@ -289,10 +316,15 @@ export class LlamaEngine implements Engine {
       );
     }
 
+    // A native run holds the context until stopped (even erasing waits for it): from here on it goes
+    // on in the batched path, beside this request.
+    for (const run of this.nativeRuns) run.stop();
+    this.generating++;
     let slot: Slot;
     try {
       slot = await this.pool.acquire(rendered.tokens, request.conversation, signal);
     } catch (error) {
+      this.generating--;
       if (error instanceof SparkError && error.code === "cancelled") {
         const inputTokens = rendered.tokens.length;
         yield done({
@@ -310,6 +342,7 @@ export class LlamaEngine implements Engine {
     try {
       yield* this.run(slot, request, rendered.tokens, rendered.stopTriggers, options, started);
     } finally {
+      this.generating--;
       this.warmLoop.release();
       this.pool.release(slot);
     }
@@ -394,11 +427,8 @@ export class LlamaEngine implements Engine {
     if (lookup.kind !== "off") predictors.lookup.configure(lookup);
     predictors.switch.select(lookup.kind !== "off" ? predictors.lookup : drafter);
     const predictionsBefore = { ...sequence.tokenPredictions };
-    const evaluation = sequence.evaluate([tokens[tokens.length - 1]!], {
-      temperature: request.temperature ?? 0,
-      topP: request.topP,
-      seed: request.seed,
-    });
+    const native = lookup.kind === "off" && drafter === undefined && (request.temperature ?? 0) === 0;
+    const evaluation = this.decode(sequence, tokens[tokens.length - 1]!, request, native ? maxOutput : 0);
     for await (const token of evaluation) {
       lastTokenAt = performance.now();
       if (firstTokenAt === 0) firstTokenAt = lastTokenAt;
@@ -466,6 +496,38 @@ export class LlamaEngine implements Engine {
       prefilled,
       firstTokenAt,
       lastTokenAt,
+    });
+  }
+
+  /**
+   * The generated tokens after `lastPromptToken`. Up to `nativeTokens` of them come from the addon's
+   * native greedy loop, when it has one and this is the only generation running; the rest (all of
+   * them otherwise) from node-llama-cpp's batched evaluation, which also drafts and samples.
+   */
+  private async *decode(
+    sequence: LlamaContextSequence,
+    lastPromptToken: Token,
+    request: GenerateRequest,
+    nativeTokens: number,
+  ): AsyncGenerator<Token> {
+    let next = lastPromptToken;
+    if (nativeTokens > 0 && this.binary.nativeLoop && this.generating === 1) {
+      const run = new NativeGreedyRun(sequence, next, Math.min(nativeTokens, 2 ** 31 - 1));
+      this.nativeRuns.add(run);
+      try {
+        for await (const token of run) {
+          next = token;
+          yield token;
+        }
+        if ((await run.finished) !== "stopped") return;
+      } finally {
+        this.nativeRuns.delete(run);
+      }
+    }
+    yield* sequence.evaluate([next], {
+      temperature: request.temperature ?? 0,
+      topP: request.topP,
+      seed: request.seed,
     });
   }
 

@@ -47,6 +47,7 @@ export const SYNTHETIC_SHAPES: {
   readonly tiny: SyntheticShape;
   readonly "smollm2-135m": SyntheticShape;
   readonly "qwen2.5-0.5b": SyntheticShape;
+  readonly "qwen2.5-1.5b": SyntheticShape;
 } = Object.freeze({
   // Untied, so the separate output.weight path is exercised too.
   tiny: { layers: 2, embedding: 64, heads: 4, kvHeads: 2, ffn: 128, vocab: 640, contextLength: 4096 },
@@ -68,6 +69,19 @@ export const SYNTHETIC_SHAPES: {
     heads: 14,
     kvHeads: 2,
     ffn: 4864,
+    vocab: 151936,
+    contextLength: 32768,
+    tiedEmbeddings: true,
+    ropeFreqBase: 1000000,
+    rmsNormEps: 1e-6,
+  },
+  // The default model's shape: speed comparisons (`spark bench --scenario peer`).
+  "qwen2.5-1.5b": {
+    layers: 28,
+    embedding: 1536,
+    heads: 12,
+    kvHeads: 2,
+    ffn: 8960,
     vocab: 151936,
     contextLength: 32768,
     tiedEmbeddings: true,

@@ -1,0 +1,75 @@
+#!/usr/bin/env node
+// Builds node-llama-cpp's native addon, with Spark's patch (patches/node-llama-cpp+*.patch: a native
+// greedy decode loop on a persistent threadpool), from the llama.cpp bundled in the package
+// (llama/gitRelease.bundle; offline). node-llama-cpp prefers a local build to its prebuilt binary.
+//
+// The build is cached outside the repository, in ${SPARK_ENGINE_CACHE:-~/.cache/spark/engine}/<key>,
+// keyed by the node-llama-cpp version and the patch's hash: after a reinstall this script copies the
+// cached build back in seconds instead of compiling again (a few minutes on 2 cores). Without a
+// compiler it changes nothing and Spark keeps the prebuilt binary. Never run by `npm test`.
+//
+//   npm run build:engine
+import { spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const packageDir = path.join(root, "node_modules", "node-llama-cpp");
+const localBuilds = path.join(packageDir, "llama", "localBuilds");
+
+const version = JSON.parse(readFileSync(path.join(packageDir, "package.json"), "utf8")).version;
+const patch = path.join(root, "patches", `node-llama-cpp+${version}.patch`);
+const patchHash = existsSync(patch)
+  ? createHash("sha256").update(readFileSync(patch)).digest("hex").slice(0, 12)
+  : "unpatched";
+const key = `${version}-${patchHash}-${process.platform}-${process.arch}`;
+const cacheRoot = process.env.SPARK_ENGINE_CACHE ?? path.join(os.homedir(), ".cache", "spark", "engine");
+const cached = path.join(cacheRoot, key);
+
+const say = (line) => process.stderr.write(`build-engine: ${line}\n`);
+
+if (existsSync(path.join(cached, "done"))) {
+  copyBuilds(path.join(cached, "localBuilds"), localBuilds);
+  say(`restored the cached build ${cached}`);
+  process.exit(0);
+}
+
+for (const tool of ["cmake", "c++"]) {
+  if (spawnSync(tool, ["--version"], { stdio: "ignore" }).status !== 0) {
+    say(`no ${tool} found: Spark keeps node-llama-cpp's prebuilt binary`);
+    process.exit(0);
+  }
+}
+
+// `source download` clones the bundled llama.cpp (offline) and builds; `source build` rebuilds
+// from that clone, picking up the patched addon sources.
+const cloned = existsSync(path.join(packageDir, "llama", "llama.cpp", "CMakeLists.txt"));
+const command = cloned ? "build" : "download";
+say(`node-llama-cpp source ${command} (a few minutes)`);
+const cli = path.join(packageDir, "dist", "cli", "cli.js");
+const built = spawnSync(process.execPath, [cli, "source", command, "--gpu", "false"], {
+  stdio: "inherit",
+  cwd: root,
+});
+if (built.status !== 0) {
+  say(`the build failed (exit ${built.status}): Spark keeps node-llama-cpp's prebuilt binary`);
+  process.exit(1);
+}
+
+rmSync(cached, { recursive: true, force: true });
+copyBuilds(localBuilds, path.join(cached, "localBuilds"));
+mkdirSync(cached, { recursive: true });
+cpSync(patch, path.join(cached, "done"));
+say(`built and cached in ${cached}`);
+
+/** Copies each build folder (not the lock files of a build in progress). */
+function copyBuilds(from, to) {
+  mkdirSync(to, { recursive: true });
+  for (const entry of readdirSync(from, { withFileTypes: true })) {
+    if (entry.isDirectory())
+      cpSync(path.join(from, entry.name), path.join(to, entry.name), { recursive: true });
+  }
+}
