@@ -1,17 +1,21 @@
 import path from "node:path";
 import { type Command, InvalidArgumentError, Option } from "commander";
-import type { AgentThread } from "../agent/agent-thread.js";
 import { listSessions, sessionsDir } from "../agent/transcript.js";
+import { listServerStates } from "../config/server-state.js";
 import { type LoadedConfig, loadConfig } from "../config/spark-config.js";
 import { SANDBOX_MODES, type SandboxMode } from "../protocol/agent.js";
 import { SparkError } from "../protocol/errors.js";
 import { AgentRuntime, type AgentRuntimeOptions } from "./agent-runtime.js";
 import { EXIT_OUTPUT_CLOSED, OutputWatch } from "./closed-output.js";
+import { type HostLink, WebSocketHostLink } from "./host-link.js";
+import { HostThread } from "./host-thread.js";
 import { StatusLine } from "./status-line.js";
+import type { TerminalThread } from "./terminal-thread.js";
 import { trustedConfig } from "./trusted-config.js";
 import { runPlain } from "./tui/plain-output.js";
 import { runTui } from "./tui/run-tui.js";
 import { StartupStatus } from "./tui/startup-status.js";
+import { agentHostUrl, findWorkspaceServer } from "./workspace-server.js";
 
 interface AgentFlags {
   model?: string;
@@ -27,6 +31,14 @@ interface AgentFlags {
   tokensPerSecond?: number;
   json?: boolean;
   last?: boolean;
+  /** False with `--no-attach`. */
+  attach: boolean;
+}
+
+/** An agent host to attach to: its WebSocket address and key. */
+interface HostTarget {
+  url: string;
+  key: string | null;
 }
 
 const AGENT_HELP = `
@@ -80,6 +92,10 @@ function addAgentOptions(command: Command): Command {
     )
     .option("-C, --cd <dir>", "workspace directory (default: the current directory)")
     .option(
+      "--no-attach",
+      "run the agent in this process even when a spark serve of yours runs for this workspace",
+    )
+    .option(
       "-c, --ctx-size <n>",
       "embedded engine: tokens of context (default: the model's, at most 32768)",
       (v) => {
@@ -114,6 +130,71 @@ export function registerAgentCommands(program: Command): void {
     .action(async (id: string | undefined, flags: AgentFlags) => {
       process.exitCode = await interactive(flags, "", await findSession(id, flags.last === true));
     });
+
+  program
+    .command("attach")
+    .description(
+      "open the newest session of this workspace on a running spark serve (or start one there), live in every face",
+    )
+    .argument("[url]", "the server (http://HOST:PORT; default: your spark serve for this workspace)")
+    .option("--api-key <key>", "the server's key (default: from your server state file, else $SPARK_API_KEY)")
+    .option("-C, --cd <dir>", "workspace directory (default: the current directory)")
+    .action(async (url: string | undefined, flags: { apiKey?: string; cd?: string }) => {
+      const cwd = flags.cd ?? process.cwd();
+      const target = await attachUrl(url, cwd, flags.apiKey);
+      process.exitCode = await interactiveAttached(target, { newest: path.resolve(cwd) }, "");
+    });
+}
+
+/**
+ * The running `spark serve` of this user for the workspace, when the flags leave the choice to
+ * Spark: flags that set up the agent (a model, a server, a policy, a sandbox) need an agent of
+ * this process, and `--no-attach` asks for one.
+ */
+async function attachTarget(flags: AgentFlags): Promise<HostTarget | null> {
+  const ownAgent =
+    !flags.attach ||
+    flags.model !== undefined ||
+    flags.server !== undefined ||
+    flags.allowShell ||
+    flags.approval !== "ask" ||
+    flags.sandbox !== undefined ||
+    flags.engine !== "llama" ||
+    flags.ctxSize !== undefined ||
+    flags.tokensPerSecond !== undefined ||
+    !flags.prewarm;
+  if (ownAgent) return null;
+  const state = await findWorkspaceServer(flags.cd ?? process.cwd());
+  return state ? { url: agentHostUrl(state.url), key: state.key } : null;
+}
+
+/** `spark attach [URL]`: the server named (its key from the state file when it is this user's). */
+async function attachUrl(
+  url: string | undefined,
+  cwd: string,
+  apiKey: string | undefined,
+): Promise<HostTarget> {
+  if (!url) {
+    const state = await findWorkspaceServer(cwd);
+    if (!state)
+      throw new SparkError(
+        "not_found",
+        `No spark serve of yours runs for ${path.resolve(cwd)}; start one there, or pass its URL.`,
+      );
+    return { url: agentHostUrl(state.url), key: apiKey ?? state.key };
+  }
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new SparkError("invalid_request", `Not a URL: ${url} (expected http://HOST:PORT).`);
+  }
+  if (!["http:", "https:", "ws:", "wss:"].includes(parsed.protocol))
+    throw new SparkError("invalid_request", `Not an http(s) or ws(s) URL: ${url}.`);
+  const base = `${parsed.protocol.replace(/^ws/, "http")}//${parsed.host}`;
+  // The key of this user's running server at that address, if there is one.
+  const local = (await listServerStates()).find((state) => state.url.replace(/\/+$/, "") === base);
+  return { url: agentHostUrl(base), key: apiKey ?? local?.key ?? process.env.SPARK_API_KEY ?? null };
 }
 
 /**
@@ -215,6 +296,8 @@ async function exec(flags: AgentFlags, prompt: string): Promise<number> {
       "invalid_request",
       'spark exec needs a task, e.g. spark exec "fix the failing import".',
     );
+  const target = await attachTarget(flags);
+  if (target) return execAttached(target, flags, prompt);
   // A reader that goes away (`spark exec ... | head -1`) stops the turn quietly.
   using output = new OutputWatch({ stdout: process.stdout, stderr: process.stderr });
   await using runtime = await startRuntime(flags, { mode: "exec" });
@@ -236,6 +319,92 @@ async function exec(flags: AgentFlags, prompt: string): Promise<number> {
   return status === "completed" ? 0 : 1;
 }
 
+/**
+ * `spark exec` on a running `spark serve`: the task is a thread there, live in the web app and the
+ * editor; commands that need approval wait for an answer from one of them.
+ */
+async function execAttached(target: HostTarget, flags: AgentFlags, prompt: string): Promise<number> {
+  using output = new OutputWatch({ stdout: process.stdout, stderr: process.stderr });
+  const link = await WebSocketHostLink.connect(target);
+  try {
+    const thread = await HostThread.open(link);
+    const interrupt = new AbortController();
+    process.once("SIGINT", () => interrupt.abort());
+    const status = await runPlain(thread, {
+      input: prompt,
+      stdout: process.stdout,
+      stderr: output.stderr,
+      json: flags.json === true,
+      signal: AbortSignal.any([interrupt.signal, output.signal]),
+      approvals: "others",
+    });
+    thread.close();
+    if (output.closed) return EXIT_OUTPUT_CLOSED;
+    return status === "completed" ? 0 : 1;
+  } finally {
+    await link.close();
+  }
+}
+
+/**
+ * The terminal UI on a running `spark serve`: the model is loaded and warm already. Opens the
+ * thread `open` names (a saved session's id, or the newest of a workspace, else a new one).
+ */
+async function interactiveAttached(
+  target: HostTarget,
+  open: { threadId?: string; newest?: string },
+  prompt: string,
+): Promise<number> {
+  const link = await WebSocketHostLink.connect(target);
+  const opened: HostThread[] = [];
+  const openThread = async (threadId?: string) => {
+    const thread = await HostThread.open(link, threadId);
+    opened.push(thread);
+    return thread;
+  };
+  try {
+    const startup = new StartupStatus();
+    const first = (async () => {
+      const threadId = open.threadId ?? (open.newest ? await newestThread(link, open.newest) : undefined);
+      const thread = await openThread(threadId);
+      startup.set({ phase: "ready" });
+      return thread;
+    })();
+    first.catch((error: unknown) =>
+      startup.set({ phase: "failed", message: error instanceof Error ? error.message : String(error) }),
+    );
+    await runTui({
+      thread: first,
+      startup,
+      ...(prompt.trim() ? { prompt: prompt.trim() } : {}),
+      modelId: "",
+      models: [],
+      newThread: () => openThread(),
+    });
+    const failed = await first.then(
+      () => false,
+      () => true,
+    );
+    return failed ? 1 : 0;
+  } finally {
+    for (const thread of opened) thread.close();
+    await link.close();
+  }
+}
+
+/** The newest session of `workspace` on the host (live ones first), or undefined for none. */
+async function newestThread(link: HostLink, workspace: string): Promise<string | undefined> {
+  const listed = new Promise<string | undefined>((resolve) => {
+    const off = link.onEvent((event) => {
+      if (event.type !== "thread.list") return;
+      off();
+      resolve(event.threads[0]?.id);
+    });
+  });
+  await link.request({ type: "thread.list", workspace });
+  return listed;
+}
+
 async function interactive(flags: AgentFlags, prompt: string, resumeFile?: string): Promise<number> {
   if (!process.stdin.isTTY || !process.stdout.isTTY) {
     if (!prompt.trim()) {
@@ -245,6 +414,11 @@ async function interactive(flags: AgentFlags, prompt: string, resumeFile?: strin
       );
     }
     return exec(flags, prompt);
+  }
+  const target = await attachTarget(flags);
+  if (target) {
+    const threadId = resumeFile ? path.basename(resumeFile, ".jsonl") : undefined;
+    return interactiveAttached(target, threadId ? { threadId } : {}, prompt);
   }
   // A config file that cannot be read is an error before the view opens (reading it takes no time).
   const config = flags.server
@@ -260,11 +434,11 @@ async function interactive(flags: AgentFlags, prompt: string, resumeFile?: strin
     failed = !quit.signal.aborted;
   });
   let runtime: AgentRuntime | null = null;
-  let current: AgentThread | null = null;
+  let current: TerminalThread | null = null;
   // /model NAME switches the current thread's following turns to tier NAME; /new keeps the tier.
   let model = "";
   const models: string[] = [];
-  const threads: AgentThread[] = [];
+  const threads: TerminalThread[] = [];
   await runTui({
     thread: starting.then((started) => {
       runtime = started.runtime;
