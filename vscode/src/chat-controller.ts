@@ -1,8 +1,8 @@
 import * as vscode from "vscode";
+import { type HostClient, HostClientError, type ThreadRequest } from "../../src/client-core/host-client.js";
+import type { StampedEvent } from "../../src/client-core/thread-view.js";
 import type { ThreadInfo } from "../../src/protocol/agent.js";
-import type { HostRequest } from "../../src/protocol/agent-requests.js";
 import { DraftPacer } from "../../src/protocol/draft-pacer.js";
-import { type HostClient, HostClientError, type StampedEvent } from "./core/host-client.js";
 import {
   emptyView,
   type FileOutcome,
@@ -45,7 +45,7 @@ export class ChatController implements vscode.Disposable {
     const threadId = this.threadId;
     if (!threadId || this.busy || this.connection.state.status !== "connected") return;
     void this.connection.ensureConnected().then(
-      (client) => client.send({ type: "turn.draft", thread_id: threadId, input: text }),
+      (client) => client.draft(threadId, text),
       () => {},
     );
   });
@@ -297,17 +297,22 @@ export class ChatController implements vscode.Disposable {
   }
 
   /** Sends a request; failures become a notice in the chat and an error message. */
-  private async request(request: HostRequest): Promise<void> {
+  private async request(request: ThreadRequest): Promise<void> {
     try {
       const client = await this.connection.ensureConnected();
-      client.send(request);
+      // Not awaited: the host's answer (an ack, or its error for this request) arrives later.
+      client.request(request).catch((error: unknown) => this.fail(error));
     } catch (error) {
-      const message =
-        error instanceof HostClientError || error instanceof Error ? error.message : String(error);
-      this.apply({ type: "local.notice", text: message, tone: "error" });
-      void vscode.window.showErrorMessage(`Spark: ${message}`);
+      this.fail(error);
       throw error;
     }
+  }
+
+  private fail(error: unknown): void {
+    const message =
+      error instanceof HostClientError || error instanceof Error ? error.message : String(error);
+    this.apply({ type: "local.notice", text: message, tone: "error" });
+    void vscode.window.showErrorMessage(`Spark: ${message}`);
   }
 
   private apply(action: ViewAction): void {

@@ -1,8 +1,8 @@
 import path from "node:path";
 import * as vscode from "vscode";
+import type { StampedEvent } from "../../src/client-core/thread-view.js";
 import type { ThreadItem } from "../../src/protocol/agent.js";
 import type { ChatController } from "./chat-controller.js";
-import type { StampedEvent } from "./core/host-client.js";
 import { applyReplacement, FileReview, type HunkPlacement } from "./core/hunk-edits.js";
 
 const ORIGINAL_SCHEME = "spark-original";

@@ -1,7 +1,8 @@
 import { randomBytes } from "node:crypto";
 import * as vscode from "vscode";
-import { HostClient, type StampedEvent } from "./core/host-client.js";
-import { nodeSocketFactory } from "./core/node-socket.js";
+import { HostClient } from "../../src/client-core/host-client.js";
+import { nodeSocketFactory } from "../../src/client-core/node-socket.js";
+import type { StampedEvent } from "../../src/client-core/thread-view.js";
 import {
   agentSocketUrl,
   isLoopback,

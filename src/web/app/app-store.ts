@@ -1,8 +1,13 @@
-import type { HostEvent, ThreadInfo } from "../../protocol/agent.js";
-import type { HostRequest } from "../../protocol/agent-requests.js";
+import {
+  type ConnectionStatus,
+  HostClient,
+  HostClientError,
+  type ThreadRequest,
+} from "../../client-core/host-client.js";
+import { browserSocketFactory } from "../../client-core/socket.js";
+import { emptyView, reduceView, type StampedEvent, type ThreadView } from "../../client-core/thread-view.js";
+import type { ThreadInfo } from "../../protocol/agent.js";
 import { DraftPacer } from "../../protocol/draft-pacer.js";
-import { type ConnectionStatus, HostConnection } from "./host-connection.js";
-import { applyEvent, emptyView, type ThreadView } from "./thread-view.js";
 
 /** The server's models as `/healthz` reports them. */
 export interface ModelLoadStatus {
@@ -39,12 +44,13 @@ export interface AppStoreOptions {
 
 /**
  * The app's state, changed only by host events and the person's actions. Renders are batched to
- * one per animation frame, however fast tokens arrive.
+ * one per animation frame, however fast tokens arrive. The connection, its reconnects and the
+ * resuming of every shown thread are the client core's {@link HostClient}.
  */
 export class AppStore {
   state: AppState;
   private readonly listeners = new Set<() => void>();
-  private readonly connection: HostConnection;
+  private readonly client: HostClient;
   private frame: number | null = null;
   private awaitingNew = false;
   private modelPoll: ReturnType<typeof setTimeout> | null = null;
@@ -52,7 +58,7 @@ export class AppStore {
   /** Type-ahead: the message being typed goes to the open, idle thread as a draft. */
   private readonly drafts = new DraftPacer((text) => {
     const view = this.current;
-    if (view && !view.turn) this.send({ type: "turn.draft", thread_id: view.id, input: text });
+    if (view && !view.turn && this.client.status === "open") this.client.draft(view.id, text);
   });
 
   constructor(private readonly options: AppStoreOptions) {
@@ -66,13 +72,21 @@ export class AppStore {
       views: options.threadId ? { [options.threadId]: emptyView(options.threadId) } : {},
       errors: [],
     };
-    this.connection = new HostConnection({
+    this.client = new HostClient({
       url: options.url,
-      key: options.key,
-      onEvent: (event) => this.onEvent(event),
-      onOpen: () => this.onOpen(),
-      onStatus: (status, detail) => this.update({ status, statusDetail: detail }),
+      ...(options.key ? { apiKey: options.key } : {}),
+      keyAsSubprotocol: true,
+      createSocket: browserSocketFactory,
+      retryFirstConnect: true,
     });
+    this.client.on("event", (event) => this.onEvent(event));
+    this.client.on("list", (sessions) => this.update({ sessions }));
+    this.client.on("deleted", (threadId) => this.onDeleted(threadId));
+    this.client.on("error", (error) => this.pushError(error.message));
+    this.client.on("reset", (threadId) => this.setView(emptyView(threadId)));
+    this.client.on("status", (status) => void this.onStatus(status));
+    addEventListener("online", () => this.client.retryNow());
+    void this.client.connect();
   }
 
   subscribe(listener: () => void): () => void {
@@ -95,12 +109,11 @@ export class AppStore {
     const view = this.current;
     if (!view) {
       // One new session however many messages arrive before it starts; each is sent once, in order.
-      if (!this.awaitingNew && !this.send({ type: "thread.start" })) return false;
-      this.awaitingNew = true;
+      if (!this.awaitingNew && !this.newThread()) return false;
       this.update({ pending: [...this.state.pending, text] });
       return true;
     }
-    return this.send({ type: view.turn ? "turn.steer" : "turn.start", thread_id: view.id, input: text });
+    return this.request({ type: view.turn ? "turn.steer" : "turn.start", thread_id: view.id, input: text });
   }
 
   /** Tab: runs the message after the current turn (at once when idle). */
@@ -108,35 +121,47 @@ export class AppStore {
     this.drafts.reset();
     const view = this.current;
     if (!view) return this.submit(text);
-    return this.send({ type: "turn.queue", thread_id: view.id, input: text });
+    return this.request({ type: "turn.queue", thread_id: view.id, input: text });
   }
 
   interrupt(): void {
     const view = this.current;
-    if (view?.turn) this.send({ type: "turn.interrupt", thread_id: view.id });
+    if (view?.turn) this.request({ type: "turn.interrupt", thread_id: view.id });
   }
 
-  newThread(): void {
-    if (this.send({ type: "thread.start" })) this.awaitingNew = true;
+  /** Starts a new session; false when not connected. */
+  newThread(): boolean {
+    if (this.client.status !== "open") {
+      this.pushError("Not connected; reconnecting…");
+      return false;
+    }
+    this.awaitingNew = true;
+    this.client.startThread().then(
+      (info) => this.onStarted(info),
+      (error: unknown) => {
+        this.awaitingNew = false;
+        this.update({ pending: [] });
+        this.pushError(messageOf(error));
+      },
+    );
+    return true;
   }
 
   openThread(threadId: string): void {
-    if (!this.state.views[threadId]) {
-      if (!this.send({ type: "thread.resume", thread_id: threadId })) return;
-      this.state.views = { ...this.state.views, [threadId]: emptyView(threadId) };
-    }
+    if (!this.state.views[threadId] && !this.resume(threadId)) return;
     this.setCurrent(threadId);
   }
 
   approve(approvalId: string, approved: boolean): void {
     const view = this.current;
-    if (view) this.send({ type: "approval.respond", thread_id: view.id, approval_id: approvalId, approved });
+    if (view)
+      this.request({ type: "approval.respond", thread_id: view.id, approval_id: approvalId, approved });
   }
 
   resolveFile(itemId: string, path: string, accept: boolean): void {
     const view = this.current;
     if (view)
-      this.send({
+      this.request({
         type: accept ? "patch.accept" : "patch.reject",
         thread_id: view.id,
         item_id: itemId,
@@ -146,101 +171,122 @@ export class AppStore {
 
   cancelSubAgent(subagentId: string): void {
     const view = this.current;
-    if (view) this.send({ type: "subagent.cancel", thread_id: view.id, subagent_id: subagentId });
+    if (view) this.request({ type: "subagent.cancel", thread_id: view.id, subagent_id: subagentId });
   }
 
   undo(): void {
     const view = this.current;
-    if (view) this.send({ type: "thread.undo", thread_id: view.id });
+    if (view) this.request({ type: "thread.undo", thread_id: view.id });
   }
 
   rename(threadId: string, title: string): void {
-    this.send({ type: "thread.rename", thread_id: threadId, title });
+    this.request({ type: "thread.rename", thread_id: threadId, title });
   }
 
   remove(threadId: string): void {
-    this.send({ type: "thread.delete", thread_id: threadId });
+    this.request({ type: "thread.delete", thread_id: threadId });
   }
 
   dismissError(id: number): void {
     this.update({ errors: this.state.errors.filter((error) => error.id !== id) });
   }
 
-  private send(request: HostRequest): boolean {
-    if (this.connection.send(request)) return true;
-    this.pushError("Not connected; reconnecting…");
-    return false;
+  /** Sends a request; its error, when the host answers with one, is shown. False when not connected. */
+  private request(request: ThreadRequest): boolean {
+    if (this.client.status !== "open") {
+      this.pushError("Not connected; reconnecting…");
+      return false;
+    }
+    this.client.request(request).catch((error: unknown) => this.pushError(messageOf(error)));
+    return true;
   }
 
-  private onOpen(): void {
-    this.connection.send({ type: "thread.list" });
-    void this.pollModels();
-    // Resume every thread shown so far from the last event seen: nothing lost, nothing repeated.
-    for (const view of Object.values(this.state.views)) {
-      this.connection.send({
-        type: "thread.resume",
-        thread_id: view.id,
-        after_seq: view.lastSeq,
-        ...(view.epoch ? { epoch: view.epoch } : {}),
-      });
+  private resume(threadId: string): boolean {
+    if (this.client.status !== "open") {
+      this.pushError("Not connected; reconnecting…");
+      return false;
+    }
+    this.setView(emptyView(threadId));
+    this.client.resumeThread(threadId).catch((error: unknown) => {
+      this.pushError(messageOf(error));
+      // The thread in the address is gone (deleted, or never saved before a restart): start over.
+      if (error instanceof HostClientError && error.wire?.code === "not_found") this.onDeleted(threadId);
+    });
+    return true;
+  }
+
+  private async onStatus(status: ConnectionStatus): Promise<void> {
+    this.update({ status, statusDetail: null });
+    if (status === "open") {
+      this.refreshList();
+      void this.pollModels();
+      // The thread in the address, on the first connection (later ones are resumed by the client).
+      const current = this.current;
+      if (current && current.lastSeq === -1 && this.client.lastSeq(current.id) === -1)
+        this.resume(current.id);
+    } else if (status === "reconnecting") {
+      const detail = await this.diagnose();
+      if (this.state.status === "reconnecting") this.update({ statusDetail: detail });
     }
   }
 
-  private onEvent(event: HostEvent): void {
-    switch (event.type) {
-      case "thread.list":
-        this.update({ sessions: event.threads });
-        return;
-      case "thread.deleted": {
-        const { [event.thread_id]: _, ...views } = this.state.views;
-        this.update({
-          views,
-          sessions: this.state.sessions.filter((info) => info.id !== event.thread_id),
-        });
-        if (this.state.currentId === event.thread_id) this.setCurrent(null);
-        return;
-      }
-      case "error": {
-        this.pushError(event.error.message);
-        // The thread in the address is gone (deleted, or never saved before a restart): start over.
-        const view = this.current;
-        if (event.error.code === "not_found" && event.error.param === "thread_id" && view?.lastSeq === -1) {
-          const { [view.id]: _, ...views } = this.state.views;
-          this.update({ views });
-          this.setCurrent(null);
-        }
-        return;
-      }
-      default:
-        break;
-    }
-    let view = this.state.views[event.thread_id];
-    if (!view) {
-      if (!(event.type === "thread.started" && this.awaitingNew)) return;
-      this.awaitingNew = false;
-      view = emptyView(event.thread_id);
-      this.state.views = { ...this.state.views, [view.id]: view };
-      this.setCurrent(view.id);
-      this.connection.send({ type: "thread.list" });
-      const [first, ...rest] = this.state.pending;
-      if (first !== undefined) {
-        this.connection.send({ type: "turn.start", thread_id: view.id, input: first });
-        for (const input of rest) this.connection.send({ type: "turn.queue", thread_id: view.id, input });
-        this.update({ pending: [] });
-      }
-    }
-    const next = applyEvent(view, event, performance.now());
+  private onStarted(info: ThreadInfo): void {
+    this.awaitingNew = false;
+    this.setCurrent(info.id);
+    this.refreshList();
+    const [first, ...rest] = this.state.pending;
+    this.update({ pending: [] });
+    if (first === undefined) return;
+    this.request({ type: "turn.start", thread_id: info.id, input: first });
+    for (const input of rest) this.request({ type: "turn.queue", thread_id: info.id, input });
+  }
+
+  private onEvent(event: StampedEvent): void {
+    const view = this.state.views[event.thread_id] ?? emptyView(event.thread_id);
+    const next = reduceView(view, event, performance.now());
     if (next === view) return;
     const patch: Partial<AppState> = { views: { ...this.state.views, [view.id]: next } };
     if (event.type === "thread.renamed") {
       const info = event.thread;
       patch.sessions = this.state.sessions.map((s) => (s.id === info.id ? { ...info } : s));
     }
-    // A first turn names its session; the list has the new title and time.
-    if (event.type === "turn.started" || event.type === "turn.completed") {
-      this.connection.send({ type: "thread.list" });
-    }
     this.update(patch);
+    // A first turn names its session; the list has the new title and time.
+    if (event.type === "turn.started" || event.type === "turn.completed") this.refreshList();
+  }
+
+  private onDeleted(threadId: string): void {
+    const { [threadId]: _, ...views } = this.state.views;
+    this.client.forget(threadId);
+    this.update({ views, sessions: this.state.sessions.filter((info) => info.id !== threadId) });
+    if (this.state.currentId === threadId) this.setCurrent(null);
+  }
+
+  private refreshList(): void {
+    this.client.list().catch((error: unknown) => {
+      if (!(error instanceof HostClientError) || error.code === "host_error")
+        this.pushError(messageOf(error));
+    });
+  }
+
+  private setView(view: ThreadView): void {
+    this.update({ views: { ...this.state.views, [view.id]: view } });
+  }
+
+  /** A browser is told nothing about a refused upgrade; ask the server over HTTP what is wrong. */
+  private async diagnose(): Promise<string | null> {
+    try {
+      const headers: Record<string, string> = this.options.key
+        ? { authorization: `Bearer ${this.options.key}` }
+        : {};
+      const response = await fetch("/v1/models", { headers, cache: "no-store" });
+      if (response.status === 401) {
+        return "The server needs an API key: open the address that spark serve printed (it ends in #key=…).";
+      }
+      return null;
+    } catch {
+      return "The server cannot be reached.";
+    }
   }
 
   /** Asks the server how its models are; again shortly while any is still loading. */
@@ -279,4 +325,8 @@ export class AppStore {
       for (const listener of this.listeners) listener();
     });
   }
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }

@@ -1,4 +1,5 @@
 import { useEffect, useState } from "preact/hooks";
+import type { ConnectionStatus } from "../../client-core/host-client.js";
 import type { AppStore } from "./app-store.js";
 import { Composer } from "./composer.js";
 import { Conversation } from "./conversation.js";
@@ -14,7 +15,13 @@ function useStore(store: AppStore) {
   return store.state;
 }
 
-const STATUS_TEXT = { connecting: "Connecting…", open: "Connected", reconnecting: "Reconnecting…" };
+const STATUS_TEXT: Record<ConnectionStatus, string> = {
+  idle: "Connecting…",
+  connecting: "Connecting…",
+  open: "Connected",
+  reconnecting: "Reconnecting…",
+  closed: "Disconnected",
+};
 
 export function App({ store }: { store: AppStore }) {
   const state = useStore(store);

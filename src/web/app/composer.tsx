@@ -1,6 +1,6 @@
 import { useRef, useState } from "preact/hooks";
+import type { ThreadView } from "../../client-core/thread-view.js";
 import { sandboxLabel } from "../../protocol/agent.js";
-import type { ThreadView } from "./thread-view.js";
 
 export interface ComposerProps {
   view: ThreadView | null;

@@ -1,7 +1,7 @@
 import { useEffect, useRef } from "preact/hooks";
+import type { Entry, ThreadView } from "../../client-core/thread-view.js";
 import { type DiffMode, DiffView } from "./diff-view.js";
 import { Markdown } from "./markdown.js";
-import type { Entry, ThreadView } from "./thread-view.js";
 
 export interface ConversationProps {
   view: ThreadView;
@@ -29,7 +29,7 @@ export function Conversation({ view, diffMode, onResolve }: ConversationProps) {
       <ol class="entries">
         {view.entries.map((entry) => (
           <li key={entry.id} class={`entry entry-${entry.kind}`} data-item-id={entry.id}>
-            <EntryView entry={entry} view={view} diffMode={diffMode} onResolve={onResolve} />
+            <EntryView entry={entry} diffMode={diffMode} onResolve={onResolve} />
           </li>
         ))}
       </ol>
@@ -44,12 +44,10 @@ export function Conversation({ view, diffMode, onResolve }: ConversationProps) {
 
 function EntryView({
   entry,
-  view,
   diffMode,
   onResolve,
 }: {
   entry: Entry;
-  view: ThreadView;
   diffMode: DiffMode;
   onResolve: ConversationProps["onResolve"];
 }) {
@@ -70,9 +68,10 @@ function EntryView({
     case "notice":
       return <p class={`notice tone-${entry.tone}`}>{entry.text}</p>;
     case "tool": {
-      const display = entry.display;
+      const { item } = entry;
+      const display = item.display;
       if (display?.kind === "diff") {
-        const states = view.files[entry.id] ?? {};
+        const states = entry.files;
         return (
           <div class="tool tool-patch">
             <p class="tool-title">
@@ -84,7 +83,7 @@ function EntryView({
               files={display.files}
               states={states}
               mode={diffMode}
-              reviewable={entry.status === "completed"}
+              reviewable={item.status === "completed"}
               onResolve={(path, accept) => onResolve(entry.id, path, accept)}
             />
           </div>
@@ -102,12 +101,12 @@ function EntryView({
         );
       }
       return (
-        <details class={`tool tool-${entry.status}`}>
+        <details class={`tool tool-${item.status}`}>
           <summary>
-            <span class="tool-name">{entry.name}</span> {argumentSummary(entry.arguments)}{" "}
-            <span class="tool-status">{entry.status === "running" ? "running…" : entry.status}</span>
+            <span class="tool-name">{item.name}</span> {argumentSummary(item.arguments)}{" "}
+            <span class="tool-status">{item.status === "running" ? "running…" : item.status}</span>
           </summary>
-          {entry.output ? <pre class="tool-output">{entry.output}</pre> : null}
+          {item.output ? <pre class="tool-output">{item.output}</pre> : null}
         </details>
       );
     }

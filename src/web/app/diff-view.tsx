@@ -1,5 +1,5 @@
+import type { FileState } from "../../client-core/thread-view.js";
 import type { DiffHunk, DiffLine, FileDiff } from "../../protocol/agent.js";
-import type { FileState } from "./thread-view.js";
 
 export type DiffMode = "unified" | "split";
 
@@ -17,6 +17,7 @@ const STATE_LABEL: Record<FileState, string> = {
   accepted: "Accepted",
   rejected: "Rejected",
   undone: "Undone",
+  "partly accepted": "Partly accepted",
 };
 
 /** The files of one patch, each with its hunks and per-file Accept / Reject. */

@@ -1,5 +1,5 @@
 import { useEffect, useState } from "preact/hooks";
-import { liveMeter, type ThreadView, type TurnRecord } from "./thread-view.js";
+import { liveMeter, type ThreadView, type TurnRecord } from "../../client-core/thread-view.js";
 
 const ms = (value: number | null) =>
   value === null ? "—" : value >= 1000 ? `${(value / 1000).toFixed(2)} s` : `${Math.round(value)} ms`;
@@ -25,8 +25,9 @@ export function TurnMeter({ view }: { view: ThreadView | null }) {
   const turn = view?.turn ?? null;
   useTick(turn !== null);
   if (turn) {
-    const live = liveMeter(turn);
-    const waiting = live.ttftMs === null ? performance.now() - turn.startedAt : null;
+    const now = performance.now();
+    const live = liveMeter(view!, now)!;
+    const waiting = live.ttftMs === null ? live.elapsedMs : null;
     return (
       <div class="meter is-live" role="status" aria-label="Current turn">
         <span class="meter-item">

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "vitest";
+import type { StampedEvent } from "../../../src/client-core/thread-view.js";
 import type { ThreadInfo, TurnStats } from "../../../src/protocol/agent.js";
-import type { StampedEvent } from "./host-client.js";
 import {
   emptyView,
   meterText,

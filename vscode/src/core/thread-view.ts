@@ -1,3 +1,4 @@
+import type { StampedEvent } from "../../../src/client-core/thread-view.js";
 import type {
   FileDiff,
   PatchResolution,
@@ -9,7 +10,6 @@ import type {
   TurnStatus,
 } from "../../../src/protocol/agent.js";
 import type { WireError } from "../../../src/protocol/errors.js";
-import type { StampedEvent } from "./host-client.js";
 
 type ToolItem = Extract<ThreadItem, { type: "tool_call" }>;
 

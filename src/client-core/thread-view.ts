@@ -1,0 +1,457 @@
+import type {
+  ApprovalRequestEvent,
+  FileDiff,
+  HostEvent,
+  PatchResolution,
+  SubAgentInfo,
+  ThreadInfo,
+  ThreadItem,
+  TurnStats,
+  TurnStatus,
+} from "../protocol/agent.js";
+import type { WireError } from "../protocol/errors.js";
+
+/**
+ * The one thread-view reducer of every face (terminal UI, web app, VS Code extension): a pure
+ * function from a view and one event to the next view. Each face renders the view its own way; how
+ * events change what is shown is decided here, once.
+ */
+
+/** A thread event as the host sends it: stamped with its thread, per-thread `seq` and host `epoch`. */
+export type StampedEvent = Extract<HostEvent, { seq: number }>;
+
+export type ToolCallItem = Extract<ThreadItem, { type: "tool_call" }>;
+
+/** `dim`: a by-the-way note (an item notice, an approval given, a sub-agent started). */
+export type Tone = "dim" | "info" | "warn" | "error";
+
+/**
+ * How one file of a patch was settled: by the host (`accepted`, `rejected`), reverted by an undo
+ * (`undone`), or reviewed hunk by hunk in an editor, some hunks kept and others not (`partly accepted`).
+ */
+export type FileState = PatchResolution | "undone" | "partly accepted";
+
+/** One thing shown in the conversation, keyed by the id of the item it renders. */
+export type Entry =
+  /** `steer`: sent while a turn ran, to redirect it (announced by `turn.steered`). */
+  | { kind: "user"; id: string; text: string; steer: boolean }
+  | { kind: "agent"; id: string; text: string; streaming: boolean }
+  /** `files`: how each file of the call's diff was settled, by its path. */
+  | { kind: "tool"; id: string; item: ToolCallItem; files: Record<string, FileState> }
+  | { kind: "notice"; id: string; text: string; tone: Tone };
+
+/** The running turn, measured on arrival (times are the `now` given to the reducer, in ms). */
+export interface LiveTurn {
+  id: string;
+  input: string;
+  startedAt: number;
+  /** The first streamed delta, or the first tool call when the model's first output is a call. */
+  firstTokenAt: number | null;
+  /** Text deltas of the turn so far, and when the first and the latest arrived. */
+  deltas: number;
+  firstDeltaAt: number | null;
+  lastDeltaAt: number | null;
+}
+
+export interface TurnRecord {
+  id: string;
+  status: TurnStatus;
+  stats: TurnStats;
+  error?: WireError;
+}
+
+export type PendingApproval = ApprovalRequestEvent & { turn_id: string };
+
+/** A sub-agent the thread delegated to, with its result or error once it ended. */
+export type SubAgentView = SubAgentInfo & { result?: string; error?: string };
+
+/** Everything a face shows of one thread, rebuilt only from the thread's events. Immutable. */
+export interface ThreadView {
+  /** The thread id the view was made for ("" when not known yet). */
+  id: string;
+  info: ThreadInfo | null;
+  /** The last event applied; a replayed one at or below it (same epoch) is ignored. */
+  lastSeq: number;
+  /** The host epoch `lastSeq` belongs to (null before the first event). */
+  epoch: string | null;
+  entries: Entry[];
+  turn: LiveTurn | null;
+  /** Finished turns, oldest first. */
+  turns: TurnRecord[];
+  /** Messages queued behind the running turn, in order. */
+  queued: string[];
+  /** Approvals still waiting for an answer, oldest first. */
+  approvals: PendingApproval[];
+  /** Steers announced by `turn.steered` whose user message has not arrived yet. */
+  pendingSteers: number;
+  subAgents: SubAgentView[];
+  /** How many notices the reducer made: their ids, so the reducer stays pure. */
+  notices: number;
+}
+
+/** What views act on: the host's events, and actions of the face itself. */
+export type ViewAction =
+  | StampedEvent
+  | { type: "local.notice"; text: string; tone: Tone }
+  /** A file of patch `itemId` settled by the face itself (an editor's hunk-by-hunk review). */
+  | { type: "local.patch"; itemId: string; path: string; state: FileState };
+
+export function emptyView(id = ""): ThreadView {
+  return {
+    id,
+    info: null,
+    lastSeq: -1,
+    epoch: null,
+    entries: [],
+    turn: null,
+    turns: [],
+    queued: [],
+    approvals: [],
+    pendingSteers: 0,
+    subAgents: [],
+    notices: 0,
+  };
+}
+
+/**
+ * Applies one action. A stamped event at or below the view's `seq` (same epoch) returns the same
+ * view, so a reconnect that replays events can neither lose nor repeat text. `thread.started` (the
+ * first event of a thread's stream), an event of another epoch (the server restarted) and a
+ * `thread.history` reset start the view over. Never throws: an event or item this face does not
+ * know (a newer host) is shown as a notice, once per type.
+ */
+export function reduceView(view: ThreadView, action: ViewAction, now: number): ThreadView {
+  if (action.type === "local.notice") return withNotice(view, action.text, action.tone);
+  if (action.type === "local.patch") return setFiles(view, action.itemId, [action.path], action.state);
+  const startsOver =
+    action.type === "thread.started" ||
+    (action.type === "thread.history" && action.reset === true) ||
+    (view.epoch !== null && typeof action.epoch === "string" && action.epoch !== view.epoch);
+  if (startsOver) view = { ...emptyView(view.id || action.thread_id), info: view.info };
+  else if (action.seq <= view.lastSeq) return view;
+  return reduceEvent({ ...view, lastSeq: action.seq, epoch: action.epoch }, action, now);
+}
+
+function reduceEvent(view: ThreadView, event: StampedEvent, now: number): ThreadView {
+  switch (event.type) {
+    case "thread.started":
+    case "thread.renamed":
+      return { ...view, info: event.thread };
+    // History is the whole thread so far: it replaces the entries, never appends to them.
+    case "thread.history":
+      return {
+        ...view,
+        info: event.thread ?? view.info,
+        entries: event.items.map((item) =>
+          entryOf(item, { completed: true, steer: false, existing: undefined }),
+        ),
+      };
+    case "turn.queued":
+      return { ...view, queued: [...view.queued, event.input] };
+    case "turn.started": {
+      // The queue's head leaves when its turn starts; a turn started otherwise leaves the queue as is.
+      const queued = view.queued[0] === event.input ? view.queued.slice(1) : view.queued;
+      const turn: LiveTurn = {
+        id: event.turn_id,
+        input: event.input,
+        startedAt: now,
+        firstTokenAt: null,
+        deltas: 0,
+        firstDeltaAt: null,
+        lastDeltaAt: null,
+      };
+      return { ...view, queued, turn, pendingSteers: 0 };
+    }
+    // The steer mark goes on the next new user message (the host sends it right after), never by text.
+    case "turn.steered":
+      return { ...view, pendingSteers: view.pendingSteers + 1 };
+    case "item.started":
+    case "item.completed":
+      return upsertItem(view, event.item, event.type === "item.completed", now);
+    case "item.delta":
+      return delta(view, event.item_id, event.delta, now);
+    case "turn.completed":
+      return turnCompleted(view, event);
+    case "approval.requested": {
+      const { type: _, thread_id: __, seq: ___, epoch: ____, ...approval } = event;
+      return { ...view, approvals: [...view.approvals, approval] };
+    }
+    case "approval.resolved": {
+      const approval = view.approvals.find((candidate) => candidate.approval_id === event.approval_id);
+      const approvals = view.approvals.filter((candidate) => candidate.approval_id !== event.approval_id);
+      if (!approval) return { ...view, approvals };
+      const text = `${event.approved ? "Approved" : "Denied"}: $ ${approval.command}`;
+      return withNotice({ ...view, approvals }, text, event.approved ? "dim" : "warn");
+    }
+    case "patch.resolved":
+      return setFiles(view, event.item_id, [event.path], event.resolution);
+    case "patch.undone": {
+      const noted = withNotice(view, `Undone: ${event.paths.join(", ")}`, "info");
+      if (event.item_id === null) return noted;
+      return setFiles(noted, event.item_id, undonePaths(view, event.item_id, event.paths), "undone");
+    }
+    case "subagent.started": {
+      const { subagent } = event;
+      const subAgents = [...view.subAgents.filter((sub) => sub.id !== subagent.id), { ...subagent }];
+      return withNotice({ ...view, subAgents }, `Sub-agent ${subagent.id} started: ${subagent.task}`, "dim");
+    }
+    case "subagent.progress":
+      return {
+        ...view,
+        subAgents: view.subAgents.map((sub) =>
+          sub.id === event.subagent_id
+            ? { ...sub, outputTokens: event.output_tokens, progress: event.progress }
+            : sub,
+        ),
+      };
+    case "subagent.completed": {
+      const subAgents = view.subAgents.map((sub) =>
+        sub.id === event.subagent_id
+          ? {
+              ...sub,
+              status: event.status,
+              ...(event.result === undefined ? {} : { result: event.result }),
+              ...(event.error === undefined ? {} : { error: event.error }),
+            }
+          : sub,
+      );
+      const how = event.status === "completed" ? "finished" : event.status;
+      const tone = event.status === "failed" ? "error" : event.status === "cancelled" ? "warn" : "dim";
+      const text = `Sub-agent ${event.subagent_id} ${how}${event.error ? `: ${event.error}` : ""}`;
+      return withNotice({ ...view, subAgents }, text, tone);
+    }
+    default: {
+      const unknown: never = event;
+      return unknownEvent(view, (unknown as { type: string }).type);
+    }
+  }
+}
+
+/** A newer host's event: shown once per type, so an unknown per-token event cannot flood the view. */
+function unknownEvent(view: ThreadView, type: string): ThreadView {
+  const text = `This view does not know the event "${type}" (a newer Spark?); it was ignored.`;
+  if (view.entries.some((entry) => entry.kind === "notice" && entry.text === text)) return view;
+  return withNotice(view, text, "warn");
+}
+
+function turnCompleted(
+  view: ThreadView,
+  event: Extract<StampedEvent, { type: "turn.completed" }>,
+): ThreadView {
+  const record: TurnRecord = {
+    id: event.turn_id,
+    status: event.status,
+    stats: event.stats,
+    ...(event.error ? { error: event.error } : {}),
+  };
+  let next: ThreadView = {
+    ...view,
+    turn: null,
+    turns: [...view.turns, record],
+    pendingSteers: 0,
+    // A turn's approvals end with it; a sub-agent's may outlive it.
+    approvals: view.approvals.filter((approval) => approval.turn_id !== event.turn_id),
+    entries: view.entries.map((entry) =>
+      entry.kind === "agent" && entry.streaming ? { ...entry, streaming: false } : entry,
+    ),
+  };
+  if (event.status === "interrupted") {
+    // An interrupt drops what was queued behind the turn (the host does the same).
+    const dropped = view.queued.length;
+    next = { ...next, queued: [] };
+    const note = dropped > 0 ? ` ${dropped} queued message${dropped > 1 ? "s" : ""} dropped.` : "";
+    next = withNotice(next, `Interrupted.${note}`, "warn");
+  } else if (event.status === "failed") {
+    // The queue is kept: the host runs the queued messages next, failed turn or not.
+    next = withNotice(next, `Error: ${event.error?.message ?? "the turn failed."}`, "error");
+  }
+  return next;
+}
+
+function upsertItem(view: ThreadView, item: ThreadItem, completed: boolean, now: number): ThreadView {
+  const at = view.entries.findIndex((entry) => entry.id === item.id);
+  if (at !== -1) {
+    const entries = [...view.entries];
+    entries[at] = entryOf(item, { completed, steer: false, existing: view.entries[at] });
+    return { ...view, entries };
+  }
+  const steer = item.type === "user_message" && view.pendingSteers > 0;
+  const entry = entryOf(item, { completed, steer, existing: undefined });
+  // A tool call settles the time to first token: the model's first output may be the call itself.
+  const turn =
+    view.turn && item.type === "tool_call" && view.turn.firstTokenAt === null
+      ? { ...view.turn, firstTokenAt: now }
+      : view.turn;
+  return {
+    ...view,
+    entries: [...view.entries, entry],
+    pendingSteers: steer ? view.pendingSteers - 1 : view.pendingSteers,
+    turn,
+  };
+}
+
+function delta(view: ThreadView, itemId: string, text: string, now: number): ThreadView {
+  const at = view.entries.findIndex((entry) => entry.id === itemId);
+  const entry = view.entries[at];
+  if (entry?.kind !== "agent") return view;
+  const entries = [...view.entries];
+  entries[at] = { ...entry, text: entry.text + text };
+  const turn = view.turn
+    ? {
+        ...view.turn,
+        firstTokenAt: view.turn.firstTokenAt ?? now,
+        deltas: view.turn.deltas + 1,
+        firstDeltaAt: view.turn.firstDeltaAt ?? now,
+        lastDeltaAt: now,
+      }
+    : null;
+  return { ...view, entries, turn };
+}
+
+function entryOf(
+  item: ThreadItem,
+  how: { completed: boolean; steer: boolean; existing: Entry | undefined },
+): Entry {
+  const { existing } = how;
+  switch (item.type) {
+    case "user_message":
+      return {
+        kind: "user",
+        id: item.id,
+        text: item.text,
+        steer: how.steer || (existing?.kind === "user" && existing.steer),
+      };
+    case "agent_message":
+      // item.completed carries the whole text; item.started an empty one, filled by deltas.
+      return {
+        kind: "agent",
+        id: item.id,
+        text: how.completed || existing?.kind !== "agent" ? item.text : existing.text,
+        streaming: !how.completed,
+      };
+    case "tool_call":
+      return { kind: "tool", id: item.id, item, files: existing?.kind === "tool" ? existing.files : {} };
+    case "notice":
+      return { kind: "notice", id: item.id, text: item.text, tone: "dim" };
+    default: {
+      const unknown: never = item;
+      const { id, type } = unknown as { id: string; type: string };
+      return {
+        kind: "notice",
+        id,
+        text: `This view does not know the item "${type}" (a newer Spark?).`,
+        tone: "warn",
+      };
+    }
+  }
+}
+
+function withNotice(view: ThreadView, text: string, tone: Tone): ThreadView {
+  const notices = view.notices + 1;
+  return {
+    ...view,
+    notices,
+    entries: [...view.entries, { kind: "notice", id: `notice-${notices}`, text, tone }],
+  };
+}
+
+function setFiles(view: ThreadView, itemId: string, paths: string[], state: FileState): ThreadView {
+  const at = view.entries.findIndex((entry) => entry.id === itemId);
+  const entry = view.entries[at];
+  if (entry?.kind !== "tool") return view;
+  const files = { ...entry.files };
+  for (const path of paths) files[path] = state;
+  const entries = [...view.entries];
+  entries[at] = { ...entry, files };
+  return { ...view, entries };
+}
+
+/** The diff paths of patch `itemId` that an undo restored (a move is restored under its source too). */
+function undonePaths(view: ThreadView, itemId: string, restored: string[]): string[] {
+  const entry = view.entries.find((candidate) => candidate.id === itemId);
+  const files = entry?.kind === "tool" ? diffOf(entry) : null;
+  if (!files) return restored;
+  return files
+    .filter(
+      (file) => restored.includes(file.path) || (file.from !== undefined && restored.includes(file.from)),
+    )
+    .map((file) => file.path);
+}
+
+/** The diff of a completed apply_patch call, or null. */
+export function diffOf(entry: Entry): FileDiff[] | null {
+  if (entry.kind !== "tool" || entry.item.status !== "completed") return null;
+  return entry.item.display?.kind === "diff" ? entry.item.display.files : null;
+}
+
+/** Tool calls of the running turn that have not finished. */
+export function runningTools(view: ThreadView): ToolCallItem[] {
+  return view.entries.flatMap((entry) =>
+    entry.kind === "tool" && entry.item.status === "running" ? [entry.item] : [],
+  );
+}
+
+/** The agent message being streamed, if any. */
+export function streamingMessage(view: ThreadView): Extract<Entry, { kind: "agent" }> | null {
+  for (let at = view.entries.length - 1; at >= 0; at--) {
+    const entry = view.entries[at]!;
+    if (entry.kind === "agent" && entry.streaming) return entry;
+  }
+  return null;
+}
+
+/** The shortest span of deltas a live rate is computed over: a shorter one is mostly noise. */
+export const MIN_RATE_SPAN_MS = 200;
+
+export interface Meter {
+  /** Since the turn started (live), or null after it. */
+  elapsedMs: number | null;
+  ttftMs: number | null;
+  tokensPerSecond: number | null;
+  /** True while the turn runs: the numbers are the face's own estimate, not the agent's. */
+  live: boolean;
+}
+
+/**
+ * The turn's numbers. While it runs, measured here: each delta is about one token while the
+ * socket keeps up, so the rate is (deltas - 1) over the time from the first delta to the latest,
+ * once that spans {@link MIN_RATE_SPAN_MS}. After it, the agent's own numbers. Null before any turn.
+ */
+export function liveMeter(view: ThreadView, now: number): Meter | null {
+  const turn = view.turn;
+  if (turn) {
+    const span =
+      turn.firstDeltaAt !== null && turn.lastDeltaAt !== null ? turn.lastDeltaAt - turn.firstDeltaAt : 0;
+    return {
+      elapsedMs: now - turn.startedAt,
+      ttftMs: turn.firstTokenAt === null ? null : turn.firstTokenAt - turn.startedAt,
+      tokensPerSecond:
+        span >= MIN_RATE_SPAN_MS && turn.deltas >= 2 ? ((turn.deltas - 1) * 1000) / span : null,
+      live: true,
+    };
+  }
+  const stats = view.turns.at(-1)?.stats;
+  if (!stats) return null;
+  return {
+    elapsedMs: null,
+    ttftMs: stats.timeToFirstTokenMs,
+    tokensPerSecond: stats.tokensPerSecond,
+    live: false,
+  };
+}
+
+/** The meter line, alike in every face: `1.2 s · ttft 120 ms · ~31 tok/s` (`~`: a live estimate). */
+export function meterText(view: ThreadView, now: number): string {
+  const meter = liveMeter(view, now);
+  if (!meter) return "";
+  const parts: string[] = [];
+  if (meter.elapsedMs !== null) parts.push(`${(meter.elapsedMs / 1000).toFixed(1)} s`);
+  if (meter.ttftMs !== null) parts.push(`ttft ${Math.round(meter.ttftMs)} ms`);
+  if (meter.tokensPerSecond !== null)
+    parts.push(`${meter.live ? "~" : ""}${formatRate(meter.tokensPerSecond)} tok/s`);
+  return parts.join(" · ");
+}
+
+function formatRate(rate: number): string {
+  return rate >= 100 ? String(Math.round(rate)) : rate.toFixed(1);
+}
