@@ -1,13 +1,14 @@
 import path from "node:path";
 import { type Command, InvalidArgumentError, Option } from "commander";
 import { listSessions, sessionsDir } from "../agent/transcript.js";
+import { HostClient } from "../client-core/host-client.js";
+import { nodeSocketFactory } from "../client-core/node-socket.js";
 import { listServerStates } from "../config/server-state.js";
 import { type LoadedConfig, loadConfig } from "../config/spark-config.js";
 import { SANDBOX_MODES, type SandboxMode } from "../protocol/agent.js";
 import { SparkError } from "../protocol/errors.js";
 import { AgentRuntime, type AgentRuntimeOptions } from "./agent-runtime.js";
 import { EXIT_OUTPUT_CLOSED, OutputWatch } from "./closed-output.js";
-import { type HostLink, WebSocketHostLink } from "./host-link.js";
 import { HostThread } from "./host-thread.js";
 import { StatusLine } from "./status-line.js";
 import type { TerminalThread } from "./terminal-thread.js";
@@ -325,9 +326,9 @@ async function exec(flags: AgentFlags, prompt: string): Promise<number> {
  */
 async function execAttached(target: HostTarget, flags: AgentFlags, prompt: string): Promise<number> {
   using output = new OutputWatch({ stdout: process.stdout, stderr: process.stderr });
-  const link = await WebSocketHostLink.connect(target);
+  const client = await connectHost(target);
   try {
-    const thread = await HostThread.open(link);
+    const thread = await HostThread.open(client);
     const interrupt = new AbortController();
     process.once("SIGINT", () => interrupt.abort());
     const status = await runPlain(thread, {
@@ -342,7 +343,7 @@ async function execAttached(target: HostTarget, flags: AgentFlags, prompt: strin
     if (output.closed) return EXIT_OUTPUT_CLOSED;
     return status === "completed" ? 0 : 1;
   } finally {
-    await link.close();
+    client.dispose();
   }
 }
 
@@ -355,17 +356,17 @@ async function interactiveAttached(
   open: { threadId?: string; newest?: string },
   prompt: string,
 ): Promise<number> {
-  const link = await WebSocketHostLink.connect(target);
+  const client = await connectHost(target);
   const opened: HostThread[] = [];
   const openThread = async (threadId?: string) => {
-    const thread = await HostThread.open(link, threadId);
+    const thread = await HostThread.open(client, threadId);
     opened.push(thread);
     return thread;
   };
   try {
     const startup = new StartupStatus();
     const first = (async () => {
-      const threadId = open.threadId ?? (open.newest ? await newestThread(link, open.newest) : undefined);
+      const threadId = open.threadId ?? (open.newest ? (await client.list(open.newest))[0]?.id : undefined);
       const thread = await openThread(threadId);
       startup.set({ phase: "ready" });
       return thread;
@@ -388,21 +389,28 @@ async function interactiveAttached(
     return failed ? 1 : 0;
   } finally {
     for (const thread of opened) thread.close();
-    await link.close();
+    client.dispose();
   }
 }
 
-/** The newest session of `workspace` on the host (live ones first), or undefined for none. */
-async function newestThread(link: HostLink, workspace: string): Promise<string | undefined> {
-  const listed = new Promise<string | undefined>((resolve) => {
-    const off = link.onEvent((event) => {
-      if (event.type !== "thread.list") return;
-      off();
-      resolve(event.threads[0]?.id);
-    });
+/** The client core's agent-host client, connected to `target`. */
+async function connectHost(target: HostTarget): Promise<HostClient> {
+  const client = new HostClient({
+    url: target.url,
+    ...(target.key ? { apiKey: target.key } : {}),
+    createSocket: nodeSocketFactory,
   });
-  await link.request({ type: "thread.list", workspace });
-  return listed;
+  try {
+    await client.connect();
+  } catch (error) {
+    client.dispose();
+    throw new SparkError(
+      "upstream_unavailable",
+      `Cannot reach the agent host at ${target.url}: ${error instanceof Error ? error.message : String(error)}`,
+      { cause: error },
+    );
+  }
+  return client;
 }
 
 async function interactive(flags: AgentFlags, prompt: string, resumeFile?: string): Promise<number> {

@@ -1,6 +1,7 @@
-import type { HostEvent, SubAgentInfo, ThreadEvent, ThreadInfo, ThreadItem } from "../protocol/agent.js";
-import { SparkError } from "../protocol/errors.js";
-import type { HostLink } from "./host-link.js";
+import { type HostClient, HostClientError, type ThreadRequest } from "../client-core/host-client.js";
+import type { StampedEvent } from "../client-core/thread-view.js";
+import type { SubAgentInfo, ThreadEvent, ThreadInfo, ThreadItem } from "../protocol/agent.js";
+import { SparkError, type SparkErrorCode } from "../protocol/errors.js";
 import type { TerminalThread } from "./terminal-thread.js";
 
 type Listener = (event: ThreadEvent) => void;
@@ -34,42 +35,40 @@ export class HostThread implements TerminalThread {
   private notices = 0;
 
   private constructor(
-    private readonly link: HostLink,
+    private readonly client: HostClient,
     private current: ThreadInfo,
   ) {
-    this.unsubscribe = link.onEvent((event) => this.onEvent(event));
+    const offEvent = client.on("event", (event) => this.onEvent(event));
+    const offDeleted = client.on("deleted", (threadId) => {
+      if (threadId === this.id) this.report(new Error("The thread was deleted (from another face)."));
+    });
+    // A host error that answers none of this client's requests: shown, never dropped.
+    const offError = client.on("error", (wire) => this.report(new Error(wire.message)));
+    this.unsubscribe = () => {
+      offEvent();
+      offDeleted();
+      offError();
+    };
   }
 
   /**
-   * Starts a new thread on the host (`threadId` absent) or subscribes to one (a live thread or a
-   * saved session). Resolves once its `thread.started` and history have arrived.
+   * Starts a new thread on the host (`threadId` absent) or follows one (a live thread of another
+   * face, or a saved session). Resolves once its `thread.started` and replay have arrived.
    */
-  static async open(link: HostLink, threadId?: string): Promise<HostThread> {
+  static async open(client: HostClient, threadId?: string): Promise<HostThread> {
     let thread: HostThread | null = null;
-    const early: HostEvent[] = [];
-    // Events before the ack belong to the thread being opened: they are collected, then replayed.
-    const collect = link.onEvent((event) => {
+    const early: StampedEvent[] = [];
+    // Events before the answer belong to the thread being opened: collected, then replayed.
+    const collect = client.on("event", (event) => {
       if (!thread) early.push(event);
     });
     try {
-      const ack = await link.request(
-        threadId ? { type: "thread.resume", thread_id: threadId } : { type: "thread.start" },
-      );
-      const id = ack.thread_id ?? threadId!;
-      const mine = early.filter((event) => "thread_id" in event && event.thread_id === id);
-      const started = mine.find(
-        (event) => event.type === "thread.started" || event.type === "thread.history",
-      );
-      const info =
-        started?.type === "thread.started"
-          ? started.thread
-          : started?.type === "thread.history" && started.thread
-            ? started.thread
-            : null;
-      if (!info) throw new SparkError("server_error", `The agent host sent no thread.started for ${id}.`);
-      thread = new HostThread(link, info);
-      for (const event of mine) thread.onEvent(event);
+      const info = threadId ? await client.resumeThread(threadId) : await client.startThread();
+      thread = new HostThread(client, info);
+      for (const event of early) if (event.thread_id === info.id) thread.onEvent(event);
       return thread;
+    } catch (error) {
+      throw asSparkError(error);
     } finally {
       collect();
     }
@@ -110,8 +109,8 @@ export class HostThread implements TerminalThread {
       return;
     }
     // Another face may have started a turn meanwhile: then this steers it, as Enter would.
-    this.link.request({ type: "turn.start", thread_id: this.id, input }).catch((error: unknown) => {
-      if (error instanceof SparkError && error.code === "response_in_progress") this.steer(input);
+    this.client.request({ type: "turn.start", thread_id: this.id, input }).catch((error: unknown) => {
+      if (hostCode(error) === "response_in_progress") this.steer(input);
       else this.report(error);
     });
   }
@@ -121,7 +120,9 @@ export class HostThread implements TerminalThread {
   }
 
   async startTurn(input: string): Promise<void> {
-    await this.link.request({ type: "turn.start", thread_id: this.id, input });
+    await this.client.request({ type: "turn.start", thread_id: this.id, input }).catch((error: unknown) => {
+      throw asSparkError(error);
+    });
     await this.whenIdle();
   }
 
@@ -135,10 +136,8 @@ export class HostThread implements TerminalThread {
 
   draft(text: string): Promise<void> {
     // A hint: a draft the host could not use changes nothing the person sees.
-    return this.link.request({ type: "turn.draft", thread_id: this.id, input: text }).then(
-      () => {},
-      () => {},
-    );
+    this.client.draft(this.id, text);
+    return Promise.resolve();
   }
 
   respondToApproval(approvalId: string, approved: boolean): boolean {
@@ -149,10 +148,10 @@ export class HostThread implements TerminalThread {
 
   async undo(): Promise<string[]> {
     try {
-      await this.link.request({ type: "thread.undo", thread_id: this.id });
+      await this.client.request({ type: "thread.undo", thread_id: this.id });
     } catch (error) {
-      if (error instanceof SparkError && error.code === "not_found") return [];
-      throw error;
+      if (hostCode(error) === "not_found") return [];
+      throw asSparkError(error);
     }
     // The host publishes `patch.undone` before it acks.
     return this.lastUndone;
@@ -204,8 +203,8 @@ export class HostThread implements TerminalThread {
     return this.current.id;
   }
 
-  private send(call: Parameters<HostLink["request"]>[0]): void {
-    this.link.request(call).catch((error: unknown) => this.report(error));
+  private send(request: ThreadRequest): void {
+    this.client.request(request).catch((error: unknown) => this.report(error));
   }
 
   /** Shows a refused request where the person looks: as a notice in the thread. */
@@ -218,12 +217,8 @@ export class HostThread implements TerminalThread {
     });
   }
 
-  private onEvent(event: HostEvent): void {
-    if (!("thread_id" in event) || event.thread_id !== this.id || !("seq" in event)) {
-      if (event.type === "thread.deleted" && event.thread_id === this.id)
-        this.report("The thread was deleted.");
-      return;
-    }
+  private onEvent(event: StampedEvent): void {
+    if (event.thread_id !== this.id) return;
     switch (event.type) {
       case "thread.started":
       case "thread.renamed":
@@ -288,4 +283,15 @@ export class HostThread implements TerminalThread {
   private emit(event: ThreadEvent): void {
     for (const listener of [...this.listeners]) listener(event);
   }
+}
+
+/** The host's error code of a refused request, if that is what `error` is. */
+function hostCode(error: unknown): SparkErrorCode | undefined {
+  return error instanceof HostClientError ? error.wire?.code : undefined;
+}
+
+/** A client-core error as the CLI reports errors (a host's refusal keeps its code). */
+function asSparkError(error: unknown): unknown {
+  if (!(error instanceof HostClientError)) return error;
+  return new SparkError(error.wire?.code ?? "server_error", error.message, { cause: error });
 }
