@@ -7,9 +7,10 @@ import { listServerStates } from "../config/server-state.js";
 import { type LoadedConfig, loadConfig } from "../config/spark-config.js";
 import { SANDBOX_MODES, type SandboxMode } from "../protocol/agent.js";
 import { SparkError } from "../protocol/errors.js";
-import { AgentRuntime, type AgentRuntimeOptions } from "./agent-runtime.js";
+import type { AgentRuntime, AgentRuntimeOptions } from "./agent-runtime.js";
 import { EXIT_OUTPUT_CLOSED, OutputWatch } from "./closed-output.js";
 import { HostThread } from "./host-thread.js";
+import { LocalAgentHost } from "./local-agent-host.js";
 import { StatusLine } from "./status-line.js";
 import type { TerminalThread } from "./terminal-thread.js";
 import { trustedConfig } from "./trusted-config.js";
@@ -206,7 +207,7 @@ type StartReporting =
   | { mode: "exec" }
   | { mode: "interactive"; startup: StartupStatus; signal: AbortSignal; config: LoadedConfig | undefined };
 
-async function startRuntime(flags: AgentFlags, reporting: StartReporting): Promise<AgentRuntime> {
+async function startLocalHost(flags: AgentFlags, reporting: StartReporting): Promise<LocalAgentHost> {
   const cwd = flags.cd ?? process.cwd();
   const config = flags.server
     ? undefined
@@ -249,9 +250,9 @@ async function startRuntime(flags: AgentFlags, reporting: StartReporting): Promi
     onNotice: (message) => process.stderr.write(`spark: ${message}\n`),
     ...(onProgress ? { onProgress } : {}),
   };
-  const runtime = await AgentRuntime.start(options);
-  (status as StatusLine | null)?.done(`Model ready: ${runtime.modelId}`);
-  return runtime;
+  const local = await LocalAgentHost.start(options);
+  (status as StatusLine | null)?.done(`Model ready: ${local.runtime.modelId}`);
+  return local;
 }
 
 /** Starts the runtime and the first thread (pre-warmed) while the terminal UI already takes input. */
@@ -263,7 +264,7 @@ async function startSession(
   config: LoadedConfig | undefined,
 ): Promise<{ runtime: AgentRuntime; first: Awaited<ReturnType<AgentRuntime["newThread"]>> }> {
   try {
-    const runtime = await startRuntime(flags, { mode: "interactive", startup, signal, config });
+    const runtime = (await startLocalHost(flags, { mode: "interactive", startup, signal, config })).runtime;
     // Quitting while it warms up closes the runtime at once: the pre-warm stops with it.
     let disposing: Promise<void> | null = null;
     const dispose = () => {
@@ -298,52 +299,55 @@ async function exec(flags: AgentFlags, prompt: string): Promise<number> {
       'spark exec needs a task, e.g. spark exec "fix the failing import".',
     );
   const target = await attachTarget(flags);
-  if (target) return execAttached(target, flags, prompt);
   // A reader that goes away (`spark exec ... | head -1`) stops the turn quietly.
   using output = new OutputWatch({ stdout: process.stdout, stderr: process.stderr });
-  await using runtime = await startRuntime(flags, { mode: "exec" });
+  if (target) {
+    // On a running `spark serve`: the task is a thread there, live in the web app and the editor;
+    // commands that need approval wait for an answer from one of them.
+    const client = await connectHost(target);
+    try {
+      return await execOn(client, flags, prompt, output, "others");
+    } finally {
+      client.dispose();
+    }
+  }
+  // Its own agent, behind the same agent host, reached in memory.
+  await using local = await startLocalHost(flags, { mode: "exec" });
+  const client = await local.connect();
+  try {
+    return await execOn(client, flags, prompt, output, "deny");
+  } finally {
+    client.dispose();
+  }
+}
+
+/** Runs the one task of `spark exec` as a new thread of the host `client` is connected to. */
+async function execOn(
+  client: HostClient,
+  flags: AgentFlags,
+  prompt: string,
+  output: OutputWatch,
+  approvals: "deny" | "others",
+): Promise<number> {
   const warming = process.stderr.isTTY === true && flags.prewarm;
   if (warming) process.stderr.write("Warming up...");
-  const { thread, transcript } = await runtime.newThread();
+  const thread = await HostThread.open(client);
   if (warming) process.stderr.write("\r\x1b[K");
   const interrupt = new AbortController();
   process.once("SIGINT", () => interrupt.abort());
-  const status = await runPlain(thread, {
-    input: prompt,
-    stdout: process.stdout,
-    stderr: output.stderr,
-    json: flags.json === true,
-    signal: AbortSignal.any([interrupt.signal, output.signal]),
-  });
-  await transcript.flush();
-  if (output.closed) return EXIT_OUTPUT_CLOSED;
-  return status === "completed" ? 0 : 1;
-}
-
-/**
- * `spark exec` on a running `spark serve`: the task is a thread there, live in the web app and the
- * editor; commands that need approval wait for an answer from one of them.
- */
-async function execAttached(target: HostTarget, flags: AgentFlags, prompt: string): Promise<number> {
-  using output = new OutputWatch({ stdout: process.stdout, stderr: process.stderr });
-  const client = await connectHost(target);
   try {
-    const thread = await HostThread.open(client);
-    const interrupt = new AbortController();
-    process.once("SIGINT", () => interrupt.abort());
     const status = await runPlain(thread, {
       input: prompt,
       stdout: process.stdout,
       stderr: output.stderr,
       json: flags.json === true,
       signal: AbortSignal.any([interrupt.signal, output.signal]),
-      approvals: "others",
+      approvals,
     });
-    thread.close();
     if (output.closed) return EXIT_OUTPUT_CLOSED;
     return status === "completed" ? 0 : 1;
   } finally {
-    client.dispose();
+    thread.close();
   }
 }
 

@@ -71,6 +71,16 @@ export class SessionThreadSource implements HostThreadSource {
     return true;
   }
 
+  /** Resolves when every live thread's transcript is on disk. */
+  async flush(): Promise<void> {
+    await Promise.all([...this.live.values()].map(({ transcript }) => transcript.flush()));
+  }
+
+  /** Cancels the running sub-agents of every live thread, quietly (no turn starts for their ends). */
+  cancelSubAgents(): void {
+    for (const { thread } of this.live.values()) thread.cancelSubAgents();
+  }
+
   /** The host let the thread go: its transcript (flushed as it goes) is all that is kept. */
   release(threadId: string): void {
     this.live.delete(threadId);

@@ -1,5 +1,4 @@
 import { randomBytes } from "node:crypto";
-import type { WebSocket } from "ws";
 import type { AgentThread } from "../agent/agent-thread.js";
 import type { HostEvent, HostThreadEvent, ThreadEvent, ThreadInfo } from "../protocol/agent.js";
 import {
@@ -12,6 +11,19 @@ import { SparkError } from "../protocol/errors.js";
 import { DEFAULT_JSON_LIMITS, parseUntrustedJson } from "../protocol/json-guard.js";
 import { validate } from "../protocol/validate.js";
 import { ReplayBuffer } from "./replay-buffer.js";
+
+/**
+ * One client connection as the host uses it: the server side of a `ws` WebSocket, or an in-memory
+ * one (the terminal's own host, see cli/in-memory-socket.ts).
+ */
+export interface HostSocket {
+  readonly readyState: number;
+  readonly OPEN: number;
+  send(line: string): void;
+  on(event: "message", listener: (data: Buffer, isBinary: boolean) => void): unknown;
+  on(event: "close", listener: () => void): unknown;
+  on(event: "error", listener: (error: Error) => void): unknown;
+}
 
 export interface HostThreadSource {
   /** A new thread. */
@@ -51,7 +63,7 @@ interface HostedThread {
   seq: number;
   /** Recent stamped events, for resuming clients. */
   replay: ReplayBuffer;
-  subscribers: Set<WebSocket>;
+  subscribers: Set<HostSocket>;
   /** When an event was last published or a subscriber last came or went (ms since the epoch). */
   lastActive: number;
   /** Stops listening to the thread (when it is deleted or let go). */
@@ -78,7 +90,7 @@ export class AgentHost {
   private readonly idleMs: number;
   private readonly sweeper: ReturnType<typeof setInterval>;
   /** The workspace each client last listed (`thread.list {workspace}`); later lists keep to it. */
-  private readonly listWorkspaces = new WeakMap<WebSocket, string | undefined>();
+  private readonly listWorkspaces = new WeakMap<HostSocket, string | undefined>();
 
   constructor(
     private readonly source: HostThreadSource,
@@ -92,10 +104,10 @@ export class AgentHost {
   }
 
   /** Serves one client connection. */
-  accept(socket: WebSocket): void {
+  accept(socket: HostSocket): void {
     // A protocol violation closes this connection (ws sends the close code); it must not stop the host.
     socket.on("error", () => {});
-    socket.on("message", (data, isBinary) => void this.onMessage(socket, data as Buffer, isBinary));
+    socket.on("message", (data, isBinary) => void this.onMessage(socket, data, isBinary));
     socket.on("close", () => {
       for (const hosted of this.threads.values())
         if (hosted.subscribers.delete(socket)) hosted.lastActive = Date.now();
@@ -129,7 +141,7 @@ export class AgentHost {
    * carrying its `request_id` (no ack for a request without one). An error names the request even
    * when the request is otherwise unusable (unknown type, invalid fields), if its id is valid.
    */
-  private async onMessage(socket: WebSocket, data: Buffer, isBinary: boolean): Promise<void> {
+  private async onMessage(socket: HostSocket, data: Buffer, isBinary: boolean): Promise<void> {
     let requestId: string | undefined;
     try {
       if (isBinary) throw new SparkError("invalid_event", "Messages are JSON text frames.");
@@ -149,7 +161,7 @@ export class AgentHost {
   }
 
   /** Carries out one request; resolves with the thread it acted on, if any. */
-  private async handle(socket: WebSocket, raw: unknown): Promise<string | undefined> {
+  private async handle(socket: HostSocket, raw: unknown): Promise<string | undefined> {
     const type = (raw as { type?: unknown } | null)?.type;
     if (typeof type !== "string" || !Object.hasOwn(HOST_REQUEST_SCHEMAS, type)) {
       throw new SparkError("unknown_event_type", `Unknown message type ${JSON.stringify(type)}.`, {
@@ -288,7 +300,7 @@ export class AgentHost {
    * client asked for, if it did, and never a live thread without a user message (the source keeps
    * no transcript of those).
    */
-  private async sendList(socket: WebSocket): Promise<void> {
+  private async sendList(socket: HostSocket): Promise<void> {
     const workspace = this.listWorkspaces.get(socket);
     const inWorkspace = (info: ThreadInfo) => workspace === undefined || info.cwd === workspace;
     const live = [...this.threads.values()]
@@ -392,7 +404,7 @@ export class AgentHost {
    * another host's, `afterSeq` is beyond this one's, or events after it are no longer kept), sends
    * a `thread.history` reset instead: every item so far, as of the newest `seq`.
    */
-  private subscribe(socket: WebSocket, hosted: HostedThread, afterSeq: number, epoch?: string): void {
+  private subscribe(socket: HostSocket, hosted: HostedThread, afterSeq: number, epoch?: string): void {
     const continues = (epoch === undefined || epoch === this.epoch) && afterSeq <= hosted.seq;
     const missed = continues ? hosted.replay.since(afterSeq + 1) : null;
     if (missed) for (const line of missed) send(socket, line);
@@ -423,7 +435,7 @@ function isIdle({ thread, subscribers }: HostedThread): boolean {
   );
 }
 
-function send(socket: WebSocket, line: string): void {
+function send(socket: HostSocket, line: string): void {
   if (socket.readyState === socket.OPEN) socket.send(line);
 }
 
