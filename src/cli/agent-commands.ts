@@ -7,12 +7,11 @@ import { listServerStates } from "../config/server-state.js";
 import { type LoadedConfig, loadConfig } from "../config/spark-config.js";
 import { SANDBOX_MODES, type SandboxMode } from "../protocol/agent.js";
 import { SparkError } from "../protocol/errors.js";
-import type { AgentRuntime, AgentRuntimeOptions } from "./agent-runtime.js";
+import type { AgentRuntimeOptions } from "./agent-runtime.js";
 import { EXIT_OUTPUT_CLOSED, OutputWatch } from "./closed-output.js";
 import { HostThread } from "./host-thread.js";
 import { LocalAgentHost } from "./local-agent-host.js";
 import { StatusLine } from "./status-line.js";
-import type { TerminalThread } from "./terminal-thread.js";
 import { trustedConfig } from "./trusted-config.js";
 import { runPlain } from "./tui/plain-output.js";
 import { runTui } from "./tui/run-tui.js";
@@ -255,33 +254,34 @@ async function startLocalHost(flags: AgentFlags, reporting: StartReporting): Pro
   return local;
 }
 
-/** Starts the runtime and the first thread (pre-warmed) while the terminal UI already takes input. */
+/**
+ * Starts the agent (model load, pre-warm) behind its in-memory agent host, and the first thread
+ * (a saved session's, with `resumeId`), while the terminal UI already takes input.
+ */
 async function startSession(
   flags: AgentFlags,
   startup: StartupStatus,
   signal: AbortSignal,
-  resumeFile: string | undefined,
+  resumeId: string | undefined,
   config: LoadedConfig | undefined,
-): Promise<{ runtime: AgentRuntime; first: Awaited<ReturnType<AgentRuntime["newThread"]>> }> {
+): Promise<{ local: LocalAgentHost; client: HostClient; first: HostThread }> {
   try {
-    const runtime = (await startLocalHost(flags, { mode: "interactive", startup, signal, config })).runtime;
+    const local = await startLocalHost(flags, { mode: "interactive", startup, signal, config });
     // Quitting while it warms up closes the runtime at once: the pre-warm stops with it.
-    let disposing: Promise<void> | null = null;
-    const dispose = () => {
-      disposing ??= runtime.dispose();
-      return disposing;
-    };
-    const onQuit = () => void dispose();
+    const onQuit = () => void local.dispose();
     signal.addEventListener("abort", onQuit, { once: true });
+    let client: HostClient | null = null;
     try {
       signal.throwIfAborted();
       startup.set({ phase: "warming" });
-      const first = await runtime.newThread(resumeFile);
+      client = await local.connect();
+      const first = await HostThread.open(client, resumeId);
       signal.throwIfAborted();
       startup.set({ phase: "ready" });
-      return { runtime, first };
+      return { local, client, first };
     } catch (error) {
-      await dispose();
+      client?.dispose();
+      await local.dispose();
       throw error;
     } finally {
       signal.removeEventListener("abort", onQuit);
@@ -439,24 +439,28 @@ async function interactive(flags: AgentFlags, prompt: string, resumeFile?: strin
   // The view takes input at once; the runtime (model load, pre-warm) starts behind it.
   const startup = new StartupStatus();
   const quit = new AbortController();
-  const starting = startSession(flags, startup, quit.signal, resumeFile, config);
+  const resumeId = resumeFile ? path.basename(resumeFile, ".jsonl") : undefined;
+  const starting = startSession(flags, startup, quit.signal, resumeId, config);
   // A start that fails is shown by the view (and makes the exit status 1); quitting is no failure.
   let failed = false;
   starting.catch(() => {
     failed = !quit.signal.aborted;
   });
-  let runtime: AgentRuntime | null = null;
-  let current: TerminalThread | null = null;
+  let session: { local: LocalAgentHost; client: HostClient } | null = null;
+  let current: HostThread | null = null;
   // /model NAME switches the current thread's following turns to tier NAME; /new keeps the tier.
   let model = "";
   const models: string[] = [];
-  const threads: TerminalThread[] = [];
+  const threads: HostThread[] = [];
+  /** The current thread's agent, in this process: /model sets its tier. */
+  const switchModel = (thread: HostThread, tier: string) =>
+    session!.local.thread(thread.info.id)?.setModel(tier);
   await runTui({
     thread: starting.then((started) => {
-      runtime = started.runtime;
-      current = started.first.thread;
-      model = started.runtime.modelId;
-      models.push(...started.runtime.models);
+      session = started;
+      current = started.first;
+      model = started.local.runtime.modelId;
+      models.push(...started.local.runtime.models);
       threads.push(current);
       return current;
     }),
@@ -471,14 +475,16 @@ async function interactive(flags: AgentFlags, prompt: string, resumeFile?: strin
         thread.interrupt();
         await thread.whenIdle();
       }
-      thread.setModel(next);
+      switchModel(thread, next);
       model = next;
       return thread;
     },
     newThread: async () => {
-      current = (await runtime!.newThread(undefined, model)).thread;
-      threads.push(current);
-      return current;
+      const thread = await HostThread.open(session!.client);
+      if (model !== session!.local.runtime.modelId) switchModel(thread, model);
+      current = thread;
+      threads.push(thread);
+      return thread;
     },
   });
   // Quitting during the start stops it at its next step (a model load in progress finishes first).
@@ -486,10 +492,10 @@ async function interactive(flags: AgentFlags, prompt: string, resumeFile?: strin
   startup.answer(false);
   const started = await starting.catch(() => null);
   if (!started) return failed ? 1 : 0;
-  await using _ = started.runtime;
-  // Quitting stops the sub-agents still working (quietly: no turn starts for their ends).
-  for (const thread of threads) thread.cancelSubAgents();
-  await started.first.transcript.flush();
+  for (const thread of threads) thread.close();
+  started.client.dispose();
+  // Stops the sub-agents still working (quietly: no turn starts for their ends), saves transcripts.
+  await started.local.dispose();
   return 0;
 }
 

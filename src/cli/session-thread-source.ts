@@ -71,6 +71,11 @@ export class SessionThreadSource implements HostThreadSource {
     return true;
   }
 
+  /** A live thread this source made, by id. */
+  thread(threadId: string): AgentThread | undefined {
+    return this.live.get(threadId)?.thread;
+  }
+
   /** Resolves when every live thread's transcript is on disk. */
   async flush(): Promise<void> {
     await Promise.all([...this.live.values()].map(({ transcript }) => transcript.flush()));
