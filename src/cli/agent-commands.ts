@@ -1,17 +1,22 @@
 import path from "node:path";
 import { type Command, InvalidArgumentError, Option } from "commander";
-import type { AgentThread } from "../agent/agent-thread.js";
 import { listSessions, sessionsDir } from "../agent/transcript.js";
+import { HostClient } from "../client-core/host-client.js";
+import { nodeSocketFactory } from "../client-core/node-socket.js";
+import { listServerStates } from "../config/server-state.js";
 import { type LoadedConfig, loadConfig } from "../config/spark-config.js";
 import { SANDBOX_MODES, type SandboxMode } from "../protocol/agent.js";
 import { SparkError } from "../protocol/errors.js";
 import { StatusLine } from "../terminal/status-line.js";
-import { AgentRuntime, type AgentRuntimeOptions } from "./agent-runtime.js";
+import type { AgentRuntimeOptions } from "./agent-runtime.js";
 import { EXIT_OUTPUT_CLOSED, OutputWatch } from "./closed-output.js";
+import { HostThread } from "./host-thread.js";
+import { LocalAgentHost } from "./local-agent-host.js";
 import { trustedConfig } from "./trusted-config.js";
 import { runPlain } from "./tui/plain-output.js";
 import { runTui } from "./tui/run-tui.js";
 import { StartupStatus } from "./tui/startup-status.js";
+import { agentHostUrl, findWorkspaceServer } from "./workspace-server.js";
 
 interface AgentFlags {
   model?: string;
@@ -27,6 +32,14 @@ interface AgentFlags {
   tokensPerSecond?: number;
   json?: boolean;
   last?: boolean;
+  /** False with `--no-attach`. */
+  attach: boolean;
+}
+
+/** An agent host to attach to: its WebSocket address and key. */
+interface HostTarget {
+  url: string;
+  key: string | null;
 }
 
 const AGENT_HELP = `
@@ -80,6 +93,10 @@ function addAgentOptions(command: Command): Command {
     )
     .option("-C, --cd <dir>", "workspace directory (default: the current directory)")
     .option(
+      "--no-attach",
+      "run the agent in this process even when a spark serve of yours runs for this workspace",
+    )
+    .option(
       "-c, --ctx-size <n>",
       "embedded engine: tokens of context (default: the model's, at most 32768)",
       (v) => {
@@ -114,6 +131,71 @@ export function registerAgentCommands(program: Command): void {
     .action(async (id: string | undefined, flags: AgentFlags) => {
       process.exitCode = await interactive(flags, "", await findSession(id, flags.last === true));
     });
+
+  program
+    .command("attach")
+    .description(
+      "open the newest session of this workspace on a running spark serve (or start one there), live in every face",
+    )
+    .argument("[url]", "the server (http://HOST:PORT; default: your spark serve for this workspace)")
+    .option("--api-key <key>", "the server's key (default: from your server state file, else $SPARK_API_KEY)")
+    .option("-C, --cd <dir>", "workspace directory (default: the current directory)")
+    .action(async (url: string | undefined, flags: { apiKey?: string; cd?: string }) => {
+      const cwd = flags.cd ?? process.cwd();
+      const target = await attachUrl(url, cwd, flags.apiKey);
+      process.exitCode = await interactiveAttached(target, { newest: path.resolve(cwd) }, "");
+    });
+}
+
+/**
+ * The running `spark serve` of this user for the workspace, when the flags leave the choice to
+ * Spark: flags that set up the agent (a model, a server, a policy, a sandbox) need an agent of
+ * this process, and `--no-attach` asks for one.
+ */
+async function attachTarget(flags: AgentFlags): Promise<HostTarget | null> {
+  const ownAgent =
+    !flags.attach ||
+    flags.model !== undefined ||
+    flags.server !== undefined ||
+    flags.allowShell ||
+    flags.approval !== "ask" ||
+    flags.sandbox !== undefined ||
+    flags.engine !== "llama" ||
+    flags.ctxSize !== undefined ||
+    flags.tokensPerSecond !== undefined ||
+    !flags.prewarm;
+  if (ownAgent) return null;
+  const state = await findWorkspaceServer(flags.cd ?? process.cwd());
+  return state ? { url: agentHostUrl(state.url), key: state.key } : null;
+}
+
+/** `spark attach [URL]`: the server named (its key from the state file when it is this user's). */
+async function attachUrl(
+  url: string | undefined,
+  cwd: string,
+  apiKey: string | undefined,
+): Promise<HostTarget> {
+  if (!url) {
+    const state = await findWorkspaceServer(cwd);
+    if (!state)
+      throw new SparkError(
+        "not_found",
+        `No spark serve of yours runs for ${path.resolve(cwd)}; start one there, or pass its URL.`,
+      );
+    return { url: agentHostUrl(state.url), key: apiKey ?? state.key };
+  }
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new SparkError("invalid_request", `Not a URL: ${url} (expected http://HOST:PORT).`);
+  }
+  if (!["http:", "https:", "ws:", "wss:"].includes(parsed.protocol))
+    throw new SparkError("invalid_request", `Not an http(s) or ws(s) URL: ${url}.`);
+  const base = `${parsed.protocol.replace(/^ws/, "http")}//${parsed.host}`;
+  // The key of this user's running server at that address, if there is one.
+  const local = (await listServerStates()).find((state) => state.url.replace(/\/+$/, "") === base);
+  return { url: agentHostUrl(base), key: apiKey ?? local?.key ?? process.env.SPARK_API_KEY ?? null };
 }
 
 /**
@@ -124,7 +206,7 @@ type StartReporting =
   | { mode: "exec" }
   | { mode: "interactive"; startup: StartupStatus; signal: AbortSignal; config: LoadedConfig | undefined };
 
-async function startRuntime(flags: AgentFlags, reporting: StartReporting): Promise<AgentRuntime> {
+async function startLocalHost(flags: AgentFlags, reporting: StartReporting): Promise<LocalAgentHost> {
   const cwd = flags.cd ?? process.cwd();
   const config = flags.server
     ? undefined
@@ -167,38 +249,39 @@ async function startRuntime(flags: AgentFlags, reporting: StartReporting): Promi
     onNotice: (message) => process.stderr.write(`spark: ${message}\n`),
     ...(onProgress ? { onProgress } : {}),
   };
-  const runtime = await AgentRuntime.start(options);
-  (status as StatusLine | null)?.done(`Model ready: ${runtime.modelId}`);
-  return runtime;
+  const local = await LocalAgentHost.start(options);
+  (status as StatusLine | null)?.done(`Model ready: ${local.runtime.modelId}`);
+  return local;
 }
 
-/** Starts the runtime and the first thread (pre-warmed) while the terminal UI already takes input. */
+/**
+ * Starts the agent (model load, pre-warm) behind its in-memory agent host, and the first thread
+ * (a saved session's, with `resumeId`), while the terminal UI already takes input.
+ */
 async function startSession(
   flags: AgentFlags,
   startup: StartupStatus,
   signal: AbortSignal,
-  resumeFile: string | undefined,
+  resumeId: string | undefined,
   config: LoadedConfig | undefined,
-): Promise<{ runtime: AgentRuntime; first: Awaited<ReturnType<AgentRuntime["newThread"]>> }> {
+): Promise<{ local: LocalAgentHost; client: HostClient; first: HostThread }> {
   try {
-    const runtime = await startRuntime(flags, { mode: "interactive", startup, signal, config });
+    const local = await startLocalHost(flags, { mode: "interactive", startup, signal, config });
     // Quitting while it warms up closes the runtime at once: the pre-warm stops with it.
-    let disposing: Promise<void> | null = null;
-    const dispose = () => {
-      disposing ??= runtime.dispose();
-      return disposing;
-    };
-    const onQuit = () => void dispose();
+    const onQuit = () => void local.dispose();
     signal.addEventListener("abort", onQuit, { once: true });
+    let client: HostClient | null = null;
     try {
       signal.throwIfAborted();
       startup.set({ phase: "warming" });
-      const first = await runtime.newThread(resumeFile);
+      client = await local.connect();
+      const first = await HostThread.open(client, resumeId);
       signal.throwIfAborted();
       startup.set({ phase: "ready" });
-      return { runtime, first };
+      return { local, client, first };
     } catch (error) {
-      await dispose();
+      client?.dispose();
+      await local.dispose();
       throw error;
     } finally {
       signal.removeEventListener("abort", onQuit);
@@ -215,25 +298,123 @@ async function exec(flags: AgentFlags, prompt: string): Promise<number> {
       "invalid_request",
       'spark exec needs a task, e.g. spark exec "fix the failing import".',
     );
+  const target = await attachTarget(flags);
   // A reader that goes away (`spark exec ... | head -1`) stops the turn quietly.
   using output = new OutputWatch({ stdout: process.stdout, stderr: process.stderr });
-  await using runtime = await startRuntime(flags, { mode: "exec" });
+  if (target) {
+    // On a running `spark serve`: the task is a thread there, live in the web app and the editor;
+    // commands that need approval wait for an answer from one of them.
+    const client = await connectHost(target);
+    try {
+      return await execOn(client, flags, prompt, output, "others");
+    } finally {
+      client.dispose();
+    }
+  }
+  // Its own agent, behind the same agent host, reached in memory.
+  await using local = await startLocalHost(flags, { mode: "exec" });
+  const client = await local.connect();
+  try {
+    return await execOn(client, flags, prompt, output, "deny");
+  } finally {
+    client.dispose();
+  }
+}
+
+/** Runs the one task of `spark exec` as a new thread of the host `client` is connected to. */
+async function execOn(
+  client: HostClient,
+  flags: AgentFlags,
+  prompt: string,
+  output: OutputWatch,
+  approvals: "deny" | "others",
+): Promise<number> {
   const warming = process.stderr.isTTY === true && flags.prewarm;
   if (warming) process.stderr.write("Warming up...");
-  const { thread, transcript } = await runtime.newThread();
+  const thread = await HostThread.open(client);
   if (warming) process.stderr.write("\r\x1b[K");
   const interrupt = new AbortController();
   process.once("SIGINT", () => interrupt.abort());
-  const status = await runPlain(thread, {
-    input: prompt,
-    stdout: process.stdout,
-    stderr: output.stderr,
-    json: flags.json === true,
-    signal: AbortSignal.any([interrupt.signal, output.signal]),
+  try {
+    const status = await runPlain(thread, {
+      input: prompt,
+      stdout: process.stdout,
+      stderr: output.stderr,
+      json: flags.json === true,
+      signal: AbortSignal.any([interrupt.signal, output.signal]),
+      approvals,
+    });
+    if (output.closed) return EXIT_OUTPUT_CLOSED;
+    return status === "completed" ? 0 : 1;
+  } finally {
+    thread.close();
+  }
+}
+
+/**
+ * The terminal UI on a running `spark serve`: the model is loaded and warm already. Opens the
+ * thread `open` names (a saved session's id, or the newest of a workspace, else a new one).
+ */
+async function interactiveAttached(
+  target: HostTarget,
+  open: { threadId?: string; newest?: string },
+  prompt: string,
+): Promise<number> {
+  const client = await connectHost(target);
+  const opened: HostThread[] = [];
+  const openThread = async (threadId?: string) => {
+    const thread = await HostThread.open(client, threadId);
+    opened.push(thread);
+    return thread;
+  };
+  try {
+    const startup = new StartupStatus();
+    const first = (async () => {
+      const threadId = open.threadId ?? (open.newest ? (await client.list(open.newest))[0]?.id : undefined);
+      const thread = await openThread(threadId);
+      startup.set({ phase: "ready" });
+      return thread;
+    })();
+    first.catch((error: unknown) =>
+      startup.set({ phase: "failed", message: error instanceof Error ? error.message : String(error) }),
+    );
+    await runTui({
+      thread: first,
+      startup,
+      ...(prompt.trim() ? { prompt: prompt.trim() } : {}),
+      modelId: "",
+      models: [],
+      newThread: () => openThread(),
+    });
+    const failed = await first.then(
+      () => false,
+      () => true,
+    );
+    return failed ? 1 : 0;
+  } finally {
+    for (const thread of opened) thread.close();
+    client.dispose();
+  }
+}
+
+/** The client core's agent-host client, connected to `target`. */
+async function connectHost(target: HostTarget): Promise<HostClient> {
+  const client = new HostClient({
+    url: target.url,
+    ...(target.key ? { apiKey: target.key } : {}),
+    createSocket: nodeSocketFactory,
   });
-  await transcript.flush();
-  if (output.closed) return EXIT_OUTPUT_CLOSED;
-  return status === "completed" ? 0 : 1;
+  try {
+    await client.connect();
+  } catch (error) {
+    client.dispose();
+    throw new SparkError(
+      "upstream_unavailable",
+      `Cannot reach the agent host at ${target.url}: ${error instanceof Error ? error.message : String(error)}`,
+      { cause: error },
+    );
+  }
+  return client;
 }
 
 async function interactive(flags: AgentFlags, prompt: string, resumeFile?: string): Promise<number> {
@@ -246,6 +427,11 @@ async function interactive(flags: AgentFlags, prompt: string, resumeFile?: strin
     }
     return exec(flags, prompt);
   }
+  const target = await attachTarget(flags);
+  if (target) {
+    const threadId = resumeFile ? path.basename(resumeFile, ".jsonl") : undefined;
+    return interactiveAttached(target, threadId ? { threadId } : {}, prompt);
+  }
   // A config file that cannot be read is an error before the view opens (reading it takes no time).
   const config = flags.server
     ? undefined
@@ -253,24 +439,28 @@ async function interactive(flags: AgentFlags, prompt: string, resumeFile?: strin
   // The view takes input at once; the runtime (model load, pre-warm) starts behind it.
   const startup = new StartupStatus();
   const quit = new AbortController();
-  const starting = startSession(flags, startup, quit.signal, resumeFile, config);
+  const resumeId = resumeFile ? path.basename(resumeFile, ".jsonl") : undefined;
+  const starting = startSession(flags, startup, quit.signal, resumeId, config);
   // A start that fails is shown by the view (and makes the exit status 1); quitting is no failure.
   let failed = false;
   starting.catch(() => {
     failed = !quit.signal.aborted;
   });
-  let runtime: AgentRuntime | null = null;
-  let current: AgentThread | null = null;
+  let session: { local: LocalAgentHost; client: HostClient } | null = null;
+  let current: HostThread | null = null;
   // /model NAME switches the current thread's following turns to tier NAME; /new keeps the tier.
   let model = "";
   const models: string[] = [];
-  const threads: AgentThread[] = [];
+  const threads: HostThread[] = [];
+  /** The current thread's agent, in this process: /model sets its tier. */
+  const switchModel = (thread: HostThread, tier: string) =>
+    session!.local.thread(thread.info.id)?.setModel(tier);
   await runTui({
     thread: starting.then((started) => {
-      runtime = started.runtime;
-      current = started.first.thread;
-      model = started.runtime.modelId;
-      models.push(...started.runtime.models);
+      session = started;
+      current = started.first;
+      model = started.local.runtime.modelId;
+      models.push(...started.local.runtime.models);
       threads.push(current);
       return current;
     }),
@@ -285,14 +475,16 @@ async function interactive(flags: AgentFlags, prompt: string, resumeFile?: strin
         thread.interrupt();
         await thread.whenIdle();
       }
-      thread.setModel(next);
+      switchModel(thread, next);
       model = next;
       return thread;
     },
     newThread: async () => {
-      current = (await runtime!.newThread(undefined, model)).thread;
-      threads.push(current);
-      return current;
+      const thread = await HostThread.open(session!.client);
+      if (model !== session!.local.runtime.modelId) switchModel(thread, model);
+      current = thread;
+      threads.push(thread);
+      return thread;
     },
   });
   // Quitting during the start stops it at its next step (a model load in progress finishes first).
@@ -300,10 +492,10 @@ async function interactive(flags: AgentFlags, prompt: string, resumeFile?: strin
   startup.answer(false);
   const started = await starting.catch(() => null);
   if (!started) return failed ? 1 : 0;
-  await using _ = started.runtime;
-  // Quitting stops the sub-agents still working (quietly: no turn starts for their ends).
-  for (const thread of threads) thread.cancelSubAgents();
-  await started.first.transcript.flush();
+  for (const thread of threads) thread.close();
+  started.client.dispose();
+  // Stops the sub-agents still working (quietly: no turn starts for their ends), saves transcripts.
+  await started.local.dispose();
   return 0;
 }
 

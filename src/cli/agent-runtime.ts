@@ -13,6 +13,7 @@ import type { ScriptedEngineOptions } from "../engine/scripted/scripted-engine.j
 import type { SandboxMode, ThreadEvent } from "../protocol/agent.js";
 import type { ModelRegistry } from "../server/model-registry.js";
 import { SparkServer } from "../server/spark-server.js";
+import { SessionRecorder } from "./session-recorder.js";
 import { chooseTiers, tierRegistry } from "./tier-engines.js";
 
 export interface AgentRuntimeOptions {
@@ -169,7 +170,7 @@ export class AgentRuntime implements AsyncDisposable {
   async newThread(
     resumeFile?: string,
     model: string = this.modelId,
-  ): Promise<{ thread: AgentThread; transcript: Transcript }> {
+  ): Promise<{ thread: AgentThread; transcript: SessionRecorder }> {
     const resume = resumeFile ? await readSession(resumeFile) : undefined;
     const dir = this.options.sessionsDir ?? sessionsDir();
     const thread = new AgentThread({
@@ -195,9 +196,12 @@ export class AgentRuntime implements AsyncDisposable {
         : {}),
       ...(resume ? { resume: { thread: resume.thread, items: resume.items } } : {}),
     });
+    // A new session is written from its first user message on: one never used leaves no file.
+    const onError = (error: Error) =>
+      this.options.onNotice?.(`the session will not be saved: ${error.message}`);
     const transcript = resume
-      ? await Transcript.open(resume.file)
-      : await Transcript.create(dir, thread.info);
+      ? SessionRecorder.resume(thread, await Transcript.open(resume.file), onError)
+      : SessionRecorder.create(thread, dir, onError);
     thread.on((event) => {
       transcript.observe(event);
       if (event.type === "turn.completed") transcript.saveThread(thread.info);

@@ -5,11 +5,12 @@ import { listSessions, readSession, sessionsDir, Transcript } from "../agent/tra
 import type { HostThreadSource } from "../host/agent-host.js";
 import type { ThreadInfo } from "../protocol/agent.js";
 import type { AgentRuntime } from "./agent-runtime.js";
+import type { SessionRecorder } from "./session-recorder.js";
 
 /** The agent host's threads: new ones from the runtime, saved ones from the transcripts folder. */
 export class SessionThreadSource implements HostThreadSource {
   /** Threads this source made, with their transcripts (renames and deletes go through them). */
-  private readonly live = new Map<string, { thread: AgentThread; transcript: Transcript }>();
+  private readonly live = new Map<string, { thread: AgentThread; transcript: SessionRecorder }>();
 
   constructor(
     private readonly runtime: () => AgentRuntime,
@@ -25,12 +26,15 @@ export class SessionThreadSource implements HostThreadSource {
     return file ? this.track(await this.runtime().newThread(file)) : null;
   }
 
+  /** Saved sessions with a user message, newest first (at most 200 files are read). */
   async list(): Promise<ThreadInfo[]> {
     const sessions = await listSessions(this.dir);
     const infos = await Promise.all(
       sessions.slice(0, 200).map(async (session) => {
         try {
-          return (await readSession(session.file)).thread;
+          const saved = await readSession(session.file);
+          // A session never used (written by an older Spark) is not listed.
+          return saved.items.some((item) => item.type === "user_message") ? saved.thread : null;
         } catch {
           return null;
         }
@@ -67,12 +71,27 @@ export class SessionThreadSource implements HostThreadSource {
     return true;
   }
 
+  /** A live thread this source made, by id. */
+  thread(threadId: string): AgentThread | undefined {
+    return this.live.get(threadId)?.thread;
+  }
+
+  /** Resolves when every live thread's transcript is on disk. */
+  async flush(): Promise<void> {
+    await Promise.all([...this.live.values()].map(({ transcript }) => transcript.flush()));
+  }
+
+  /** Cancels the running sub-agents of every live thread, quietly (no turn starts for their ends). */
+  cancelSubAgents(): void {
+    for (const { thread } of this.live.values()) thread.cancelSubAgents();
+  }
+
   /** The host let the thread go: its transcript (flushed as it goes) is all that is kept. */
   release(threadId: string): void {
     this.live.delete(threadId);
   }
 
-  private track(made: { thread: AgentThread; transcript: Transcript }): AgentThread {
+  private track(made: { thread: AgentThread; transcript: SessionRecorder }): AgentThread {
     this.live.set(made.thread.info.id, made);
     return made.thread;
   }

@@ -192,6 +192,10 @@ describe("agent host: reviewing edits", () => {
 describe("agent host: managing threads", () => {
   test("rename: subscribers see thread.renamed, the list shows the new title, saved threads too", async () => {
     const { c, threadId } = await startedThread();
+    // Only a session with a user message is listed.
+    const turnMark = c.events.length;
+    c.send({ type: "turn.start", thread_id: threadId, input: "hello" });
+    await c.next((e) => e.type === "turn.completed", turnMark);
     const renameMark = c.events.length;
     c.send({ type: "thread.rename", thread_id: threadId, title: "  Fix the parser  " });
     expect(await c.next((e) => e.type === "thread.renamed", renameMark)).toMatchObject({

@@ -1,12 +1,29 @@
 import { randomBytes } from "node:crypto";
-import type { WebSocket } from "ws";
 import type { AgentThread } from "../agent/agent-thread.js";
 import type { HostEvent, HostThreadEvent, ThreadEvent, ThreadInfo } from "../protocol/agent.js";
-import { HOST_REQUEST_SCHEMAS, type HostRequest, type HostRequestType } from "../protocol/agent-requests.js";
+import {
+  HOST_REQUEST_SCHEMAS,
+  type HostRequest,
+  type HostRequestType,
+  requestIdSchema,
+} from "../protocol/agent-requests.js";
 import { SparkError } from "../protocol/errors.js";
 import { DEFAULT_JSON_LIMITS, parseUntrustedJson } from "../protocol/json-guard.js";
 import { validate } from "../protocol/validate.js";
 import { ReplayBuffer } from "./replay-buffer.js";
+
+/**
+ * One client connection as the host uses it: the server side of a `ws` WebSocket, or an in-memory
+ * one (the terminal's own host, see cli/in-memory-socket.ts).
+ */
+export interface HostSocket {
+  readonly readyState: number;
+  readonly OPEN: number;
+  send(line: string): void;
+  on(event: "message", listener: (data: Buffer, isBinary: boolean) => void): unknown;
+  on(event: "close", listener: () => void): unknown;
+  on(event: "error", listener: (error: Error) => void): unknown;
+}
 
 export interface HostThreadSource {
   /** A new thread. */
@@ -46,11 +63,13 @@ interface HostedThread {
   seq: number;
   /** Recent stamped events, for resuming clients. */
   replay: ReplayBuffer;
-  subscribers: Set<WebSocket>;
+  subscribers: Set<HostSocket>;
   /** When an event was last published or a subscriber last came or went (ms since the epoch). */
   lastActive: number;
   /** Stops listening to the thread (when it is deleted or let go). */
   unsubscribe: () => void;
+  /** The title clients were last told of (`thread.started` or `thread.renamed`). */
+  announcedTitle: string;
 }
 
 /**
@@ -70,6 +89,8 @@ export class AgentHost {
   private readonly maxThreads: number;
   private readonly idleMs: number;
   private readonly sweeper: ReturnType<typeof setInterval>;
+  /** The workspace each client last listed (`thread.list {workspace}`); later lists keep to it. */
+  private readonly listWorkspaces = new WeakMap<HostSocket, string | undefined>();
 
   constructor(
     private readonly source: HostThreadSource,
@@ -83,12 +104,10 @@ export class AgentHost {
   }
 
   /** Serves one client connection. */
-  accept(socket: WebSocket): void {
+  accept(socket: HostSocket): void {
     // A protocol violation closes this connection (ws sends the close code); it must not stop the host.
     socket.on("error", () => {});
-    socket.on("message", (data, isBinary) => {
-      void this.onMessage(socket, data as Buffer, isBinary).catch((error) => send(socket, errorEvent(error)));
-    });
+    socket.on("message", (data, isBinary) => void this.onMessage(socket, data, isBinary));
     socket.on("close", () => {
       for (const hosted of this.threads.values())
         if (hosted.subscribers.delete(socket)) hosted.lastActive = Date.now();
@@ -117,9 +136,32 @@ export class AgentHost {
     clearInterval(this.sweeper);
   }
 
-  private async onMessage(socket: WebSocket, data: Buffer, isBinary: boolean): Promise<void> {
-    if (isBinary) throw new SparkError("invalid_event", "Messages are JSON text frames.");
-    const raw = parseUntrustedJson(data.toString("utf8"), DEFAULT_JSON_LIMITS);
+  /**
+   * Handles one request; answers it with an `ack` once it took effect, or with an `error`, each
+   * carrying its `request_id` (no ack for a request without one). An error names the request even
+   * when the request is otherwise unusable (unknown type, invalid fields), if its id is valid.
+   */
+  private async onMessage(socket: HostSocket, data: Buffer, isBinary: boolean): Promise<void> {
+    let requestId: string | undefined;
+    try {
+      if (isBinary) throw new SparkError("invalid_event", "Messages are JSON text frames.");
+      const raw = parseUntrustedJson(data.toString("utf8"), DEFAULT_JSON_LIMITS);
+      requestId = requestIdOf(raw);
+      const threadId = await this.handle(socket, raw);
+      if (requestId === undefined) return;
+      const ack: HostEvent = {
+        type: "ack",
+        request_id: requestId,
+        ...(threadId ? { thread_id: threadId } : {}),
+      };
+      send(socket, JSON.stringify(ack));
+    } catch (error) {
+      send(socket, errorEvent(error, requestId));
+    }
+  }
+
+  /** Carries out one request; resolves with the thread it acted on, if any. */
+  private async handle(socket: HostSocket, raw: unknown): Promise<string | undefined> {
     const type = (raw as { type?: unknown } | null)?.type;
     if (typeof type !== "string" || !Object.hasOwn(HOST_REQUEST_SCHEMAS, type)) {
       throw new SparkError("unknown_event_type", `Unknown message type ${JSON.stringify(type)}.`, {
@@ -135,7 +177,7 @@ export class AgentHost {
       case "thread.start": {
         const hosted = this.host(await this.open(() => this.source.create()));
         this.subscribe(socket, hosted, -1, this.epoch);
-        break;
+        return hosted.thread.info.id;
       }
       case "thread.resume": {
         let hosted = this.threads.get(request.thread_id);
@@ -147,11 +189,12 @@ export class AgentHost {
           hosted = this.threads.get(request.thread_id) ?? this.host(thread);
         }
         this.subscribe(socket, hosted, request.after_seq ?? -1, request.epoch);
-        break;
+        return request.thread_id;
       }
       case "thread.list":
+        this.listWorkspaces.set(socket, request.workspace);
         await this.sendList(socket);
-        break;
+        return undefined;
       case "turn.start": {
         const { thread } = this.get(request.thread_id);
         if (thread.busy)
@@ -219,7 +262,7 @@ export class AgentHost {
         const info = await this.source.rename(request.thread_id, request.title);
         if (!hosted && !info)
           throw new SparkError("not_found", `No thread ${request.thread_id}.`, { param: "thread_id" });
-        if (hosted) this.publish(hosted, { type: "thread.renamed", thread: { ...hosted.thread.info } });
+        if (hosted) this.announceTitle(hosted);
         await this.sendList(socket);
         break;
       }
@@ -249,14 +292,25 @@ export class AgentHost {
         throw new Error(`Unhandled ${JSON.stringify(unreachable)}`);
       }
     }
+    return request.thread_id;
   }
 
-  /** Live threads first (most recently updated first), then saved ones. */
-  private async sendList(socket: WebSocket): Promise<void> {
+  /**
+   * Live threads first (most recently updated first), then saved ones; only the workspace the
+   * client asked for, if it did, and never a live thread without a user message (the source keeps
+   * no transcript of those).
+   */
+  private async sendList(socket: HostSocket): Promise<void> {
+    const workspace = this.listWorkspaces.get(socket);
+    const inWorkspace = (info: ThreadInfo) => workspace === undefined || info.cwd === workspace;
     const live = [...this.threads.values()]
+      .filter((h) => h.thread.history.some((item) => item.type === "user_message"))
       .map((h) => ({ ...h.thread.info }))
+      .filter(inWorkspace)
       .sort((a, b) => b.updatedAt.localeCompare(a.updatedAt));
-    const saved = (await this.source.list()).filter((info) => !this.threads.has(info.id));
+    const saved = (await this.source.list()).filter(
+      (info) => !this.threads.has(info.id) && inWorkspace(info),
+    );
     send(socket, JSON.stringify({ type: "thread.list", threads: [...live, ...saved] } satisfies HostEvent));
   }
 
@@ -308,14 +362,24 @@ export class AgentHost {
       subscribers: new Set(),
       lastActive: Date.now(),
       unsubscribe: () => {},
+      announcedTitle: thread.info.title,
     };
     this.threads.set(thread.info.id, hosted);
     this.publish(hosted, { type: "thread.started", thread: { ...thread.info } });
     // A resumed session: its items so far, so a client can show them.
     if (thread.history.length > 0)
       this.publish(hosted, { type: "thread.history", items: [...thread.history] });
-    hosted.unsubscribe = thread.on((event) => this.publish(hosted, event));
+    hosted.unsubscribe = thread.on((event) => {
+      this.publish(hosted, event);
+      // The thread titles itself from its first message: every face hears of it.
+      if (thread.info.title !== hosted.announcedTitle) this.announceTitle(hosted);
+    });
     return hosted;
+  }
+
+  private announceTitle(hosted: HostedThread): void {
+    hosted.announcedTitle = hosted.thread.info.title;
+    this.publish(hosted, { type: "thread.renamed", thread: { ...hosted.thread.info } });
   }
 
   private publish(hosted: HostedThread, event: ThreadEvent | HostThreadEvent): void {
@@ -340,7 +404,7 @@ export class AgentHost {
    * another host's, `afterSeq` is beyond this one's, or events after it are no longer kept), sends
    * a `thread.history` reset instead: every item so far, as of the newest `seq`.
    */
-  private subscribe(socket: WebSocket, hosted: HostedThread, afterSeq: number, epoch?: string): void {
+  private subscribe(socket: HostSocket, hosted: HostedThread, afterSeq: number, epoch?: string): void {
     const continues = (epoch === undefined || epoch === this.epoch) && afterSeq <= hosted.seq;
     const missed = continues ? hosted.replay.since(afterSeq + 1) : null;
     if (missed) for (const line of missed) send(socket, line);
@@ -371,10 +435,20 @@ function isIdle({ thread, subscribers }: HostedThread): boolean {
   );
 }
 
-function send(socket: WebSocket, line: string): void {
+function send(socket: HostSocket, line: string): void {
   if (socket.readyState === socket.OPEN) socket.send(line);
 }
 
-function errorEvent(error: unknown): string {
-  return JSON.stringify({ type: "error", error: SparkError.from(error).toWire() } satisfies HostEvent);
+function errorEvent(error: unknown, requestId: string | undefined): string {
+  return JSON.stringify({
+    type: "error",
+    error: SparkError.from(error).toWire(),
+    ...(requestId === undefined ? {} : { request_id: requestId }),
+  } satisfies HostEvent);
+}
+
+/** The request's `request_id` when it is a valid one (an invalid id is never echoed). */
+function requestIdOf(raw: unknown): string | undefined {
+  const id = (raw as { request_id?: unknown } | null)?.request_id;
+  return requestIdSchema.safeParse(id).success ? (id as string) : undefined;
 }

@@ -31,10 +31,27 @@ function utf8Length(text: string): number {
   return bytes;
 }
 
+/** A client's name for one request, echoed by the `ack` or `error` that answers it. */
+export const requestIdSchema = z
+  .string()
+  .min(1)
+  .max(64)
+  .regex(/^[A-Za-z0-9_.:-]+$/);
+
+/** An absolute path, POSIX or Windows (this module also runs in browsers: no node:path). */
+const absolutePath = path.regex(/^(?:\/|[A-Za-z]:[\\/])/, "Expected an absolute path.");
+
+/** Every request's schema: its own fields plus the optional `request_id`. */
+function request<const T extends string, S extends z.ZodRawShape = Record<never, never>>(
+  type: T,
+  shape: S = {} as S,
+) {
+  return z.object({ type: z.literal(type), request_id: requestIdSchema.optional(), ...shape });
+}
+
 export const HOST_REQUEST_SCHEMAS = {
-  "thread.start": z.object({ type: z.literal("thread.start") }),
-  "thread.resume": z.object({
-    type: z.literal("thread.resume"),
+  "thread.start": request("thread.start"),
+  "thread.resume": request("thread.resume", {
     thread_id: threadId,
     /** Replay only events after this sequence number (a reconnecting client's last one). */
     after_seq: z.number().int().min(-1).optional(),
@@ -44,40 +61,36 @@ export const HOST_REQUEST_SCHEMAS = {
      */
     epoch: z.string().min(1).max(64).optional(),
   }),
-  "thread.list": z.object({ type: z.literal("thread.list") }),
-  "turn.start": z.object({ type: z.literal("turn.start"), thread_id: threadId, input }),
-  "turn.steer": z.object({ type: z.literal("turn.steer"), thread_id: threadId, input }),
-  "turn.queue": z.object({ type: z.literal("turn.queue"), thread_id: threadId, input }),
-  "turn.interrupt": z.object({ type: z.literal("turn.interrupt"), thread_id: threadId }),
-  /** Type-ahead: the message being typed, forwarded to the model server as a draft; no answer. */
-  "turn.draft": z.object({
-    type: z.literal("turn.draft"),
-    thread_id: threadId,
-    input: z.string().max(MAX_DRAFT_TEXT),
+  "thread.list": request("thread.list", {
+    /** Only this workspace's sessions (an absolute path, as in ThreadInfo's `cwd`). Default: all. */
+    workspace: absolutePath.optional(),
   }),
+  "turn.start": request("turn.start", { thread_id: threadId, input }),
+  "turn.steer": request("turn.steer", { thread_id: threadId, input }),
+  "turn.queue": request("turn.queue", { thread_id: threadId, input }),
+  "turn.interrupt": request("turn.interrupt", { thread_id: threadId }),
+  /** Type-ahead: the message being typed, forwarded to the model server as a draft; no event (an `ack` with `request_id`). */
+  "turn.draft": request("turn.draft", { thread_id: threadId, input: z.string().max(MAX_DRAFT_TEXT) }),
   /** Reverts the thread's newest patch; answered with `patch.undone`. */
-  "thread.undo": z.object({ type: z.literal("thread.undo"), thread_id: threadId }),
-  "thread.rename": z.object({
-    type: z.literal("thread.rename"),
+  "thread.undo": request("thread.undo", { thread_id: threadId }),
+  "thread.rename": request("thread.rename", {
     thread_id: threadId,
     title: z.string().trim().min(1).max(200),
   }),
   /** Deletes a thread and its transcript; refused while a turn runs. */
-  "thread.delete": z.object({ type: z.literal("thread.delete"), thread_id: threadId }),
+  "thread.delete": request("thread.delete", { thread_id: threadId }),
   /** Keeps one file of an applied patch (the tool call `item_id`); answered with `patch.resolved`. */
-  "patch.accept": z.object({ type: z.literal("patch.accept"), thread_id: threadId, item_id: itemId, path }),
+  "patch.accept": request("patch.accept", { thread_id: threadId, item_id: itemId, path }),
   /**
    * Restores one file of an applied patch to its content from before that patch; refused when the
    * file changed since. Answered with `patch.resolved`.
    */
-  "patch.reject": z.object({ type: z.literal("patch.reject"), thread_id: threadId, item_id: itemId, path }),
-  "subagent.cancel": z.object({
-    type: z.literal("subagent.cancel"),
+  "patch.reject": request("patch.reject", { thread_id: threadId, item_id: itemId, path }),
+  "subagent.cancel": request("subagent.cancel", {
     thread_id: threadId,
     subagent_id: z.string().min(1).max(128),
   }),
-  "approval.respond": z.object({
-    type: z.literal("approval.respond"),
+  "approval.respond": request("approval.respond", {
     thread_id: threadId,
     approval_id: z.string().min(1).max(128),
     approved: z.boolean(),

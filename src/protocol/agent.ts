@@ -184,4 +184,11 @@ export type HostEvent =
   | { type: "thread.list"; threads: ThreadInfo[] }
   /** The thread and its transcript are gone; sent to the requester and the thread's subscribers. */
   | { type: "thread.deleted"; thread_id: string }
-  | { type: "error"; error: WireError };
+  /**
+   * The request with this `request_id` took effect (`thread.start` / `thread.resume`: after the
+   * thread's `thread.started` or history reached this client, with its `thread_id`; `turn.start`:
+   * after `turn.started`). Sent only for requests that carry a `request_id`; never stamped.
+   */
+  | { type: "ack"; request_id: string; thread_id?: string }
+  /** A request failed; `request_id` is the failed request's, when it carried one. Never stamped. */
+  | { type: "error"; error: WireError; request_id?: string };

@@ -1,6 +1,6 @@
-import type { AgentThread } from "../../agent/agent-thread.js";
 import { formatUnifiedDiff } from "../../agent/diff.js";
 import type { ThreadEvent, TurnStatus } from "../../protocol/agent.js";
+import type { TerminalThread } from "../terminal-thread.js";
 import { outputRows } from "./display-rows.js";
 import { firstLine, summarizeToolCall } from "./tool-summary.js";
 
@@ -15,6 +15,11 @@ export interface PlainOptions {
   json: boolean;
   /** Aborting interrupts the turn (e.g. on SIGINT); it then resolves `interrupted`. */
   signal?: AbortSignal;
+  /**
+   * Commands that need approval: `deny` them (nobody is there to ask), or leave them to `others`
+   * (the other faces of a shared agent host: the web app, the editor). Default: `deny`.
+   */
+  approvals?: "deny" | "others";
 }
 
 /**
@@ -25,7 +30,7 @@ export interface PlainOptions {
  * denied, with a note on stderr: nobody is there to ask (a thread whose policy auto-approves never
  * asks). Resolves with the turn's status.
  */
-export async function runPlain(thread: AgentThread, options: PlainOptions): Promise<TurnStatus> {
+export async function runPlain(thread: TerminalThread, options: PlainOptions): Promise<TurnStatus> {
   const { stdout, stderr } = options;
   let turnId: string | null = null;
   let status: TurnStatus | null = null;
@@ -68,7 +73,11 @@ export async function runPlain(thread: AgentThread, options: PlainOptions): Prom
     else text(event);
     if (event.type === "turn.started") turnId ??= event.turn_id;
     if (event.type === "turn.completed" && event.turn_id === turnId) status = event.status;
-    if (event.type === "approval.requested") {
+    if (event.type === "approval.requested" && options.approvals === "others") {
+      stderr.write(
+        `spark: \`${event.command}\` waits for approval in the web app or the editor (spark serve's agent host)\n`,
+      );
+    } else if (event.type === "approval.requested") {
       stderr.write(
         `spark: denied \`${event.command}\`: spark exec cannot ask for approval (pass --approval auto to let the agent run commands)\n`,
       );

@@ -1,7 +1,7 @@
 import { Box, type Key, Static, useInput, usePaste, useStdout } from "ink";
 import React, { useEffect, useReducer, useRef, useSyncExternalStore } from "react";
-import type { AgentThread } from "../../agent/agent-thread.js";
 import { DraftPacer } from "../../protocol/draft-pacer.js";
+import type { TerminalThread } from "../terminal-thread.js";
 import type { ConversationStoreOptions, Entry } from "./conversation-store.js";
 import { EntryView } from "./entry-view.js";
 import { type EditorState, EMPTY_EDITOR, edit, InputHistory } from "./line-editor.js";
@@ -52,7 +52,7 @@ const noStartup = () => () => {};
 
 /**
  * The interactive view: the conversation (finished entries printed once), the live part, the
- * prompt and the status line. A pure view and input layer over {@link AgentThread}: keys become
+ * prompt and the status line. A pure view and input layer over {@link TerminalThread} (in-process or on an agent host): keys become
  * submit / enqueue / interrupt / respondToApproval / undo calls, events become entries.
  */
 export function TuiApp({ options, session, onExit, storeOptions }: TuiAppProps): React.ReactElement {
@@ -102,7 +102,7 @@ export function TuiApp({ options, session, onExit, storeOptions }: TuiAppProps):
     onExit();
   };
 
-  const switchTo = (thread: AgentThread, modelId: string, clear: boolean) => {
+  const switchTo = (thread: TerminalThread, modelId: string, clear: boolean) => {
     s.session.close();
     s.session = new TuiSession(thread, modelId, storeOptions);
     if (clear && (stdout as NodeJS.WriteStream).isTTY) write(CLEAR_SCREEN);

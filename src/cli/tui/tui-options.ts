@@ -1,22 +1,22 @@
-import type { AgentThread } from "../../agent/agent-thread.js";
+import type { TerminalThread } from "../terminal-thread.js";
 import type { StartupStatus } from "./startup-status.js";
 
 export interface TuiOptions {
   /** Creates a new thread (for /new); the first one is passed in. */
-  newThread: () => Promise<AgentThread>;
+  newThread: () => Promise<TerminalThread>;
   /**
    * The first thread, or a promise of it while the runtime starts (the model loads and warms up).
    * The view takes input at once either way: messages entered before the thread exists are shown
    * as queued and sent, in order and once each, when it resolves. A rejection is shown as an error.
    */
-  thread: AgentThread | Promise<AgentThread>;
+  thread: TerminalThread | Promise<TerminalThread>;
   /** Start-up progress (shown in the status bar) and questions (answered with y/n). Default: none. */
   startup?: StartupStatus;
   modelId: string;
   /** Other models the user may switch to with /model (may be empty: then /model just shows the current one). */
   models?: string[];
   /** Switches to `model` (one of `models`); resolves with the thread to continue in. */
-  onModelChange?: (model: string) => Promise<AgentThread>;
+  onModelChange?: (model: string) => Promise<TerminalThread>;
   /**
    * A first message, sent once the view is up (so its whole turn is shown). Default: none. A turn
    * started on `thread` before `runTui` is shown too, from the point the view opens.

@@ -1,4 +1,4 @@
-import type { AgentThread } from "../../agent/agent-thread.js";
+import type { TerminalThread } from "../terminal-thread.js";
 import { ConversationStore, type ConversationStoreOptions } from "./conversation-store.js";
 
 /**
@@ -11,11 +11,11 @@ export class TuiSession {
   private static nextId = 1;
   readonly id = TuiSession.nextId++;
   readonly store: ConversationStore;
-  private current: AgentThread | null = null;
+  private current: TerminalThread | null = null;
   private unsubscribe: () => void = () => {};
 
   constructor(
-    thread: AgentThread | null,
+    thread: TerminalThread | null,
     private model: string,
     storeOptions: ConversationStoreOptions = {},
   ) {
@@ -29,7 +29,7 @@ export class TuiSession {
   }
 
   /** The thread, or null while the runtime is still starting. */
-  get thread(): AgentThread | null {
+  get thread(): TerminalThread | null {
     return this.current;
   }
 
@@ -37,7 +37,7 @@ export class TuiSession {
    * Gives a session created while starting its thread; shows what the thread already holds. The
    * model becomes the thread's (a trusted project's config may have changed which one it is).
    */
-  attach(thread: AgentThread, model: string = thread.model): void {
+  attach(thread: TerminalThread, model: string = thread.model): void {
     if (this.current) throw new Error("The session already has a thread.");
     this.current = thread;
     this.model = model;

@@ -1,0 +1,90 @@
+import { execFileSync } from "node:child_process";
+import { mkdtemp, readdir, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { describe, expect, test } from "vitest";
+import { readSession } from "../agent/transcript.js";
+import type { ThreadEvent, ThreadInfo } from "../protocol/agent.js";
+import { AgentRuntime } from "./agent-runtime.js";
+import { SessionRecorder } from "./session-recorder.js";
+
+const info: ThreadInfo = {
+  id: "thr_recorder",
+  title: "hello",
+  cwd: "/w",
+  model: "",
+  createdAt: "2024-01-01T00:00:00.000Z",
+  updatedAt: "2024-01-01T00:00:00.000Z",
+};
+const user: ThreadEvent = {
+  type: "item.completed",
+  turn_id: "t",
+  item: { type: "user_message", id: "u1", text: "hello" },
+};
+const agent: ThreadEvent = {
+  type: "item.completed",
+  turn_id: "t",
+  item: { type: "agent_message", id: "a1", text: "hi" },
+};
+
+describe("session recorder", () => {
+  test("writes nothing until the first user message, then every item from it on", async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), "spark-recorder-"));
+    const errors: Error[] = [];
+    const recorder = SessionRecorder.create({ info }, dir, (error) => errors.push(error));
+    recorder.observe({ type: "turn.started", turn_id: "t", input: "hello" });
+    recorder.saveThread(info);
+    await recorder.flush();
+    expect(await readdir(dir)).toEqual([]);
+    expect(recorder.file).toBeNull();
+
+    recorder.observe(user);
+    recorder.observe(agent);
+    recorder.saveThread({ ...info, title: "renamed" });
+    await recorder.flush();
+    expect(recorder.file).toBe(path.join(dir, "thr_recorder.jsonl"));
+    const saved = await readSession(recorder.file!);
+    expect(saved.items.map((item) => item.id)).toEqual(["u1", "a1"]);
+    expect(saved.thread.title).toBe("renamed");
+    expect(errors).toEqual([]);
+  });
+
+  test("a folder it cannot write is reported once, and the session goes unrecorded", async () => {
+    const parent = await mkdtemp(path.join(os.tmpdir(), "spark-recorder-ro-"));
+    await writeFile(path.join(parent, "file"), "");
+    const errors: Error[] = [];
+    // A path under a regular file: mkdir fails whoever runs the test.
+    const recorder = SessionRecorder.create({ info }, path.join(parent, "file", "sessions"), (error) =>
+      errors.push(error),
+    );
+    recorder.observe(user);
+    await recorder.flush();
+    recorder.observe(agent);
+    recorder.observe({ ...user, item: { ...user.item, id: "u2" } });
+    await recorder.flush();
+    expect(errors).toHaveLength(1);
+    expect(recorder.file).toBeNull();
+  });
+
+  test("a runtime's thread opened and never used leaves no transcript; a used one does", async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), "spark-recorder-rt-"));
+    const sessions = await mkdtemp(path.join(os.tmpdir(), "spark-recorder-sessions-"));
+    execFileSync("git", ["init", "-q"], { cwd: dir });
+    await using runtime = await AgentRuntime.start({
+      cwd: dir,
+      engine: "scripted",
+      sessionsDir: sessions,
+      prewarm: false,
+    });
+    const unused = await runtime.newThread();
+    await unused.transcript.flush();
+    expect(await readdir(sessions)).toEqual([]);
+    const used = await runtime.newThread();
+    await used.thread.startTurn("hello there");
+    await used.transcript.flush();
+    expect(await readdir(sessions)).toEqual([`${used.thread.info.id}.jsonl`]);
+    const saved = await readSession(path.join(sessions, `${used.thread.info.id}.jsonl`));
+    expect(saved.thread.title).toBe("hello there");
+    expect(saved.items.map((item) => item.type)).toEqual(["user_message", "agent_message"]);
+  });
+});

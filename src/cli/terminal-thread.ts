@@ -1,0 +1,41 @@
+import type { SubAgentInfo, ThreadEvent, ThreadInfo, ThreadItem } from "../protocol/agent.js";
+
+/**
+ * What the terminal (the interactive view and `spark exec`) does with a thread. An in-process
+ * AgentThread has this surface, and so has a HostThread: a thread on an agent host, watched and
+ * steered from the other faces too.
+ */
+export interface TerminalThread {
+  readonly info: ThreadInfo;
+  /** The model (tier) its turns run on. */
+  readonly model: string;
+  /** A turn is running. */
+  readonly busy: boolean;
+  /** The items so far (a resumed session's included). */
+  readonly history: readonly ThreadItem[];
+  readonly subAgents: SubAgentInfo[];
+  /** Subscribes to the thread's events; returns the unsubscribe function. */
+  on(listener: (event: ThreadEvent) => void): () => void;
+  /** Enter: starts a turn when idle; while a turn runs, steers it. */
+  submit(input: string): void;
+  /** Tab: runs `input` as the next turn once the current one ends. */
+  enqueue(input: string): void;
+  /** Starts a turn; resolves when it (and anything queued behind it) has finished. */
+  startTurn(input: string): Promise<void>;
+  steer(input: string): void;
+  interrupt(): void;
+  /** Type-ahead: the message being typed, as a draft of the next turn. */
+  draft(text: string): Promise<unknown>;
+  /** Answers a pending approval; false when none by that id is pending. */
+  respondToApproval(approvalId: string, approved: boolean): boolean;
+  /** Reverts the last applied patch; the files restored (none when there was nothing to undo). */
+  undo(): Promise<string[]>;
+  cancelSubAgent(id: string): boolean;
+  cancelSubAgents(): void;
+  /** Resolves when no turn is running. */
+  whenIdle(): Promise<void>;
+  /** Resolves when no turn and no sub-agent is running. */
+  whenSettled(): Promise<void>;
+  /** Sends the following turns to another model (tier). */
+  setModel(model: string): void;
+}

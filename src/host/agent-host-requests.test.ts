@@ -1,0 +1,238 @@
+import { execFileSync } from "node:child_process";
+import { mkdtemp, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { AgentThread } from "../agent/agent-thread.js";
+import { Workspace } from "../agent/workspace.js";
+import { ResponsesClient } from "../client/responses-client.js";
+import { type Script, ScriptedEngine } from "../engine/scripted/scripted-engine.js";
+import type { ThreadInfo } from "../protocol/agent.js";
+import { HOST_REQUEST_SCHEMAS, type HostRequestType } from "../protocol/agent-requests.js";
+import { ModelRegistry } from "../server/model-registry.js";
+import { SparkServer } from "../server/spark-server.js";
+import { AgentHost } from "./agent-host.js";
+import { connectHost, type HostTestClient, type HostTestEvent } from "./test-support/host-client.js";
+
+const words = Array.from({ length: 400 }, (_, i) => `w${i}`).join(" ");
+const script: Script = (request) => {
+  const last = request.messages.at(-1);
+  if (last?.role === "user" && last.content === "long") return { text: words };
+  return { text: `echo: ${last?.role === "user" ? last.content : "done"}` };
+};
+
+let server: SparkServer;
+let client: ResponsesClient;
+let url: string;
+let dir: string;
+
+const saved = (id: string, cwd: string): ThreadInfo => ({
+  id,
+  title: id,
+  cwd,
+  model: "",
+  createdAt: "2024-01-01T00:00:00.000Z",
+  updatedAt: "2024-01-01T00:00:00.000Z",
+});
+
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), "spark-host-requests-"));
+  await writeFile(path.join(dir, "a.txt"), "a\n");
+  execFileSync("git", ["init", "-q"], { cwd: dir });
+  const models = new ModelRegistry();
+  models.add("scripted", new ScriptedEngine({ script, tokensPerSecond: 400 }));
+  const host = new AgentHost({
+    create: async () =>
+      new AgentThread({ client, workspace: new Workspace(dir), instructions: "You are Spark." }),
+    resume: async () => null,
+    list: async () => [saved("thr_here", dir), saved("thr_elsewhere", "/somewhere/else")],
+    rename: async () => null,
+    remove: async () => false,
+  });
+  server = await SparkServer.start({ models, sockets: { "/v1/agent": (socket) => host.accept(socket) } });
+  client = await ResponsesClient.connect({ baseUrl: `${server.url}/v1` });
+  url = `${server.url.replace("http", "ws")}/v1/agent`;
+});
+
+afterAll(async () => {
+  await client.close();
+  await server.close();
+});
+
+const answers = (c: HostTestClient, id: string) =>
+  c.events.filter((e) => (e.type === "ack" || e.type === "error") && e.request_id === id);
+
+/** Sends `request` with `request_id: id` and resolves with the first ack or error naming it. */
+async function request(c: HostTestClient, id: string, request: object): Promise<HostTestEvent> {
+  const answer = c.next((e) => (e.type === "ack" || e.type === "error") && e.request_id === id);
+  c.send({ ...request, request_id: id });
+  return answer;
+}
+
+/** Resolves once every turn started so far has completed. */
+async function idle(c: HostTestClient): Promise<void> {
+  const count = (type: string) => c.events.filter((e) => e.type === type).length;
+  while (count("turn.completed") < count("turn.started"))
+    await c.next((e) => e.type === "turn.completed", c.events.length);
+}
+
+async function startThread(c: HostTestClient): Promise<string> {
+  const ack = await request(c, `start-${c.events.length}`, { type: "thread.start" });
+  expect(ack.type).toBe("ack");
+  return ack.thread_id as string;
+}
+
+describe("agent host: request ids", () => {
+  test("every request type is answered exactly once, by an ack or an error naming it", async () => {
+    const c = await connectHost(url);
+    const threadId = await startThread(c);
+    const thread = { thread_id: threadId };
+    // Typed as every request type: a new one fails to compile here until it is covered.
+    const requests: Record<HostRequestType, object> = {
+      "thread.start": {},
+      "thread.resume": thread,
+      "thread.list": {},
+      "turn.start": { ...thread, input: "long" },
+      "turn.steer": { ...thread, input: "shorter" },
+      "turn.queue": { ...thread, input: "next" },
+      "turn.draft": { ...thread, input: "typing" },
+      "approval.respond": { ...thread, approval_id: "appr_none", approved: true },
+      "subagent.cancel": { ...thread, subagent_id: "sub_none" },
+      "turn.interrupt": thread,
+      "thread.undo": thread,
+      "patch.accept": { ...thread, item_id: "call_none", path: "a.txt" },
+      "patch.reject": { ...thread, item_id: "call_none", path: "a.txt" },
+      "thread.rename": { ...thread, title: "Renamed" },
+      "thread.delete": thread,
+    };
+    expect(Object.keys(requests).sort()).toEqual(Object.keys(HOST_REQUEST_SCHEMAS).sort());
+    const ids: string[] = [];
+    for (const [type, fields] of Object.entries(requests)) {
+      const id = `req.${type}:1`;
+      ids.push(id);
+      const answer = await request(c, id, { type, ...fields });
+      const expected = [
+        "approval.respond",
+        "subagent.cancel",
+        "thread.undo",
+        "patch.accept",
+        "patch.reject",
+      ].includes(type)
+        ? "error"
+        : "ack";
+      expect({ type, answer: answer.type }).toEqual({ type, answer: expected });
+      if (type === "turn.interrupt") await idle(c);
+    }
+    // A request without an id is answered as before: no ack.
+    const list = c.next((e) => e.type === "thread.list");
+    c.send({ type: "thread.list" });
+    await list;
+    await request(c, "sync", { type: "thread.list" });
+    for (const id of ids) expect(answers(c, id)).toHaveLength(1);
+    expect(c.events.filter((e) => e.type === "ack" && e.request_id === undefined)).toEqual([]);
+    // Answers are never stamped.
+    for (const answer of c.events.filter((e) => e.type === "ack" || e.type === "error"))
+      expect(answer).not.toHaveProperty("seq");
+    c.ws.close();
+  });
+
+  test("thread.start is acked after thread.started, turn.start after turn.started, with the thread id", async () => {
+    const c = await connectHost(url);
+    const threadId = await startThread(c);
+    const started = c.events.findIndex((e) => e.type === "thread.started");
+    const ack = c.events.findIndex((e) => e.type === "ack");
+    expect(started).toBeGreaterThanOrEqual(0);
+    expect(ack).toBeGreaterThan(started);
+    expect(c.events[started]!.thread_id).toBe(threadId);
+
+    const turnAck = await request(c, "t1", { type: "turn.start", thread_id: threadId, input: "hi" });
+    expect(turnAck).toEqual({ type: "ack", request_id: "t1", thread_id: threadId });
+    expect(c.events.findIndex((e) => e.type === "turn.started")).toBeLessThan(c.events.indexOf(turnAck));
+    await c.next((e) => e.type === "turn.completed");
+
+    const watcher = await connectHost(url);
+    const resumed = await request(watcher, "r1", { type: "thread.resume", thread_id: threadId });
+    expect(resumed).toMatchObject({ type: "ack", thread_id: threadId });
+    expect(watcher.events.findIndex((e) => e.thread_id === threadId)).toBeLessThan(
+      watcher.events.indexOf(resumed),
+    );
+    c.ws.close();
+    watcher.ws.close();
+  });
+
+  test("an error carries the id of the request it answers, even for an unknown or invalid request", async () => {
+    const c = await connectHost(url);
+    const cases: [object, string][] = [
+      [{ type: "turn.start", thread_id: "thr_missing", input: "x" }, "not_found"],
+      [{ type: "thread.explode" }, "unknown_event_type"],
+      [{ type: "turn.start", thread_id: "thr_missing", input: "" }, "invalid_event"],
+      [{ type: "thread.list", workspace: "relative/path" }, "invalid_event"],
+    ];
+    for (const [index, [frame, code]] of cases.entries()) {
+      const answer = await request(c, `bad-${index}`, frame);
+      expect(answer).toMatchObject({ type: "error", request_id: `bad-${index}`, error: { code } });
+    }
+    // An id that is not a valid one is refused, and never echoed.
+    for (const id of ["", "x".repeat(65), "has space", 42]) {
+      const error = c.next((e) => e.type === "error", c.events.length);
+      c.send({ type: "thread.list", request_id: id });
+      expect(await error).toMatchObject({ error: { code: "invalid_event" } });
+      expect(await error).not.toHaveProperty("request_id");
+    }
+    // Without an id, errors are as before.
+    const error = c.next((e) => e.type === "error", c.events.length);
+    c.send({ type: "turn.start", thread_id: "thr_missing", input: "x" });
+    expect(await error).not.toHaveProperty("request_id");
+    c.ws.close();
+  });
+});
+
+describe("agent host: titles and lists", () => {
+  test("the title taken from the first message is announced to every subscriber as thread.renamed", async () => {
+    const c = await connectHost(url);
+    const threadId = await startThread(c);
+    const watcher = await connectHost(url);
+    await request(watcher, "w", { type: "thread.resume", thread_id: threadId });
+    await request(c, "t", { type: "turn.start", thread_id: threadId, input: "Fix the parser\nplease" });
+    for (const client of [c, watcher]) {
+      const renamed = await client.next((e) => e.type === "thread.renamed", 0);
+      expect(renamed).toMatchObject({ thread_id: threadId, thread: { title: "Fix the parser" } });
+      expect(typeof renamed.seq).toBe("number");
+    }
+    await c.next((e) => e.type === "turn.completed", 0);
+    // A second turn keeps the title: no second announcement.
+    await request(c, "t2", { type: "turn.start", thread_id: threadId, input: "again" });
+    await c.next((e) => e.type === "turn.completed", c.events.length);
+    expect(c.events.filter((e) => e.type === "thread.renamed")).toHaveLength(1);
+    c.ws.close();
+    watcher.ws.close();
+  });
+
+  test("thread.list with a workspace lists only its sessions; one never used is not listed", async () => {
+    const c = await connectHost(url);
+    const used = await startThread(c);
+    const unused = await startThread(c);
+    await request(c, "t", { type: "turn.start", thread_id: used, input: "hello" });
+    await c.next((e) => e.type === "turn.completed", 0);
+
+    const ids = async (fields: object) => {
+      const list = c.next((e) => e.type === "thread.list", c.events.length);
+      await request(c, `l${c.events.length}`, { type: "thread.list", ...fields });
+      return ((await list).threads as ThreadInfo[]).map((t) => t.id);
+    };
+    const here = await ids({ workspace: dir });
+    expect(here).toContain(used);
+    expect(here).toContain("thr_here");
+    expect(here).not.toContain("thr_elsewhere");
+    expect(here).not.toContain(unused);
+    expect(await ids({ workspace: "/somewhere/else" })).toEqual(["thr_elsewhere"]);
+    // The list after a rename keeps to the workspace this client listed last.
+    const renamedList = c.next((e) => e.type === "thread.list", c.events.length);
+    await request(c, "rn", { type: "thread.rename", thread_id: used, title: "x" });
+    expect(((await renamedList).threads as ThreadInfo[]).map((t) => t.id)).toEqual(["thr_elsewhere"]);
+    const all = await ids({});
+    expect(all).toEqual(expect.arrayContaining([used, "thr_here", "thr_elsewhere"]));
+    expect(all).not.toContain(unused);
+    c.ws.close();
+  });
+});
