@@ -464,6 +464,7 @@ export function meterText(view: ThreadView, now: number): string {
   return parts.join(" · ");
 }
 
-function formatRate(rate: number): string {
+/** A token rate as every face shows it: one decimal below 100, whole above. */
+export function formatRate(rate: number): string {
   return rate >= 100 ? String(Math.round(rate)) : rate.toFixed(1);
 }
