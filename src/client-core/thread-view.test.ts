@@ -8,6 +8,7 @@ import {
   reduceView,
   runningTools,
   type StampedEvent,
+  startsOver,
   streamingMessage,
   type ThreadView,
   type ViewAction,
@@ -111,7 +112,7 @@ describe("thread events", () => {
       streaming: false,
     });
     expect(ended.turn).toBeNull();
-    expect(ended.turns).toEqual([{ id: "t1", status: "completed", stats }]);
+    expect(ended.turns).toEqual([{ id: "t1", status: "completed", stats, after: 2 }]);
     expect(streamingMessage(ended)).toBeNull();
   });
 
@@ -169,6 +170,49 @@ describe("thread events", () => {
       ]),
     );
     expect(view.entries).toEqual([{ kind: "notice", id: "n1", text: "Compacted.", tone: "dim" }]);
+  });
+});
+
+describe("turn ends in the conversation", () => {
+  test("each finished turn records how many entries came before its end, its notice after it", () => {
+    const view = fold(
+      stamp([
+        ...turn,
+        done,
+        { type: "turn.started", turn_id: "t2", input: "more" },
+        { type: "item.completed", turn_id: "t2", item: user("u2", "more") },
+        { type: "turn.completed", turn_id: "t2", status: "interrupted", stats },
+      ]),
+    );
+    expect(view.turns.map((record) => [record.id, record.status, record.after])).toEqual([
+      ["t1", "completed", 2],
+      ["t2", "interrupted", 3],
+    ]);
+    expect(view.entries.slice(3)).toEqual([
+      { kind: "notice", id: "notice-1", text: "Interrupted.", tone: "warn" },
+    ]);
+  });
+
+  test("startsOver names the events that begin the view anew, and only them", () => {
+    const view = fold(stamp(turn));
+    const [started, history, reset, queued] = stamp(
+      [
+        { type: "thread.started", thread },
+        { type: "thread.history", items: [] },
+        { type: "thread.history", items: [], reset: true },
+        { type: "turn.queued", input: "x" },
+      ],
+      50,
+    );
+    expect([started, history, reset, queued].map((event) => startsOver(view, event!))).toEqual([
+      true,
+      false,
+      true,
+      false,
+    ]);
+    const otherEpoch = stamp([{ type: "turn.queued", input: "x" }], 50, "ep_2")[0]!;
+    expect(startsOver(view, otherEpoch)).toBe(true);
+    expect(startsOver(emptyView(), otherEpoch)).toBe(false);
   });
 });
 
@@ -243,7 +287,7 @@ describe("the queue", () => {
     );
     expect(view.queued).toEqual(["second", "third"]);
     expect(notices(view)).toEqual(["Error: boom"]);
-    expect(view.turns.at(-1)).toEqual({ id: "t1", status: "failed", stats, error });
+    expect(view.turns.at(-1)).toEqual({ id: "t1", status: "failed", stats, error, after: 2 });
   });
 
   test("a failed turn without an error object says so", () => {

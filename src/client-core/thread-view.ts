@@ -58,6 +58,8 @@ export interface TurnRecord {
   status: TurnStatus;
   stats: TurnStats;
   error?: WireError;
+  /** How many entries the view held when the turn ended: a face that shows turn ends inline puts it after them. */
+  after: number;
 }
 
 export type PendingApproval = ApprovalRequestEvent & { turn_id: string };
@@ -123,13 +125,22 @@ export function emptyView(id = ""): ThreadView {
 export function reduceView(view: ThreadView, action: ViewAction, now: number): ThreadView {
   if (action.type === "local.notice") return withNotice(view, action.text, action.tone);
   if (action.type === "local.patch") return setFiles(view, action.itemId, [action.path], action.state);
-  const startsOver =
-    action.type === "thread.started" ||
-    (action.type === "thread.history" && action.reset === true) ||
-    (view.epoch !== null && typeof action.epoch === "string" && action.epoch !== view.epoch);
-  if (startsOver) view = { ...emptyView(view.id || action.thread_id), info: view.info };
+  if (startsOver(view, action)) view = { ...emptyView(view.id || action.thread_id), info: view.info };
   else if (action.seq <= view.lastSeq) return view;
   return reduceEvent({ ...view, lastSeq: action.seq, epoch: action.epoch }, action, now);
+}
+
+/**
+ * Whether `event` makes {@link reduceView} start the view over: `thread.started`, a `thread.history`
+ * reset, or an event of another epoch. A face that keeps what it already printed (the terminal)
+ * uses it to know that the view's entries begin anew.
+ */
+export function startsOver(view: ThreadView, event: StampedEvent): boolean {
+  return (
+    event.type === "thread.started" ||
+    (event.type === "thread.history" && event.reset === true) ||
+    (view.epoch !== null && typeof event.epoch === "string" && event.epoch !== view.epoch)
+  );
 }
 
 function reduceEvent(view: ThreadView, event: StampedEvent, now: number): ThreadView {
@@ -243,6 +254,7 @@ function turnCompleted(
     status: event.status,
     stats: event.stats,
     ...(event.error ? { error: event.error } : {}),
+    after: view.entries.length,
   };
   let next: ThreadView = {
     ...view,
@@ -452,6 +464,7 @@ export function meterText(view: ThreadView, now: number): string {
   return parts.join(" · ");
 }
 
-function formatRate(rate: number): string {
+/** A token rate as every face shows it: one decimal below 100, whole above. */
+export function formatRate(rate: number): string {
   return rate >= 100 ? String(Math.round(rate)) : rate.toFixed(1);
 }

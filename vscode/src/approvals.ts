@@ -1,7 +1,6 @@
 import * as vscode from "vscode";
 import { sandboxLabel } from "../../src/protocol/agent.js";
 import type { ChatController } from "./chat-controller.js";
-import { pendingApprovals } from "./core/thread-view.js";
 
 /**
  * Asks in the editor's own UI before the agent runs a command: a notification with Approve and
@@ -14,10 +13,10 @@ export class ApprovalPrompter implements vscode.Disposable {
 
   constructor(private readonly controller: ChatController) {
     this.subscription = controller.onDidChangeView((view) => {
-      for (const approval of pendingApprovals(view)) {
-        if (this.asked.has(approval.id)) continue;
-        this.asked.add(approval.id);
-        void this.ask(approval.id, approval.command, approval.cwd, sandboxLabel(approval.sandbox));
+      for (const approval of view.approvals) {
+        if (this.asked.has(approval.approval_id)) continue;
+        this.asked.add(approval.approval_id);
+        void this.ask(approval.approval_id, approval.command, approval.cwd, sandboxLabel(approval.sandbox));
       }
     });
   }
@@ -33,8 +32,8 @@ export class ApprovalPrompter implements vscode.Disposable {
     );
     // Dismissed (Escape, or the notification closed): the request stays open in the chat view.
     if (choice === undefined) return;
-    const stillPending = pendingApprovals(this.controller.view).some(
-      (approval) => approval.id === approvalId,
+    const stillPending = this.controller.view.approvals.some(
+      (approval) => approval.approval_id === approvalId,
     );
     if (stillPending)
       await this.controller.respondToApproval(approvalId, choice === "Approve").catch(() => {});

@@ -1,15 +1,15 @@
 import * as vscode from "vscode";
 import { type HostClient, HostClientError, type ThreadRequest } from "../../src/client-core/host-client.js";
-import type { StampedEvent } from "../../src/client-core/thread-view.js";
-import type { ThreadInfo } from "../../src/protocol/agent.js";
-import { DraftPacer } from "../../src/protocol/draft-pacer.js";
 import {
   emptyView,
-  type FileOutcome,
+  type FileState,
   reduceView,
+  type StampedEvent,
   type ThreadView,
   type ViewAction,
-} from "./core/thread-view.js";
+} from "../../src/client-core/thread-view.js";
+import type { ThreadInfo } from "../../src/protocol/agent.js";
+import { DraftPacer } from "../../src/protocol/draft-pacer.js";
 import type { SparkConnection } from "./spark-connection.js";
 
 const LAST_THREAD_KEY = "spark.lastThread";
@@ -70,8 +70,9 @@ export class ChatController implements vscode.Disposable {
         this.apply(event);
         this.eventEmitter.fire(event);
       }),
+      // The host could not continue this thread's events: what it sends next is the whole thread.
       connection.onReset((threadId) => {
-        if (threadId === this.threadId) this.apply({ type: "local.reset" });
+        if (threadId === this.threadId) this.replaceView(emptyView(threadId));
       }),
       connection.onHostError((message) => {
         this.starting = false;
@@ -85,7 +86,7 @@ export class ChatController implements vscode.Disposable {
   }
 
   get thread(): ThreadInfo | null {
-    return this.current.thread;
+    return this.current.info;
   }
 
   get running(): boolean {
@@ -184,7 +185,12 @@ export class ChatController implements vscode.Disposable {
 
   private reset(): void {
     this.starting = false;
-    this.current = emptyView();
+    this.replaceView(emptyView());
+  }
+
+  /** Replaces the whole view: every sink gets it as a snapshot. */
+  private replaceView(view: ThreadView): void {
+    this.current = view;
     for (const sink of this.sinks) sink.snapshot(this.current);
     this.viewEmitter.fire(this.current);
   }
@@ -266,12 +272,12 @@ export class ChatController implements vscode.Disposable {
   }
 
   /** Shows in the chat how a file reviewed in the editor was settled. */
-  noteOutcome(threadId: string, itemId: string, path: string, outcome: FileOutcome): void {
-    const outcomes = this.state.get<[string, FileOutcome][]>(OUTCOMES_KEY, []);
+  noteOutcome(threadId: string, itemId: string, path: string, outcome: FileState): void {
+    const outcomes = this.state.get<[string, FileState][]>(OUTCOMES_KEY, []);
     const key = `${itemId}\n${path}`;
     const kept = outcomes.filter(([candidate]) => candidate !== key).slice(-(MAX_OUTCOMES - 1));
     void this.state.update(OUTCOMES_KEY, [...kept, [key, outcome]]);
-    if (threadId === this.threadId) this.apply({ type: "local.patch", itemId, path, outcome });
+    if (threadId === this.threadId) this.apply({ type: "local.patch", itemId, path, state: outcome });
   }
 
   /**
@@ -286,12 +292,12 @@ export class ChatController implements vscode.Disposable {
           ? [action.item]
           : [];
     if (items.length === 0) return;
-    const outcomes = new Map(this.state.get<[string, FileOutcome][]>(OUTCOMES_KEY, []));
+    const outcomes = new Map(this.state.get<[string, FileState][]>(OUTCOMES_KEY, []));
     for (const item of items) {
       if (item.type !== "tool_call" || item.display?.kind !== "diff") continue;
       for (const file of item.display.files) {
         const outcome = outcomes.get(`${item.id}\n${file.path}`);
-        if (outcome) this.apply({ type: "local.patch", itemId: item.id, path: file.path, outcome });
+        if (outcome) this.apply({ type: "local.patch", itemId: item.id, path: file.path, state: outcome });
       }
     }
   }

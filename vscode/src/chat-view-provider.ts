@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import * as vscode from "vscode";
+import type { ThreadView, ViewAction } from "../../src/client-core/thread-view.js";
 import type { ChatController, ViewSink } from "./chat-controller.js";
-import type { ThreadView, ViewAction } from "./core/thread-view.js";
 import type { SparkConnection } from "./spark-connection.js";
 import type { FromWebview, ToWebview } from "./webview/messages.js";
 

@@ -1,6 +1,6 @@
 import * as vscode from "vscode";
+import { meterText } from "../../src/client-core/thread-view.js";
 import type { ChatController } from "./chat-controller.js";
-import { meterText } from "./core/thread-view.js";
 import type { SparkConnection } from "./spark-connection.js";
 
 /** The status bar item: the connection, and while a turn runs, its live meter. Click: the chat. */

@@ -1,4 +1,5 @@
 import { describe, expect, test } from "vitest";
+import type { StampedEvent } from "../../client-core/thread-view.js";
 import type { ThreadEvent, TurnStats } from "../../protocol/agent.js";
 import { ConversationStore, type Entry } from "./conversation-store.js";
 
@@ -14,7 +15,7 @@ const STATS: TurnStats = {
 function storeWithClock() {
   const clock = { now: 0 };
   const store = new ConversationStore({ now: () => clock.now });
-  const apply = (...events: ThreadEvent[]) => {
+  const apply = (...events: Parameters<ConversationStore["apply"]>[0][]) => {
     for (const event of events) store.apply(event);
     store.flush();
     return store.getSnapshot();
@@ -52,7 +53,7 @@ describe("ConversationStore", () => {
     view = apply(delta(".\nNext"));
     expect(agentTexts(view.entries)).toEqual(["Hello world."]);
     expect(view.streaming).toMatchObject({ text: "Next", continued: true });
-    view = apply(delta(" line\n\n"), delta("\nThird"), done("..."));
+    view = apply(delta(" line\n\n"), delta("\nThird"), done("Hello world.\nNext line\n\n\nThird"));
     expect(agentTexts(view.entries)).toEqual(["Hello world.", "Next line", "\n\nThird"]);
     expect(view.entries.filter((e) => e.kind === "agent").map((e) => e.kind === "agent" && e.first)).toEqual([
       true,
@@ -65,9 +66,19 @@ describe("ConversationStore", () => {
 
   test("leading and trailing blank lines of a message are dropped", () => {
     const { apply } = storeWithClock();
-    let view = apply(started, message(), delta("\n\n  indented\n"), delta("end\n\n\n"), done(""));
+    let view = apply(
+      started,
+      message(),
+      delta("\n\n  indented\n"),
+      delta("end\n\n\n"),
+      done("\n\n  indented\nend\n\n\n"),
+    );
     expect(agentTexts(view.entries)).toEqual(["  indented", "end"]);
-    view = apply(message("m2"), delta("\n    one line of code  ", "m2"), done("", "m2"));
+    view = apply(
+      message("m2"),
+      delta("\n    one line of code  ", "m2"),
+      done("\n    one line of code  ", "m2"),
+    );
     expect(agentTexts(view.entries).at(-1)).toBe("    one line of code");
   });
 
@@ -78,7 +89,7 @@ describe("ConversationStore", () => {
       message(),
       delta("Code:\n```ts\nconst a = 1;\n"),
       delta("```\nafter\n"),
-      done(""),
+      done("Code:\n```ts\nconst a = 1;\n```\nafter\n"),
     );
     const chunks = view.entries.filter((e) => e.kind === "agent");
     expect(chunks.map((e) => e.kind === "agent" && [e.text, e.fenced])).toEqual([
@@ -92,6 +103,7 @@ describe("ConversationStore", () => {
     let published = 0;
     store.subscribe(() => published++);
     store.apply(started);
+    store.apply(message());
     for (let i = 0; i < 100; i++) store.apply(delta(`w${i} `));
     expect(published).toBe(0);
     await new Promise<void>((resolve) => store.subscribe(resolve));
@@ -115,7 +127,7 @@ describe("ConversationStore", () => {
       text: "Interrupted. 1 queued message dropped.",
       tone: "warn",
     });
-    expect(view.turn).toMatchObject({ status: "interrupted", stats: STATS });
+    expect(view.thread.turns.at(-1)).toMatchObject({ id: "t2", status: "interrupted", stats: STATS });
     expect(view.phase).toBe("idle");
   });
 
@@ -200,10 +212,12 @@ describe("ConversationStore", () => {
     apply(delta("a"));
     clock.now = 200;
     const view = apply(delta(" b"), delta(" c"));
-    expect(view.turn).toMatchObject({
+    expect(view.thread.turn).toMatchObject({
       startedAt: 0,
       firstTokenAt: 100,
-      message: { firstAt: 100, lastAt: 200, deltas: 3 },
+      firstDeltaAt: 100,
+      lastDeltaAt: 200,
+      deltas: 3,
     });
   });
 
@@ -221,5 +235,69 @@ describe("ConversationStore", () => {
     const view = store.getSnapshot();
     expect(view.entries.map((e) => e.kind)).toEqual(["user", "agent", "tool"]);
     expect(view.phase).toBe("thinking");
+  });
+
+  test("host events keep their seq: a replayed one is not printed twice", () => {
+    const { apply } = storeWithClock();
+    const stamp = (event: ThreadEvent, seq: number) =>
+      ({ ...event, thread_id: "thr", seq, epoch: "ep" }) as StampedEvent;
+    const user = stamp(
+      { type: "item.completed", turn_id: T, item: { type: "user_message", id: "u", text: "hi" } },
+      1,
+    );
+    const view = apply(stamp(started, 0), user, user);
+    expect(view.entries.map((e) => e.kind === "user" && e.text)).toEqual(["hi"]);
+    expect(view.thread.lastSeq).toBe(1);
+  });
+
+  test("a view that starts over keeps what is printed and prints the new thread's items", () => {
+    const { apply, store } = storeWithClock();
+    store.notice("before");
+    const view = apply({
+      type: "thread.history",
+      items: [{ type: "agent_message", id: "a", text: "old answer\n" }],
+      reset: true,
+    });
+    expect(view.entries.map((e) => e.kind !== "tool" && e.text)).toEqual(["before", "old answer"]);
+    store.notice("after");
+    store.flush();
+    expect(store.getSnapshot().entries.map((e) => e.kind !== "tool" && e.text)).toEqual([
+      "before",
+      "old answer",
+      "after",
+    ]);
+  });
+
+  test("a message that arrives whole is printed whole; a notice is not held back by a running tool", () => {
+    const { apply } = storeWithClock();
+    const tool = { type: "tool_call" as const, id: "c", name: "shell", arguments: "{}" };
+    let view = apply(
+      started,
+      { type: "item.started", turn_id: T, item: { ...tool, status: "running" } },
+      { type: "item.completed", turn_id: T, item: { type: "notice", id: "n", text: "Compacted." } },
+    );
+    expect(view.phase).toBe("running tool");
+    expect(view.running.map((item) => item.id)).toEqual(["c"]);
+    expect(view.entries.map((e) => e.kind)).toEqual(["notice"]);
+    view = apply(
+      { type: "item.completed", turn_id: T, item: { ...tool, status: "completed", output: "ok" } },
+      { type: "item.completed", turn_id: T, item: { type: "agent_message", id: "a", text: "All done.\n" } },
+    );
+    expect(view.entries.map((e) => e.kind)).toEqual(["notice", "tool", "agent"]);
+    expect(agentTexts(view.entries)).toEqual(["All done."]);
+    expect(view.running).toEqual([]);
+  });
+
+  test("Esc shows interrupting until the turn ends; it means nothing when idle", () => {
+    const { apply, store } = storeWithClock();
+    store.markInterrupting();
+    expect(store.busy).toBe(false);
+    apply(started, message(), delta("x"));
+    store.markInterrupting();
+    store.flush();
+    expect(store.getSnapshot().phase).toBe("interrupting");
+    const view = apply({ type: "turn.completed", turn_id: T, status: "interrupted", stats: STATS });
+    expect(view.phase).toBe("idle");
+    expect(agentTexts(view.entries)).toEqual(["x"]);
   });
 });

@@ -1,15 +1,21 @@
-import type {
-  ApprovalRequestEvent,
-  SubAgentInfo,
-  ThreadEvent,
-  ThreadItem,
-  TurnStats,
-  TurnStatus,
-} from "../../protocol/agent.js";
+import {
+  type Entry as CoreEntry,
+  emptyView,
+  type PendingApproval,
+  reduceView,
+  runningTools,
+  type StampedEvent,
+  type SubAgentView,
+  startsOver,
+  streamingMessage,
+  type ThreadView,
+  type Tone,
+} from "../../client-core/thread-view.js";
+import type { HostThreadEvent, ThreadEvent, ThreadItem } from "../../protocol/agent.js";
 import { fenceOpenAfter } from "./agent-markdown.js";
 import type { ToolCallItem } from "./tool-summary.js";
 
-export type Tone = "dim" | "info" | "warn" | "error";
+export type { PendingApproval, Tone };
 
 /**
  * A finished piece of the conversation. Entries never change once made, so the view prints each
@@ -33,20 +39,6 @@ export type Phase =
   | "waiting for approval"
   | "interrupting";
 
-/** Timing of the current (or last) turn, for the status line. */
-export interface TurnMeter {
-  startedAt: number;
-  firstTokenAt: number | null;
-  /** The agent message being streamed: its first and latest delta, and how many arrived. */
-  message: { firstAt: number; lastAt: number; deltas: number } | null;
-  endedAt: number | null;
-  status: TurnStatus | null;
-  /** The agent's own measurements, once the turn has completed. */
-  stats: TurnStats | null;
-}
-
-export type PendingApproval = ApprovalRequestEvent & { turn_id: string };
-
 export interface ConversationView {
   entries: readonly Entry[];
   /**
@@ -59,9 +51,10 @@ export interface ConversationView {
   /** Messages queued with Tab, until their turn starts. */
   queued: readonly string[];
   phase: Phase;
-  turn: TurnMeter | null;
   /** Background sub-agents still running, oldest first. */
-  subAgents: readonly SubAgentInfo[];
+  subAgents: readonly SubAgentView[];
+  /** The client core's view of the thread, everything above is derived from (turn timing included). */
+  thread: ThreadView;
 }
 
 export interface ConversationStoreOptions {
@@ -71,28 +64,42 @@ export interface ConversationStoreOptions {
   now?: () => number;
 }
 
+/** The epoch of events stamped here, for a thread that runs in this process. */
+const LOCAL_EPOCH = "local";
+
+/** How far an agent message being streamed has been printed. */
+interface Printing {
+  /** Characters of the message's text already printed, or dropped as leading blank lines. */
+  consumed: number;
+  started: boolean;
+  /** Whether the printed part has left a code block open. */
+  fenced: boolean;
+}
+
 /**
- * The terminal UI's view model: folds thread events into entries and live state. Finished lines of a
- * streaming message become entries as soon as their newline arrives, so only the last partial line
- * is redrawn while the model types. Changes are published at most once per frame (listeners get
- * one call per batch of events); {@link flush} publishes at once.
+ * The terminal UI's view model: a thin adapter over the client core's thread view
+ * ({@link reduceView}). Thread events (stamped by the host, or here with a local `seq` for a thread
+ * running in this process) fold into the core view; what the terminal prints once (`<Static>`)
+ * and its phase are derived from it. Finished lines of a streaming message become entries as soon
+ * as their newline arrives, so only the last partial line is redrawn while the model types.
+ * Changes are published at most once per frame (listeners get one call per batch of events);
+ * {@link flush} publishes at once.
  */
 export class ConversationStore {
   private readonly frameMs: number;
   private readonly now: () => number;
   private readonly listeners = new Set<() => void>();
+  private view: ThreadView = emptyView();
+  /** Entries printed so far: they stay on screen whatever the core view does later. */
   private entries: Entry[] = [];
-  private streaming: string | null = null;
-  private messageStarted = false;
-  /** Whether the streamed message so far has left a code block open. */
-  private fenced = false;
-  private running: ToolCallItem[] = [];
-  private approvals: PendingApproval[] = [];
-  private queued: string[] = [];
-  private subAgents: SubAgentInfo[] = [];
-  private phase: Phase = "idle";
-  private turn: TurnMeter | null = null;
-  private nextUserIsSteer = false;
+  /** Ids of the core view's entries that are printed in full. */
+  private printed = new Set<string>();
+  /** Core entries before this index are all printed. */
+  private printedUpTo = 0;
+  private printing = new Map<string, Printing>();
+  private streaming: ConversationView["streaming"] = null;
+  /** Esc was pressed during the running turn. */
+  private interrupting = false;
   private keys = 0;
   private snapshot: ConversationView;
   private flushTimer: NodeJS.Timeout | NodeJS.Immediate | null = null;
@@ -113,125 +120,35 @@ export class ConversationStore {
   /** The latest published view; the same object until something changes. */
   readonly getSnapshot = (): ConversationView => this.snapshot;
 
-  /** Live (not the published snapshot): whether a turn is running. */
+  /** Live (not the published snapshot): whether a turn is running or an approval waits. */
   get busy(): boolean {
-    return this.phase !== "idle";
+    return this.phase() !== "idle";
   }
 
   /** Live: the oldest approval still waiting for an answer. */
   get pendingApproval(): PendingApproval | null {
-    return this.approvals[0] ?? null;
+    return this.view.approvals[0] ?? null;
   }
 
-  apply(event: ThreadEvent): void {
-    const now = this.now();
-    switch (event.type) {
-      case "thread.started":
-        break;
-      case "item.started":
-        this.itemStarted(event.item);
-        break;
-      case "turn.started": {
-        this.phase = "thinking";
-        this.turn = {
-          startedAt: now,
-          firstTokenAt: null,
-          message: null,
-          endedAt: null,
-          status: null,
-          stats: null,
-        };
-        const queuedAt = this.queued.indexOf(event.input);
-        if (queuedAt !== -1) this.queued.splice(queuedAt, 1);
-        break;
-      }
-      case "turn.queued":
-        this.queued.push(event.input);
-        break;
-      case "turn.steered":
-        this.nextUserIsSteer = true;
-        break;
-      case "item.delta":
-        this.delta(event.delta, now);
-        break;
-      case "item.completed":
-        this.itemCompleted(event.item);
-        break;
-      case "approval.requested": {
-        const { type: _, ...approval } = event;
-        this.approvals.push(approval);
-        this.phase = "waiting for approval";
-        break;
-      }
-      case "approval.resolved": {
-        const approval = this.approvals.find((a) => a.approval_id === event.approval_id);
-        this.approvals = this.approvals.filter((a) => a.approval_id !== event.approval_id);
-        if (approval) {
-          this.push({
-            kind: "notice",
-            text: `${event.approved ? "Approved" : "Denied"}: $ ${approval.command}`,
-            tone: event.approved ? "dim" : "warn",
-          });
-        }
-        // A sub-agent may ask while no turn of this thread runs: then the thread is idle again.
-        if (this.phase === "waiting for approval" && this.approvals.length === 0)
-          this.phase = this.turn && this.turn.endedAt === null ? "running tool" : "idle";
-        break;
-      }
-      case "turn.completed":
-        this.endMessage();
-        this.running = [];
-        this.approvals = [];
-        this.phase = "idle";
-        if (this.turn) {
-          this.turn.endedAt = now;
-          this.turn.status = event.status;
-          this.turn.stats = event.stats;
-        }
-        if (event.status === "interrupted") {
-          const dropped = this.queued.length;
-          this.queued = [];
-          const note = dropped > 0 ? ` ${dropped} queued message${dropped > 1 ? "s" : ""} dropped.` : "";
-          this.push({ kind: "notice", text: `Interrupted.${note}`, tone: "warn" });
-        } else if (event.status === "failed") {
-          this.push({
-            kind: "notice",
-            text: `Error: ${event.error?.message ?? "the turn failed."}`,
-            tone: "error",
-          });
-        }
-        break;
-      case "subagent.started":
-        this.subAgents.push({ ...event.subagent });
-        this.push({
-          kind: "notice",
-          text: `Sub-agent ${event.subagent.id} started: ${event.subagent.task}`,
-          tone: "dim",
-        });
-        break;
-      case "subagent.progress": {
-        const sub = this.subAgents.find((s) => s.id === event.subagent_id);
-        if (sub) {
-          sub.outputTokens = event.output_tokens;
-          sub.progress = event.progress;
-        }
-        break;
-      }
-      case "subagent.completed": {
-        this.subAgents = this.subAgents.filter((s) => s.id !== event.subagent_id);
-        const how = event.status === "completed" ? "finished" : event.status;
-        this.push({
-          kind: "notice",
-          text: `Sub-agent ${event.subagent_id} ${how}${event.error ? `: ${event.error}` : ""}`,
-          tone: event.status === "failed" ? "error" : event.status === "cancelled" ? "warn" : "dim",
-        });
-        break;
-      }
-      default: {
-        const unknown: never = event;
-        void unknown;
-      }
+  /** Folds one event: stamped by the host, or (a thread in this process) stamped here. */
+  apply(event: ThreadEvent | HostThreadEvent | StampedEvent): void {
+    const stamped: StampedEvent =
+      "seq" in event
+        ? event
+        : ({
+            ...event,
+            thread_id: this.view.id,
+            seq: this.view.lastSeq + 1,
+            epoch: this.view.epoch ?? LOCAL_EPOCH,
+          } as StampedEvent);
+    // The view's entries begin anew; what is printed stays on screen.
+    if (startsOver(this.view, stamped) || stamped.type === "thread.history") {
+      this.printed.clear();
+      this.printedUpTo = 0;
+      this.printing.clear();
     }
+    this.view = reduceView(this.view, stamped, this.now());
+    if (!this.view.turn) this.interrupting = false;
     this.changed();
   }
 
@@ -240,35 +157,20 @@ export class ConversationStore {
    * entries; `running` when the thread is already in a turn.
    */
   load(items: readonly ThreadItem[], running = false): void {
-    for (const item of items) {
-      if (item.type === "agent_message") {
-        if (item.text.trim())
-          this.push({ kind: "agent", text: item.text.trim(), first: true, fenced: false });
-      } else this.itemCompleted(item);
-    }
-    if (running) {
-      this.phase = "thinking";
-      this.turn = {
-        startedAt: this.now(),
-        firstTokenAt: null,
-        message: null,
-        endedAt: null,
-        status: null,
-        stats: null,
-      };
-    }
-    this.changed();
+    this.apply({ type: "thread.history", items: [...items] });
+    // The turn started before this view: its id and input are not known, only that it runs.
+    if (running) this.apply({ type: "turn.started", turn_id: "", input: "" });
   }
 
   notice(text: string, tone: Tone = "info"): void {
-    this.push({ kind: "notice", text, tone });
+    this.view = reduceView(this.view, { type: "local.notice", text, tone }, this.now());
     this.changed();
   }
 
   /** Esc was pressed: shown at once, before the turn reports that it has stopped. */
   markInterrupting(): void {
-    if (this.phase === "idle") return;
-    this.phase = "interrupting";
+    if (!this.view.turn) return;
+    this.interrupting = true;
     this.changed();
   }
 
@@ -294,90 +196,93 @@ export class ConversationStore {
     this.listeners.clear();
   }
 
-  private itemStarted(item: ThreadItem): void {
-    if (item.type === "agent_message") {
-      this.endMessage();
-      this.streaming = "";
-      this.messageStarted = false;
-      this.fenced = false;
-      this.phase = "streaming";
-    } else if (item.type === "tool_call") {
-      this.running.push(item);
-      this.phase = "running tool";
-    }
+  private phase(): Phase {
+    const view = this.view;
+    if (view.turn && this.interrupting) return "interrupting";
+    // A sub-agent may ask while no turn of this thread runs.
+    if (view.approvals.length > 0) return "waiting for approval";
+    if (!view.turn) return "idle";
+    if (runningTools(view).length > 0) return "running tool";
+    return streamingMessage(view) ? "streaming" : "thinking";
   }
 
-  private itemCompleted(item: ThreadItem): void {
-    switch (item.type) {
-      case "user_message":
-        this.push({ kind: "user", text: item.text, steer: this.nextUserIsSteer });
-        this.nextUserIsSteer = false;
-        break;
-      case "agent_message":
-        this.endMessage();
-        if (this.phase === "streaming") this.phase = "thinking";
-        break;
-      case "tool_call":
-        this.running = this.running.filter((running) => running.id !== item.id);
-        this.push({ kind: "tool", item });
-        if (this.phase === "running tool" && this.running.length === 0) this.phase = "thinking";
-        break;
+  /** Prints what the core view has finished since the last call; keeps the streamed tail live. */
+  private print(): void {
+    const entries = this.view.entries;
+    let tail: ConversationView["streaming"] = null;
+    let allPrinted = true;
+    for (let at = this.printedUpTo; at < entries.length; at++) {
+      const entry = entries[at]!;
+      if (!this.printed.has(entry.id)) {
+        if (entry.kind === "agent" && entry.streaming) tail = this.streamLines(entry);
+        else if (!(entry.kind === "tool" && entry.item.status === "running")) this.printEntry(entry);
+      }
+      if (allPrinted && this.printed.has(entry.id)) this.printedUpTo = at + 1;
+      else allPrinted = false;
+    }
+    this.streaming = tail;
+  }
+
+  private printEntry(entry: CoreEntry): void {
+    this.printed.add(entry.id);
+    switch (entry.kind) {
+      case "user":
+        this.push({ kind: "user", text: entry.text, steer: entry.steer });
+        return;
+      case "tool":
+        this.push({ kind: "tool", item: entry.item });
+        return;
       case "notice":
-        this.push({ kind: "notice", text: item.text, tone: "dim" });
-        break;
+        this.push({ kind: "notice", text: entry.text, tone: entry.tone });
+        return;
+      case "agent": {
+        const printing = this.printing.get(entry.id);
+        this.printing.delete(entry.id);
+        if (!printing) {
+          // Never streamed here (a resumed session's history): the whole message at once.
+          const text = entry.text.trim();
+          if (text) this.push({ kind: "agent", text, first: true, fenced: false });
+          return;
+        }
+        const rest = entry.text.slice(printing.consumed);
+        const text = (printing.started ? rest : rest.replace(/^\s*\n/, "")).trimEnd();
+        if (text.trim() !== "")
+          this.push({ kind: "agent", text, first: !printing.started, fenced: printing.fenced });
+        return;
+      }
       default: {
-        const unknown: never = item;
+        const unknown: never = entry;
         void unknown;
       }
     }
   }
 
-  private delta(delta: string, now: number): void {
-    if (this.streaming === null) {
-      this.streaming = "";
-      this.messageStarted = false;
-      this.fenced = false;
+  /** Prints the whole lines of a message being streamed; returns its unfinished tail. */
+  private streamLines(entry: Extract<CoreEntry, { kind: "agent" }>): ConversationView["streaming"] {
+    let printing = this.printing.get(entry.id);
+    if (!printing) {
+      printing = { consumed: 0, started: false, fenced: false };
+      this.printing.set(entry.id, printing);
     }
-    if (this.phase === "thinking") this.phase = "streaming";
-    if (this.turn) {
-      this.turn.firstTokenAt ??= now;
-      if (this.turn.message) {
-        this.turn.message.lastAt = now;
-        this.turn.message.deltas++;
-      } else this.turn.message = { firstAt: now, lastAt: now, deltas: 1 };
-    }
-    let text = this.streaming + delta;
+    let text = entry.text.slice(printing.consumed);
     // Leading blank lines of a message are never shown.
-    if (!this.messageStarted) text = text.replace(/^\s*\n/, "");
+    if (!printing.started) {
+      const blank = /^\s*\n/.exec(text)?.[0].length ?? 0;
+      printing.consumed += blank;
+      text = text.slice(blank);
+    }
     const lastNewline = text.lastIndexOf("\n");
-    if (lastNewline === -1) {
-      this.streaming = text;
-      return;
-    }
     // Whole lines are final; trailing blank lines wait until text follows them.
-    const complete = text.slice(0, lastNewline);
-    const body = complete.replace(/\n+$/, "");
-    if (body.trim() === "") {
-      this.streaming = text;
-      return;
+    const body = lastNewline === -1 ? "" : text.slice(0, lastNewline).replace(/\n+$/, "");
+    if (body.trim() !== "") {
+      this.push({ kind: "agent", text: body, first: !printing.started, fenced: printing.fenced });
+      printing.fenced = fenceOpenAfter(body, printing.fenced);
+      printing.started = true;
+      // The newline that ended the printed chunk is not a blank line of what follows.
+      printing.consumed += body.length + 1;
+      text = text.slice(body.length + 1);
     }
-    this.push({ kind: "agent", text: body, first: !this.messageStarted, fenced: this.fenced });
-    this.fenced = fenceOpenAfter(body, this.fenced);
-    this.messageStarted = true;
-    this.streaming = complete.slice(body.length) + text.slice(lastNewline);
-    // What remains starts with the newline that ended the committed chunk; it is not a blank line.
-    this.streaming = this.streaming.slice(1);
-  }
-
-  private endMessage(): void {
-    if (this.streaming === null) return;
-    const rest = (this.messageStarted ? this.streaming : this.streaming.replace(/^\s*\n/, "")).trimEnd();
-    if (rest.trim() !== "")
-      this.push({ kind: "agent", text: rest, first: !this.messageStarted, fenced: this.fenced });
-    this.streaming = null;
-    this.messageStarted = false;
-    this.fenced = false;
-    if (this.turn) this.turn.message = null;
+    return { text, continued: printing.started, fenced: printing.fenced };
   }
 
   private push(entry: DistributiveOmit<Entry, "key">): void {
@@ -385,25 +290,25 @@ export class ConversationStore {
   }
 
   private changed(): void {
+    // Printing follows every change, so a streamed line is committed once, whatever the frame rate.
+    this.print();
     if (this.flushTimer) return;
     const wait = this.lastFlush + this.frameMs - this.now();
     this.flushTimer = wait > 0 ? setTimeout(() => this.flush(), wait) : setImmediate(() => this.flush());
   }
 
   private build(): ConversationView {
+    const view = this.view;
     return {
       // A new array each time, so the view's <Static> sees that entries were added.
       entries: this.entries.slice(),
-      streaming:
-        this.streaming === null
-          ? null
-          : { text: this.streaming, continued: this.messageStarted, fenced: this.fenced },
-      running: this.running.slice(),
-      approvals: this.approvals.slice(),
-      queued: this.queued.slice(),
-      subAgents: this.subAgents.map((sub) => ({ ...sub })),
-      phase: this.phase,
-      turn: this.turn ? { ...this.turn, message: this.turn.message ? { ...this.turn.message } : null } : null,
+      streaming: this.streaming,
+      running: runningTools(view),
+      approvals: view.approvals,
+      queued: view.queued,
+      phase: this.phase(),
+      subAgents: view.subAgents.filter((sub) => sub.status === "running"),
+      thread: view,
     };
   }
 }

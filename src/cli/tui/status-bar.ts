@@ -1,6 +1,7 @@
 import { Box, Text, useWindowSize } from "ink";
 import React from "react";
-import type { ConversationView, TurnMeter } from "./conversation-store.js";
+import { formatRate, liveMeter, type ThreadView } from "../../client-core/thread-view.js";
+import type { ConversationView } from "./conversation-store.js";
 
 const h = React.createElement;
 
@@ -22,7 +23,7 @@ export function StatusBar({ modelId, view, now, activity, quitArmed }: StatusBar
   const busy = activity !== null || view.phase !== "idle";
   const model = modelId || "default model";
   const subs = subAgentsLabel(view);
-  const metrics = [...turnMetrics(view.turn, now), ...(subs ? [subs] : [])];
+  const metrics = [...turnMetrics(view.thread, now), ...(subs ? [subs] : [])];
   const details = metrics.length > 0 ? ` · ${metrics.join(" · ")}` : "";
   // Padding 1 each side, and at least 2 spaces between the halves; hints shorten, then give way.
   const room = columns - (model.length + 3 + state.length + details.length + 4);
@@ -65,30 +66,25 @@ export function subAgentsLabel(view: ConversationView): string {
 
 /** `idle`, `thinking 1.2s`, `streaming 3.4s`, ... */
 export function stateLabel(view: ConversationView, now: number): string {
-  if (view.phase === "idle" || !view.turn) return view.phase;
-  return `${view.phase} ${((now - view.turn.startedAt) / 1000).toFixed(1)}s`;
+  const turn = view.thread.turn;
+  if (view.phase === "idle" || !turn) return view.phase;
+  return `${view.phase} ${((now - turn.startedAt) / 1000).toFixed(1)}s`;
 }
 
 /**
- * Time to first token and tokens per second: the agent's own numbers once a turn has completed; a
- * live estimate from the deltas of the message being streamed before that (marked `~`).
+ * Time to first token and tokens per second, as the client core's meter has them (a live estimate
+ * while the turn runs, marked `~`; the agent's own numbers after it), and how the last turn ended
+ * when it did not complete.
  */
-export function turnMetrics(turn: TurnMeter | null, _now: number): string[] {
-  if (!turn) return [];
+export function turnMetrics(thread: ThreadView, now: number): string[] {
+  const meter = liveMeter(thread, now);
+  if (!meter) return [];
   const parts: string[] = [];
-  const ttft = turn.stats
-    ? turn.stats.timeToFirstTokenMs
-    : turn.firstTokenAt === null
-      ? null
-      : turn.firstTokenAt - turn.startedAt;
-  if (ttft !== null) parts.push(`ttft ${Math.round(ttft)} ms`);
-  if (turn.stats) {
-    if (turn.stats.tokensPerSecond !== null) parts.push(`${formatRate(turn.stats.tokensPerSecond)} tok/s`);
-  } else if (turn.message && turn.message.deltas >= 2 && turn.message.lastAt > turn.message.firstAt) {
-    const rate = ((turn.message.deltas - 1) * 1000) / (turn.message.lastAt - turn.message.firstAt);
-    parts.push(`~${formatRate(rate)} tok/s`);
-  }
-  if (turn.status && turn.status !== "completed") parts.push(`last turn ${turn.status}`);
+  if (meter.ttftMs !== null) parts.push(`ttft ${Math.round(meter.ttftMs)} ms`);
+  if (meter.tokensPerSecond !== null)
+    parts.push(`${meter.live ? "~" : ""}${formatRate(meter.tokensPerSecond)} tok/s`);
+  const last = thread.turns.at(-1);
+  if (!meter.live && last && last.status !== "completed") parts.push(`last turn ${last.status}`);
   return parts;
 }
 
@@ -98,8 +94,4 @@ export function hints(view: ConversationView, short = false): string {
   if (view.phase !== "idle")
     return short ? "Esc stop · Tab queue" : "Esc interrupt · Enter steer · Tab queue · /help";
   return short ? "/help" : "Enter send · Tab queue · /help";
-}
-
-function formatRate(rate: number): string {
-  return rate >= 100 ? String(Math.round(rate)) : rate.toFixed(1);
 }

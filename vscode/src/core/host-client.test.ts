@@ -7,12 +7,16 @@ import WebSocket from "ws";
 import { type ServeStack, startServe } from "../../../src/cli/serve-command.js";
 import { HostClient, HostClientError, type ThreadRequest } from "../../../src/client-core/host-client.js";
 import type { SocketFactory, WebSocketLike } from "../../../src/client-core/socket.js";
-import type { StampedEvent } from "../../../src/client-core/thread-view.js";
+import {
+  emptyView,
+  reduceView,
+  type StampedEvent,
+  type ThreadView,
+} from "../../../src/client-core/thread-view.js";
 import { type Script, ScriptedEngine } from "../../../src/engine/scripted/scripted-engine.js";
 import type { ThreadItem } from "../../../src/protocol/agent.js";
 import { applyReplacement, FileReview } from "./hunk-edits.js";
 import { agentSocketUrl } from "./spark-launcher.js";
-import { emptyView, pendingApprovals, reduceView, type ThreadView } from "./thread-view.js";
 
 /** Sends a request; the events it causes are what these tests check, so its answer is not awaited. */
 function fire(client: HostClient, request: ThreadRequest): void {
@@ -93,8 +97,8 @@ function harness(url = agentSocketUrl(stack.server.url)) {
       }
     }
   });
-  client.on("reset", () => {
-    view = reduceView(view, { type: "local.reset" }, performance.now());
+  client.on("reset", (threadId) => {
+    view = emptyView(threadId);
   });
   return {
     client,
@@ -188,11 +192,17 @@ describe("host client against a real spark serve", () => {
     const { id } = await h.client.startThread();
     fire(h.client, { type: "turn.start", thread_id: id, input: "run true please" });
     await h.next((e) => e.type === "approval.requested");
-    const [approval] = pendingApprovals(h.view());
+    const [approval] = h.view().approvals;
     expect(approval).toMatchObject({ command: "true" });
-    fire(h.client, { type: "approval.respond", thread_id: id, approval_id: approval!.id, approved: true });
+    fire(h.client, {
+      type: "approval.respond",
+      thread_id: id,
+      approval_id: approval!.approval_id,
+      approved: true,
+    });
     await h.next((e) => e.type === "turn.completed");
-    expect(pendingApprovals(h.view())).toEqual([]);
+    expect(h.view().approvals).toEqual([]);
+    expect(h.view().entries).toContainEqual(expect.objectContaining({ text: "Approved: $ true" }));
     expect(h.view().entries.find((e) => e.kind === "tool")).toMatchObject({
       item: { name: "shell", status: "completed" },
     });
@@ -239,7 +249,7 @@ describe("host client against a real spark serve", () => {
     fire(h.client, { type: "thread.undo", thread_id: id });
     expect(await h.next((e) => e.type === "patch.undone")).toMatchObject({ item_id: item.id });
     expect(await readFile(file1, "utf8")).toBe(original);
-    expect(h.view().entries.find((e) => e.kind === "tool")).toMatchObject({ undone: true });
+    expect(h.view().entries.find((e) => e.kind === "tool")).toMatchObject({ files: { "a.txt": "undone" } });
     h.client.dispose();
   });
 

@@ -1,5 +1,15 @@
+import {
+  diffOf,
+  type Entry,
+  emptyView,
+  meterText,
+  type PendingApproval,
+  reduceView,
+  type SubAgentView,
+  type ThreadView,
+  type TurnRecord,
+} from "../../../src/client-core/thread-view.js";
 import { type DiffHunk, type FileDiff, sandboxLabel } from "../../../src/protocol/agent.js";
-import { type ChatEntry, emptyView, meterText, reduceView, type ThreadView } from "../core/thread-view.js";
 import { renderMarkdown } from "./markdown.js";
 import type { ConnectionState, FromWebview, ToWebview } from "./messages.js";
 
@@ -10,8 +20,10 @@ const post = (message: FromWebview) => vscode.postMessage(message);
 
 let view: ThreadView = emptyView();
 let connection: ConnectionState = { status: "idle", detail: "" };
-/** The element of each entry, and the entry it shows (entries are immutable: same object, same DOM). */
-const rendered = new Map<string, { entry: ChatEntry; element: HTMLElement }>();
+/** A row of the conversation: an entry of the view, or the end of a finished turn, placed after its entries. */
+type Row = Entry | { kind: "turn"; id: string; record: TurnRecord };
+/** The element of each row, and the row it shows (rows are immutable: same object, same DOM). */
+const rendered = new Map<string, { row: Entry | TurnRecord; element: HTMLElement }>();
 
 function h<K extends keyof HTMLElementTagNameMap>(
   tag: K,
@@ -50,6 +62,8 @@ const empty = h(
     text: "Enter sends · while it streams, Enter steers and Tab queues · Esc stops",
   }),
 );
+const subAgents = h("section", { className: "subagents", id: "subagents" });
+const approvals = h("section", { className: "approvals", id: "approvals" });
 const queued = h("ul", { className: "queued", id: "queued" });
 const input = h("textarea", { id: "composer" });
 input.rows = 3;
@@ -66,7 +80,7 @@ const footer = h(
   input,
   h("div", { className: "actions" }, stopButton, queueButton, sendButton),
 );
-root.append(header, log, footer);
+root.append(header, log, subAgents, approvals, footer);
 
 function submit(mode: "auto" | "queue"): void {
   const text = input.value.trim();
@@ -120,7 +134,7 @@ function render(): void {
   statusDot.className = `dot ${connection.status}`;
   statusText.textContent = connectionLabel(connection);
   statusText.title = connection.detail;
-  title.textContent = view.thread?.title ?? "";
+  title.textContent = view.info?.title ?? "";
   meter.textContent = meterText(view, Date.now());
   const running = view.turn !== null;
   root.classList.toggle("running", running);
@@ -132,17 +146,20 @@ function render(): void {
   queued.replaceChildren(
     ...view.queued.map((text) => h("li", { text, title: "Queued: runs after this turn" })),
   );
+  subAgents.replaceChildren(...view.subAgents.map(renderSubAgent));
+  approvals.replaceChildren(...view.approvals.map(renderApproval));
 
   const keys = new Set<string>();
   let previous: HTMLElement | null = null;
-  for (const entry of view.entries) {
-    const key = `${entry.kind}:${entry.id}`;
+  for (const row of rows(view)) {
+    const key = `${row.kind}:${row.id}`;
     keys.add(key);
+    const shown = row.kind === "turn" ? row.record : row;
     let slot = rendered.get(key);
-    if (!slot || slot.entry !== entry) {
-      const element = renderEntry(entry);
+    if (!slot || slot.row !== shown) {
+      const element = row.kind === "turn" ? renderTurnEnd(row.record) : renderEntry(row);
       if (slot) slot.element.replaceWith(element);
-      slot = { entry, element };
+      slot = { row: shown, element };
       rendered.set(key, slot);
     }
     const expected: ChildNode | null = previous ? previous.nextSibling : log.firstChild;
@@ -158,6 +175,19 @@ function render(): void {
   if (view.entries.length === 0 && !log.contains(empty)) log.append(empty);
   if (view.entries.length > 0) empty.remove();
   if (nearBottom) log.scrollTop = log.scrollHeight;
+}
+
+/** The view's entries, with each finished turn's end after the entries that came before it. */
+function rows(view: ThreadView): Row[] {
+  const result: Row[] = [];
+  let next = 0;
+  for (const [at, entry] of view.entries.entries()) {
+    for (; next < view.turns.length && view.turns[next]!.after <= at; next++)
+      result.push({ kind: "turn", id: view.turns[next]!.id, record: view.turns[next]! });
+    result.push(entry);
+  }
+  for (const record of view.turns.slice(next)) result.push({ kind: "turn", id: record.id, record });
+  return result;
 }
 
 function connectionLabel(state: ConnectionState): string {
@@ -177,7 +207,7 @@ function connectionLabel(state: ConnectionState): string {
   }
 }
 
-function renderEntry(entry: ChatEntry): HTMLElement {
+function renderEntry(entry: Entry): HTMLElement {
   switch (entry.kind) {
     case "user":
       return h(
@@ -193,80 +223,72 @@ function renderEntry(entry: ChatEntry): HTMLElement {
     }
     case "notice":
       return h("div", { className: `entry notice ${entry.tone}`, text: entry.text });
-    case "approval":
-      return renderApproval(entry);
     case "tool":
       return renderTool(entry);
-    case "turn":
-      return renderTurnEnd(entry);
-    case "subagent":
-      return renderSubAgent(entry);
   }
 }
 
-function renderSubAgent(entry: Extract<ChatEntry, { kind: "subagent" }>): HTMLElement {
-  const { info } = entry;
+function renderSubAgent(sub: SubAgentView): HTMLElement {
   const details = [
-    info.status,
-    info.model,
-    `${info.outputTokens} tokens`,
-    info.status === "running" ? info.progress : "",
+    sub.status,
+    sub.model,
+    `${sub.outputTokens} tokens`,
+    sub.status === "running" ? sub.progress : "",
   ]
     .filter(Boolean)
     .join(" · ");
   const element = h(
     "div",
-    { className: `entry subagent ${info.status}` },
+    { className: `entry subagent ${sub.status}` },
     h(
       "div",
       { className: "tool-head" },
       h("span", { className: "tool-name", text: "sub-agent" }),
-      h("span", { text: info.task }),
+      h("span", { text: sub.task }),
     ),
     h("div", { className: "tool-status", text: details }),
   );
-  if (entry.result) element.append(renderMarkdown(document, entry.result));
-  if (entry.error) element.append(h("div", { className: "error", text: entry.error }));
+  if (sub.result) element.append(renderMarkdown(document, sub.result));
+  if (sub.error) element.append(h("div", { className: "error", text: sub.error }));
   return element;
 }
 
-function renderApproval(entry: Extract<ChatEntry, { kind: "approval" }>): HTMLElement {
-  const element = h(
+/** A command waiting for an answer; once answered, the view notes it in the conversation. */
+function renderApproval(approval: PendingApproval): HTMLElement {
+  const respond = (approved: boolean) => () =>
+    post({ type: "approval", approvalId: approval.approval_id, approved });
+  return h(
     "div",
-    { className: `entry approval ${entry.state}` },
+    { className: "entry approval pending" },
     h("div", { className: "label", text: "Run this command?" }),
-    h("pre", { className: "command", text: entry.command }),
-    h("div", { className: "cwd", text: `in ${entry.cwd}` }),
+    h("pre", { className: "command", text: approval.command }),
+    h("div", { className: "cwd", text: `in ${approval.cwd}` }),
     h("div", {
-      className: entry.sandbox === "danger-full-access" ? "sandbox unsandboxed" : "sandbox",
-      text: sandboxLabel(entry.sandbox),
+      className: approval.sandbox === "danger-full-access" ? "sandbox unsandboxed" : "sandbox",
+      text: sandboxLabel(approval.sandbox),
     }),
+    h(
+      "div",
+      { className: "buttons" },
+      button("Approve", "primary", respond(true)),
+      button("Deny", "secondary", respond(false)),
+    ),
   );
-  if (entry.state === "pending") {
-    element.append(
-      h(
-        "div",
-        { className: "buttons" },
-        button("Approve", "primary", () => post({ type: "approval", approvalId: entry.id, approved: true })),
-        button("Deny", "secondary", () => post({ type: "approval", approvalId: entry.id, approved: false })),
-      ),
-    );
-  } else {
-    element.append(h("div", { className: "state", text: entry.state }));
-  }
-  return element;
 }
 
-function renderTool(entry: Extract<ChatEntry, { kind: "tool" }>): HTMLElement {
+function renderTool(entry: Extract<Entry, { kind: "tool" }>): HTMLElement {
   const { item } = entry;
+  const files = diffOf(entry);
+  const undone =
+    files !== null && files.length > 0 && files.every((file) => entry.files[file.path] === "undone");
   const element = h(
     "div",
-    { className: `entry tool ${item.status}${entry.undone ? " undone" : ""}` },
+    { className: `entry tool ${item.status}${undone ? " undone" : ""}` },
     h(
       "div",
       { className: "tool-head" },
       h("span", { className: "tool-name", text: item.name }),
-      h("span", { className: "tool-status", text: entry.undone ? "undone" : item.status }),
+      h("span", { className: "tool-status", text: undone ? "undone" : item.status }),
     ),
   );
   const display = item.display;
@@ -283,8 +305,8 @@ function renderTool(entry: Extract<ChatEntry, { kind: "tool" }>): HTMLElement {
   return element;
 }
 
-function renderFile(entry: Extract<ChatEntry, { kind: "tool" }>, file: FileDiff): HTMLElement {
-  const resolution = entry.resolutions[file.path];
+function renderFile(entry: Extract<Entry, { kind: "tool" }>, file: FileDiff): HTMLElement {
+  const resolution = entry.files[file.path];
   const row = h(
     "div",
     { className: "file-row" },
@@ -296,7 +318,7 @@ function renderFile(entry: Extract<ChatEntry, { kind: "tool" }>, file: FileDiff)
     h("span", { className: "added", text: `+${file.added}` }),
     h("span", { className: "removed", text: `−${file.removed}` }),
   );
-  const settled = entry.undone || resolution !== undefined;
+  const settled = resolution !== undefined;
   row.append(
     button("Open", "link", () => post({ type: "patch", itemId: entry.id, path: file.path, action: "open" })),
   );
@@ -332,7 +354,7 @@ function renderHunk(hunk: DiffHunk): HTMLElement {
   return pre;
 }
 
-function renderTurnEnd(entry: Extract<ChatEntry, { kind: "turn" }>): HTMLElement {
+function renderTurnEnd(entry: TurnRecord): HTMLElement {
   const parts: string[] = [entry.status];
   if (entry.stats.timeToFirstTokenMs !== null)
     parts.push(`ttft ${Math.round(entry.stats.timeToFirstTokenMs)} ms`);

@@ -1,4 +1,4 @@
-import type { ThreadView, ViewAction } from "../core/thread-view.js";
+import type { ThreadView, ViewAction } from "../../../src/client-core/thread-view.js";
 
 /** The connection as the chat view shows it. */
 export interface ConnectionState {
