@@ -109,10 +109,12 @@ test("spark in a terminal attaches to spark serve: another client sees its turn 
   await watcher.next((e) => e.type === "item.delta" && e.thread_id === thread.id);
 
   // A steer from the other client lands in the terminal's running turn.
+  // The steer is long too, so its echo is still streaming when the interrupt below arrives.
+  const steerWords = Array.from({ length: 200 }, (_, i) => `steer${i}`).join(" ");
   watcher.send({
     type: "turn.steer",
     thread_id: thread.id,
-    input: "STEER FROM THE BROWSER",
+    input: `STEER FROM THE BROWSER ${steerWords}`,
     request_id: "s",
   });
   expect(await watcher.next((e) => e.request_id === "s")).toMatchObject({ type: "ack" });
@@ -124,7 +126,8 @@ test("spark in a terminal attaches to spark serve: another client sees its turn 
   const done = await watcher.next((e) => e.type === "turn.completed");
   expect(done).toMatchObject({ status: "interrupted" });
   const after = await waitForScreen(/[Ii]nterrupted/);
-  // The echo of the first message stopped short: "word199" shows only in the message itself.
+  // Both echoes stopped short: "word199" and "steer199" show only in the messages themselves.
   expect(after.split("word199")).toHaveLength(2);
+  expect(after.split("steer199")).toHaveLength(2);
   watcher.ws.close();
 }, 90_000);
