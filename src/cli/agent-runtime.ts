@@ -7,7 +7,7 @@ import { buildSystemPrompt } from "../agent/system-prompt.js";
 import { readSession, sessionsDir, Transcript } from "../agent/transcript.js";
 import { Workspace } from "../agent/workspace.js";
 import { ResponsesClient, type ResponsesClientOptions } from "../client/responses-client.js";
-import type { ResolvedConfig } from "../config/spark-config.js";
+import type { Limits, ResolvedConfig } from "../config/spark-config.js";
 import { tierAdmission } from "../config/spark-config.js";
 import type { ScriptedEngineOptions } from "../engine/scripted/scripted-engine.js";
 import type { SandboxMode, ThreadEvent } from "../protocol/agent.js";
@@ -44,6 +44,8 @@ export interface AgentRuntimeOptions {
   approval?: ApprovalPolicy;
   /** `--sandbox`: where approved commands run. Default: {@link config}'s `sandbox`, else `workspace-write`. */
   sandbox?: SandboxMode;
+  /** Queue and sub-agent limits of its threads. Default: {@link config}'s `limits`. */
+  limits?: Limits;
   /** Pre-warm each new thread with its system prompt and tools. Default: true. */
   prewarm?: boolean;
   /** Where transcripts go. Default: {@link sessionsDir}. */
@@ -158,6 +160,10 @@ export class AgentRuntime implements AsyncDisposable {
     );
   }
 
+  private get limits(): Limits | undefined {
+    return this.options.limits ?? this.options.config?.limits;
+  }
+
   /** Where this runtime's threads run approved commands. */
   get sandboxMode(): SandboxMode {
     return this.options.sandbox ?? this.options.config?.sandbox ?? "workspace-write";
@@ -182,6 +188,7 @@ export class AgentRuntime implements AsyncDisposable {
       approvalPolicy: this.options.approval ?? "ask",
       sandbox: new CommandSandbox({ mode: this.sandboxMode }),
       contextBudget: this.contextBudget,
+      ...queueLimits(this.limits),
       ...(this.delegateTier
         ? {
             delegate: {
@@ -190,6 +197,7 @@ export class AgentRuntime implements AsyncDisposable {
                 ? { contextBudget: this.contextFor(this.delegateTier)! }
                 : {}),
               connect: () => ResponsesClient.connect(this.connection),
+              ...(this.limits?.max_subagents ? { maxRunning: this.limits.max_subagents } : {}),
               onThread: (sub) => recordTranscript(sub, dir),
             },
           }
@@ -246,4 +254,12 @@ function recordTranscript(thread: AgentThread, dir: string): void {
     },
     () => {},
   );
+}
+
+/** The queue limits of `[limits]` in the thread's terms. */
+function queueLimits(limits: Limits | undefined): { maxQueuedTurns?: number; maxQueuedBytes?: number } {
+  return {
+    ...(limits?.max_queued_turns ? { maxQueuedTurns: limits.max_queued_turns } : {}),
+    ...(limits?.max_queued_mb ? { maxQueuedBytes: limits.max_queued_mb * 1024 * 1024 } : {}),
+  };
 }

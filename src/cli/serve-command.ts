@@ -6,6 +6,7 @@ import { sessionsDir } from "../agent/transcript.js";
 import { removeServerState, writeServerState } from "../config/server-state.js";
 import {
   describeIgnoredSettings,
+  type Limits,
   loadConfig,
   type ResolvedConfig,
   tierAdmission,
@@ -220,12 +221,15 @@ async function serve(options: ServeOptions): Promise<void> {
   const stack = await startServe({
     engine,
     modelId,
+    limits: config.limits ?? {},
     ...(tiers ? { tiers } : {}),
     host: options.host,
     port: options.port,
     apiKeys,
     allowedOrigins: options.allowOrigin,
     maxBodyBytes: options.maxBodyMb * 1024 * 1024,
+    ...(config.limits?.max_connections ? { maxConnections: config.limits.max_connections } : {}),
+    ...(config.limits?.store_mb ? { storeBytes: config.limits.store_mb * 1024 * 1024 } : {}),
     ...serving,
     ...(tiers ? { admission: { ...serving.admission, tiers: tierAdmission(tiers.config) } } : {}),
     ...(options.tlsCert && options.tlsKey
@@ -360,6 +364,8 @@ export interface ServeStackOptions
   engine: Engine | Promise<Engine>;
   /** The id of a loading {@link engine}. Default: the engine's own. */
   modelId?: string;
+  /** `[limits]` of the config: the agent host's and its threads'. Default: none (built-in defaults). */
+  limits?: Limits;
   /**
    * Tiers: every tier a model of `models` named after it (see tierRegistry); the agent host's
    * threads start on the default tier and delegate to the delegate tier. Disposed by `close()`.
@@ -395,7 +401,12 @@ export async function startServe(options: ServeStackOptions): Promise<ServeStack
   const apiKeys = options.apiKeys ?? [];
   const webDir = options.webDir === undefined ? webAppDir() : options.webDir;
   let runtime: AgentRuntime | undefined;
-  const host = new AgentHost(new SessionThreadSource(() => runtime!, options.sessionsDir ?? sessionsDir()));
+  const limits = options.limits ?? {};
+  const host = new AgentHost(new SessionThreadSource(() => runtime!, options.sessionsDir ?? sessionsDir()), {
+    ...(limits.host_replay_mb ? { replayBytes: limits.host_replay_mb * 1024 * 1024 } : {}),
+    ...(limits.max_threads ? { maxThreads: limits.max_threads } : {}),
+    ...(limits.thread_idle_minutes ? { idleMs: limits.thread_idle_minutes * 60_000 } : {}),
+  });
   const {
     engine: _,
     modelId: __,
@@ -403,6 +414,7 @@ export async function startServe(options: ServeStackOptions): Promise<ServeStack
     sessionsDir: ____,
     webDir: _____,
     tiers: ______,
+    limits: _______,
     ...serverOptions
   } = options;
   const server = await SparkServer.start({
@@ -419,6 +431,7 @@ export async function startServe(options: ServeStackOptions): Promise<ServeStack
     model: options.tiers?.config.defaultTier ?? id,
     ...(options.tiers ? { config: options.tiers.config } : {}),
     ...(options.sessionsDir ? { sessionsDir: options.sessionsDir } : {}),
+    limits,
   });
   const started = runtime;
   let closing: Promise<void> | undefined;

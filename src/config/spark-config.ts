@@ -65,6 +65,30 @@ const tierSchema = z
       ctx.addIssue({ code: "custom", message: "an upstream tier needs model", path: ["model"] });
   });
 
+/** Memory and work limits (README → Limits); each absent field keeps its default. */
+const limitsSchema = z
+  .object({
+    /** spark serve: WebSocket connections open at once, all endpoints. Default: 256. */
+    max_connections: z.number().int().min(1).max(100_000).optional(),
+    /** spark serve: MiB of stored responses for previous_response_id. Default: 256. */
+    store_mb: z.number().int().min(1).max(1_048_576).optional(),
+    /** Agent host: MiB of events kept per thread for reconnecting clients. Default: 4. */
+    host_replay_mb: z.number().int().min(1).max(4096).optional(),
+    /** Agent host: threads open at once. Default: 32. */
+    max_threads: z.number().int().min(1).max(10_000).optional(),
+    /** Agent host: minutes before an idle thread is let go (it stays resumable). Default: 10. */
+    thread_idle_minutes: z.number().int().min(1).max(10_080).optional(),
+    /** Messages queued behind a running turn, per thread. Default: 32. */
+    max_queued_turns: z.number().int().min(1).max(10_000).optional(),
+    /** MiB of queued messages per thread. Default: 4. */
+    max_queued_mb: z.number().int().min(1).max(1024).optional(),
+    /** Sub-agents running at once per thread. Default: 4. */
+    max_subagents: z.number().int().min(1).max(64).optional(),
+  })
+  .strict();
+
+export type Limits = z.infer<typeof limitsSchema>;
+
 export const sparkConfigSchema = z
   .object({
     /** The tier a session starts on. Default: `fast`. */
@@ -74,6 +98,7 @@ export const sparkConfigSchema = z
     tiers: z.record(tierName, tierSchema).optional(),
     /** Where approved commands run (see SandboxMode). Default: `workspace-write`. */
     sandbox: z.enum(SANDBOX_MODES).optional(),
+    limits: limitsSchema.optional(),
   })
   .strict();
 
@@ -87,6 +112,8 @@ export interface ResolvedConfig {
   tiers: Record<string, TierConfig>;
   /** Where approved commands run. Default (absent): `workspace-write`. */
   sandbox?: SandboxMode;
+  /** Memory and work limits; absent fields keep their defaults. */
+  limits?: Limits;
   /** Files that contributed, in the order applied. */
   sources: string[];
 }
@@ -183,6 +210,7 @@ export async function loadConfig(options: LoadConfigOptions): Promise<LoadedConf
     delegateTier,
     tiers,
     ...(merged.sandbox ? { sandbox: merged.sandbox } : {}),
+    ...(merged.limits ? { limits: merged.limits } : {}),
     sources,
     ignored,
   };
@@ -248,5 +276,6 @@ export function mergeConfig(base: SparkConfig, over: SparkConfig): SparkConfig {
     ...base,
     ...over,
     tiers,
+    ...(base.limits || over.limits ? { limits: { ...base.limits, ...over.limits } } : {}),
   };
 }
