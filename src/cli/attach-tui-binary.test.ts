@@ -2,41 +2,20 @@ import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { mkdtemp, realpath } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterAll, expect, test } from "vitest";
 import { listServerStates, type ServerState } from "../config/server-state.js";
 import { connectHost } from "../host/test-support/host-client.js";
 import type { ThreadInfo } from "../protocol/agent.js";
+import { sparkBin, tmuxSession } from "./test-support/spark-binary.js";
 
-const bin = fileURLToPath(new URL("../../bin/spark.js", import.meta.url));
-const session = `spark-attach-test-${process.pid}`;
-
-function tmux(...args: string[]): string {
-  return execFileSync("tmux", args, { encoding: "utf8" });
-}
-
-function screen(): string {
-  return tmux("capture-pane", "-p", "-t", session, "-S", "-200");
-}
-
-/** Polls the terminal until `pattern` shows (a real terminal has no event to wait on). */
-async function waitForScreen(pattern: RegExp, timeoutMs = 20_000): Promise<string> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const text = screen();
-    if (pattern.test(text)) return text;
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${pattern}. Screen:\n${text}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
+const bin = sparkBin;
+const term = tmuxSession(`spark-attach-test-${process.pid}`);
+const { tmux, waitForScreen } = term;
+const session = term.name;
 
 let serve: ChildProcess | null = null;
 afterAll(async () => {
-  try {
-    tmux("kill-session", "-t", session);
-  } catch {
-    // already gone
-  }
+  term.kill();
   if (serve && serve.exitCode === null) {
     const exited = new Promise((resolve) => serve!.once("exit", resolve));
     serve.kill("SIGINT");

@@ -1,31 +1,10 @@
-import { execFileSync, spawn } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { mkdtemp, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { beforeAll, describe, expect, test } from "vitest";
 import { testModelPath } from "../engine/test-support/test-model.js";
-
-const bin = fileURLToPath(new URL("../../bin/spark.js", import.meta.url));
-
-function run(args: string[], cwd: string, env: NodeJS.ProcessEnv = {}) {
-  return new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn(process.execPath, [bin, ...args], {
-      cwd,
-      env: { ...process.env, ...env },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk) => {
-      stdout += chunk;
-    });
-    child.stderr.on("data", (chunk) => {
-      stderr += chunk;
-    });
-    child.on("exit", (code) => resolve({ code: code ?? -1, stdout, stderr }));
-  });
-}
+import { runSpark } from "./test-support/spark-binary.js";
 
 describe("spark exec (the real binary)", () => {
   let repo: string;
@@ -39,9 +18,13 @@ describe("spark exec (the real binary)", () => {
 
   test("runs one task on the real llama engine with a synthetic model and exits 0", async () => {
     const model = await testModelPath();
-    const result = await run(["exec", "--model", model, "--ctx-size", "16384", "--json", "say hello"], repo, {
-      SPARK_SESSIONS_DIR: sessions,
-    });
+    const result = await runSpark(
+      ["exec", "--model", model, "--ctx-size", "16384", "--json", "say hello"],
+      repo,
+      {
+        SPARK_SESSIONS_DIR: sessions,
+      },
+    );
     expect(result.stderr).not.toMatch(/spark: /);
     expect(result.code).toBe(0);
     const events = result.stdout
@@ -54,7 +37,7 @@ describe("spark exec (the real binary)", () => {
   });
 
   test("prints the final answer with the scripted engine and saves the transcript", async () => {
-    const result = await run(["exec", "--engine", "scripted", "explain main.ts"], repo, {
+    const result = await runSpark(["exec", "--engine", "scripted", "explain main.ts"], repo, {
       SPARK_SESSIONS_DIR: sessions,
     });
     expect(result.code).toBe(0);
@@ -62,7 +45,7 @@ describe("spark exec (the real binary)", () => {
   });
 
   test("a failure is a clear message and a non-zero exit code", async () => {
-    const result = await run(["exec", "--server", "http://127.0.0.1:9/v1", "hello"], repo, {
+    const result = await runSpark(["exec", "--server", "http://127.0.0.1:9/v1", "hello"], repo, {
       SPARK_SESSIONS_DIR: sessions,
     });
     expect(result.code).not.toBe(0);
@@ -71,7 +54,7 @@ describe("spark exec (the real binary)", () => {
   });
 
   test("exec without a task explains what it needs", async () => {
-    const result = await run(["exec"], repo);
+    const result = await runSpark(["exec"], repo);
     expect(result.code).toBe(1);
     expect(result.stderr).toContain("missing required argument");
   });

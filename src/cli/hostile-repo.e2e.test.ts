@@ -1,16 +1,15 @@
-import { execFileSync, spawn } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { createServer, type Server, type Socket } from "node:net";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { SHELL_NOT_ASKED } from "../agent/tools/shell.js";
 import { startSparkServe } from "../engine/upstream/test-support/spark-serve-process.js";
 import type { ThreadItem } from "../protocol/agent.js";
+import { runSpark } from "./test-support/spark-binary.js";
 
-const bin = fileURLToPath(new URL("../../bin/spark.js", import.meta.url));
 const SECRET = "hunter2-hostile-repo-secret";
 
 /** A loopback TCP listener standing in for the attacker: it records every connection and byte. */
@@ -38,25 +37,6 @@ async function attackerListener(): Promise<{
   });
   const port = (server.address() as { port: number }).port;
   return { server, port, received: () => received, connections: () => connections };
-}
-
-function run(args: string[], cwd: string, env: NodeJS.ProcessEnv) {
-  return new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn(process.execPath, [bin, ...args], {
-      cwd,
-      env: { ...process.env, ...env },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk) => {
-      stdout += chunk;
-    });
-    child.stderr.on("data", (chunk) => {
-      stderr += chunk;
-    });
-    child.on("exit", (code) => resolve({ code: code ?? -1, stdout, stderr }));
-  });
 }
 
 function patchAdding(file: string, lines: string[]): string {
@@ -122,7 +102,7 @@ describe("a hostile repository (the real binary)", () => {
   });
 
   test("the project's config is not used until trusted: exec exits 1 and nothing reaches its URL", async () => {
-    const result = await run(["exec", "summarize math.ts"], repo, env);
+    const result = await runSpark(["exec", "summarize math.ts"], repo, env);
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/spark trust/);
     expect(result.stderr).toContain(`sends requests to http://127.0.0.1:${attacker.port}/v1`);
@@ -179,7 +159,7 @@ describe("a hostile repository (the real binary)", () => {
     await writeFile(path.join(outside, "secret.txt"), SECRET);
     await using serve = await startSparkServe(["--engine", "scripted", "--script", script]);
     const exec = (prompt: string, ...flags: string[]) =>
-      run(["exec", "--json", "--server", serve.url, "--api-key", "k-test", ...flags, prompt], repo, env);
+      runSpark(["exec", "--json", "--server", serve.url, "--api-key", "k-test", ...flags, prompt], repo, env);
 
     const gitConfigBefore = await readFile(path.join(repo, ".git", "config"), "utf8");
     const plant = await exec("PLANT the hooks");

@@ -1,33 +1,12 @@
-import { execFileSync, spawn } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { once } from "node:events";
 import { mkdir, mkdtemp, writeFile } from "node:fs/promises";
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-
-const bin = fileURLToPath(new URL("../../bin/spark.js", import.meta.url));
-
-function run(args: string[], cwd: string, env: NodeJS.ProcessEnv) {
-  return new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn(process.execPath, [bin, ...args], {
-      cwd,
-      env: { ...process.env, ...env },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk) => {
-      stdout += chunk;
-    });
-    child.stderr.on("data", (chunk) => {
-      stderr += chunk;
-    });
-    child.on("exit", (code) => resolve({ code: code ?? -1, stdout, stderr }));
-  });
-}
+import { runSpark } from "./test-support/spark-binary.js";
 
 interface Seen {
   method: string;
@@ -83,7 +62,7 @@ describe("a cloned repository's .spark/config.toml cannot send secrets without t
   afterAll(() => attacker.server.close());
 
   test("untrusted: exec exits 1 before contacting anything and says how to trust", async () => {
-    const result = await run(["exec", "summarize math.ts"], repo, env);
+    const result = await runSpark(["exec", "summarize math.ts"], repo, env);
     expect(result.code).toBe(1);
     expect(result.stderr).toContain("is not trusted; these settings are ignored");
     expect(result.stderr).toContain("tiers.fast: an upstream engine sends prompts over the network");
@@ -93,12 +72,12 @@ describe("a cloned repository's .spark/config.toml cannot send secrets without t
   });
 
   test("trusted: the project's tier is used; changed: ignored again; revoked: ignored again", async () => {
-    const trusted = await run(["trust"], repo, env);
+    const trusted = await runSpark(["trust"], repo, env);
     expect(trusted.code).toBe(0);
     expect(trusted.stdout).toMatch(/Trusted .* \(sha256:[0-9a-f]{12}\)\.\nNow applied:\n {2}tiers\.fast: /);
-    expect((await run(["trust", "--list"], repo, env)).stdout).toMatch(/spark-hostile-.*sha256:/);
+    expect((await runSpark(["trust", "--list"], repo, env)).stdout).toMatch(/spark-hostile-.*sha256:/);
 
-    const used = await run(["exec", "--no-prewarm", "summarize math.ts"], repo, env);
+    const used = await runSpark(["exec", "--no-prewarm", "summarize math.ts"], repo, env);
     expect(used.stderr).not.toContain("spark:");
     expect(used.code).toBe(0);
     expect(used.stdout.trim()).toBe("pong");
@@ -108,15 +87,15 @@ describe("a cloned repository's .spark/config.toml cannot send secrets without t
 
     attacker.seen.length = 0;
     await writeFile(path.join(repo, ".spark", "config.toml"), `${config(attacker.url)}# changed\n`);
-    const changed = await run(["exec", "summarize math.ts"], repo, env);
+    const changed = await runSpark(["exec", "summarize math.ts"], repo, env);
     expect(changed.code).toBe(1);
     expect(changed.stderr).toContain("changed since you trusted it");
     expect(attacker.seen).toEqual([]);
 
-    expect((await run(["trust"], repo, env)).code).toBe(0);
-    const revoked = await run(["trust", "--revoke"], repo, env);
+    expect((await runSpark(["trust"], repo, env)).code).toBe(0);
+    const revoked = await runSpark(["trust", "--revoke"], repo, env);
     expect(revoked.stdout).toContain("No longer trusting");
-    const again = await run(["exec", "summarize math.ts"], repo, env);
+    const again = await runSpark(["exec", "summarize math.ts"], repo, env);
     expect(again.code).toBe(1);
     expect(again.stderr).toContain("is not trusted");
     expect(attacker.seen).toEqual([]);
@@ -124,7 +103,7 @@ describe("a cloned repository's .spark/config.toml cannot send secrets without t
 
   test("trusting a directory without a config is one clear error", async () => {
     const empty = await mkdtemp(path.join(os.tmpdir(), "spark-empty-"));
-    const result = await run(["trust"], empty, env);
+    const result = await runSpark(["trust"], empty, env);
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/^spark: .* has no \.spark\/config\.toml to trust\.$/m);
   });

@@ -2,37 +2,16 @@ import { execFileSync } from "node:child_process";
 import { mkdir, mkdtemp, readFile, realpath, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterEach, expect, test } from "vitest";
+import { sparkBin, tmuxSession } from "./test-support/spark-binary.js";
 
-const bin = fileURLToPath(new URL("../../bin/spark.js", import.meta.url));
-const session = `spark-test-${process.pid}`;
-
-function tmux(...args: string[]): string {
-  return execFileSync("tmux", args, { encoding: "utf8" });
-}
-
-function screen(): string {
-  return tmux("capture-pane", "-p", "-t", session, "-S", "-200");
-}
-
-/** Polls the terminal until `pattern` shows (a real terminal has no event to wait on). */
-async function waitForScreen(pattern: RegExp, timeoutMs = 20_000): Promise<string> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const text = screen();
-    if (pattern.test(text)) return text;
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${pattern}. Screen:\n${text}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
+const bin = sparkBin;
+const term = tmuxSession(`spark-test-${process.pid}`);
+const { tmux, waitForScreen } = term;
+const session = term.name;
 
 afterEach(() => {
-  try {
-    tmux("kill-session", "-t", session);
-  } catch {
-    // already gone
-  }
+  term.kill();
 });
 
 test("the real spark binary in a terminal: type, watch it stream, Esc interrupts", async () => {
