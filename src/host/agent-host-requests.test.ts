@@ -208,6 +208,33 @@ describe("agent host: titles and lists", () => {
     watcher.ws.close();
   });
 
+  test("a session's first message sends every client the new list, not only the thread's subscribers", async () => {
+    const c = await connectHost(url);
+    const other = await connectHost(url);
+    const listed = other.next((e) => e.type === "thread.list");
+    await request(other, "l", { type: "thread.list", workspace: "/somewhere/else" });
+    await listed;
+    const threadId = await startThread(c);
+    // Started but never used: nothing new to list.
+    await request(other, "sync", { type: "thread.resume", thread_id: threadId });
+    expect(other.events.filter((e) => e.type === "thread.list")).toHaveLength(1);
+
+    const elsewhere = await connectHost(url);
+    const announced = elsewhere.next((e) => e.type === "thread.list");
+    const kept = other.next((e) => e.type === "thread.list");
+    await request(c, "t", { type: "turn.start", thread_id: threadId, input: "from the terminal" });
+    const ids = ((await announced).threads as ThreadInfo[]).map((t) => t.id);
+    expect(ids).toContain(threadId);
+    // A client's list keeps to the workspace it listed last.
+    expect(((await kept).threads as ThreadInfo[]).map((t) => t.id)).toEqual(["thr_elsewhere"]);
+    await c.next((e) => e.type === "turn.completed", 0);
+    // Announced once: a second turn sends no list.
+    await request(c, "t2", { type: "turn.start", thread_id: threadId, input: "again" });
+    await c.next((e) => e.type === "turn.completed", c.events.length);
+    expect(elsewhere.events.filter((e) => e.type === "thread.list")).toHaveLength(1);
+    for (const client of [c, other, elsewhere]) client.ws.close();
+  });
+
   test("thread.list with a workspace lists only its sessions; one never used is not listed", async () => {
     const c = await connectHost(url);
     const used = await startThread(c);

@@ -70,6 +70,8 @@ interface HostedThread {
   unsubscribe: () => void;
   /** The title clients were last told of (`thread.started` or `thread.renamed`). */
   announcedTitle: string;
+  /** Whether every client was sent a list with it (once it has a user message). */
+  listed: boolean;
 }
 
 /**
@@ -91,6 +93,8 @@ export class AgentHost {
   private readonly sweeper: ReturnType<typeof setInterval>;
   /** The workspace each client last listed (`thread.list {workspace}`); later lists keep to it. */
   private readonly listWorkspaces = new WeakMap<HostSocket, string | undefined>();
+  /** Every connected client, told when a new session appears (started by any face). */
+  private readonly clients = new Set<HostSocket>();
 
   constructor(
     private readonly source: HostThreadSource,
@@ -108,7 +112,9 @@ export class AgentHost {
     // A protocol violation closes this connection (ws sends the close code); it must not stop the host.
     socket.on("error", () => {});
     socket.on("message", (data, isBinary) => void this.onMessage(socket, data, isBinary));
+    this.clients.add(socket);
     socket.on("close", () => {
+      this.clients.delete(socket);
       for (const hosted of this.threads.values())
         if (hosted.subscribers.delete(socket)) hosted.lastActive = Date.now();
     });
@@ -304,7 +310,7 @@ export class AgentHost {
     const workspace = this.listWorkspaces.get(socket);
     const inWorkspace = (info: ThreadInfo) => workspace === undefined || info.cwd === workspace;
     const live = [...this.threads.values()]
-      .filter((h) => h.thread.history.some((item) => item.type === "user_message"))
+      .filter((h) => hasUserMessage(h.thread))
       .map((h) => ({ ...h.thread.info }))
       .filter(inWorkspace)
       .sort((a, b) => b.updatedAt.localeCompare(a.updatedAt));
@@ -363,6 +369,7 @@ export class AgentHost {
       lastActive: Date.now(),
       unsubscribe: () => {},
       announcedTitle: thread.info.title,
+      listed: hasUserMessage(thread),
     };
     this.threads.set(thread.info.id, hosted);
     this.publish(hosted, { type: "thread.started", thread: { ...thread.info } });
@@ -373,8 +380,16 @@ export class AgentHost {
       this.publish(hosted, event);
       // The thread titles itself from its first message: every face hears of it.
       if (thread.info.title !== hosted.announcedTitle) this.announceTitle(hosted);
+      if (!hosted.listed && hasUserMessage(thread)) this.announceSession(hosted);
     });
     return hosted;
+  }
+
+  /** A session's first user message lists it: every client gets its list again, not only subscribers. */
+  private announceSession(hosted: HostedThread): void {
+    hosted.listed = true;
+    for (const socket of this.clients)
+      this.sendList(socket).catch((error: unknown) => send(socket, errorEvent(error, undefined)));
   }
 
   private announceTitle(hosted: HostedThread): void {
@@ -423,6 +438,10 @@ export class AgentHost {
     hosted.subscribers.add(socket);
     hosted.lastActive = Date.now();
   }
+}
+
+function hasUserMessage(thread: AgentThread): boolean {
+  return thread.history.some((item) => item.type === "user_message");
 }
 
 /** Nothing would be lost by letting the thread go: it can be resumed from its transcript. */
