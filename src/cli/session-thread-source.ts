@@ -1,9 +1,10 @@
-import { rm } from "node:fs/promises";
+import { realpath, rm } from "node:fs/promises";
 import path from "node:path";
 import type { AgentThread } from "../agent/agent-thread.js";
 import { listSessions, readSession, sessionsDir, Transcript } from "../agent/transcript.js";
 import type { HostThreadSource } from "../host/agent-host.js";
 import type { ThreadInfo } from "../protocol/agent.js";
+import { SparkError } from "../protocol/errors.js";
 import type { AgentRuntime } from "./agent-runtime.js";
 import type { SessionRecorder } from "./session-recorder.js";
 
@@ -21,9 +22,23 @@ export class SessionThreadSource implements HostThreadSource {
     return this.track(await this.runtime().newThread());
   }
 
+  /**
+   * A saved session continued, or null if there is none. A session of another workspace is refused:
+   * its tools would otherwise read and write this one.
+   */
   async resume(threadId: string): Promise<AgentThread | null> {
     const file = await this.fileOf(threadId);
-    return file ? this.track(await this.runtime().newThread(file)) : null;
+    if (!file) return null;
+    const { thread } = await readSession(file);
+    const root = this.runtime().workspace.root;
+    if ((await realpathOr(thread.cwd)) !== root) {
+      throw new SparkError(
+        "invalid_request",
+        `Thread ${threadId} belongs to ${thread.cwd}, and this server works in ${root}; resume it with spark in its own folder.`,
+        { param: "thread_id" },
+      );
+    }
+    return this.track(await this.runtime().newThread(file));
   }
 
   /** Saved sessions with a user message, newest first (at most 200 files are read). */
@@ -102,5 +117,14 @@ export class SessionThreadSource implements HostThreadSource {
     const file = path.join(this.dir, `${threadId}.jsonl`);
     const sessions = await listSessions(this.dir);
     return sessions.some((session) => session.file === file) ? file : null;
+  }
+}
+
+/** The real path of `dir`, or `dir` itself when it no longer exists. */
+async function realpathOr(dir: string): Promise<string> {
+  try {
+    return await realpath(dir);
+  } catch {
+    return dir;
   }
 }
