@@ -1,74 +1,27 @@
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { mkdtemp, realpath } from "node:fs/promises";
-import os from "node:os";
-import path from "node:path";
 import { afterAll, expect, test } from "vitest";
-import { listServerStates, type ServerState } from "../config/server-state.js";
 import { connectHost } from "../host/test-support/host-client.js";
 import type { ThreadInfo } from "../protocol/agent.js";
-import { sparkBin, tmuxSession } from "./test-support/spark-binary.js";
+import {
+  startAttachedSpark,
+  startWorkspaceServe,
+  tmuxSession,
+  type WorkspaceServe,
+} from "./test-support/spark-binary.js";
 
-const bin = sparkBin;
 const term = tmuxSession(`spark-attach-test-${process.pid}`);
 const { tmux, waitForScreen } = term;
 const session = term.name;
 
-let serve: ChildProcess | null = null;
+let serve: WorkspaceServe | null = null;
 afterAll(async () => {
   term.kill();
-  if (serve && serve.exitCode === null) {
-    const exited = new Promise((resolve) => serve!.once("exit", resolve));
-    serve.kill("SIGINT");
-    await exited;
-  }
+  await serve?.stop();
 });
 
 test("spark in a terminal attaches to spark serve: another client sees its turn live, steers and interrupts it", async () => {
-  const repo = await realpath(await mkdtemp(path.join(os.tmpdir(), "spark-attach-tui-")));
-  execFileSync("git", ["init", "-q"], { cwd: repo });
-  const { SPARK_HOME: _, SPARK_API_KEY: __, ...inherited } = process.env;
-  const env = {
-    ...inherited,
-    XDG_STATE_HOME: await mkdtemp(path.join(os.tmpdir(), "spark-attach-tui-state-")),
-    SPARK_SESSIONS_DIR: await mkdtemp(path.join(os.tmpdir(), "spark-attach-tui-sessions-")),
-  };
-  const child = spawn(
-    process.execPath,
-    [bin, "serve", "--engine", "scripted", "--tokens-per-second", "30", "--port", "0"],
-    { cwd: repo, env, stdio: ["ignore", "ignore", "pipe"] },
-  );
-  serve = child;
-  let stderr = "";
-  await new Promise<void>((resolve, reject) => {
-    child.stderr!.on("data", (chunk) => {
-      stderr += chunk;
-      if (stderr.includes("Press Ctrl+C")) resolve();
-    });
-    child.once("exit", () => reject(new Error(`spark serve exited:\n${stderr}`)));
-  });
-  const [state] = (await listServerStates({ env })) as [ServerState];
-
-  const command = [
-    `cd ${repo} &&`,
-    `XDG_STATE_HOME=${env.XDG_STATE_HOME}`,
-    `SPARK_SESSIONS_DIR=${env.SPARK_SESSIONS_DIR}`,
-    `"${process.execPath}" "${bin}"`,
-  ].join(" ");
-  tmux(
-    "new-session",
-    "-d",
-    "-s",
-    session,
-    "-x",
-    "120",
-    "-y",
-    "40",
-    "-e",
-    "CI=false",
-    "-e",
-    "SPARK_HOME=",
-    command,
-  );
+  serve = await startWorkspaceServe(["--engine", "scripted", "--tokens-per-second", "30"]);
+  const { repo, state } = serve;
+  startAttachedSpark(term, serve);
   await waitForScreen(/Ask Spark|\/help/);
   const words = Array.from({ length: 200 }, (_, i) => `word${i}`).join(" ");
   tmux("send-keys", "-t", session, "-l", `first ${words}`);

@@ -1,12 +1,15 @@
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { mkdtemp, realpath, writeFile } from "node:fs/promises";
+import { mkdtemp, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, expect, test } from "vitest";
 import type { ScriptFileEntry } from "../cli/scripted-script.js";
-import { listServerStates, type ServerState } from "../config/server-state.js";
+import {
+  startAttachedSpark,
+  startWorkspaceServe,
+  tmuxSession,
+  type WorkspaceServe,
+} from "../cli/test-support/spark-binary.js";
 import { launchChromium, screenshot } from "./test-support/browser.js";
 
 /**
@@ -14,8 +17,10 @@ import { launchChromium, screenshot } from "./test-support/browser.js";
  * the web app in Chromium watches, steers, approves and interrupts the terminal's turns.
  */
 
-const bin = fileURLToPath(new URL("../../bin/spark.js", import.meta.url));
-const session = `spark-terminal-browser-${process.pid}`;
+const term = tmuxSession(`spark-terminal-browser-${process.pid}`);
+const { tmux, screen } = term;
+const session = term.name;
+const waitForScreen = (pattern: RegExp) => term.waitForScreen(pattern, 30_000);
 /** Long echoes, so each turn is still streaming when the other face acts. */
 const words = (prefix: string) => Array.from({ length: 200 }, (_, i) => `${prefix}${i}`).join(" ");
 const script: ScriptFileEntry[] = [
@@ -25,28 +30,9 @@ const script: ScriptFileEntry[] = [
   },
 ];
 
-function tmux(...args: string[]): string {
-  return execFileSync("tmux", args, { encoding: "utf8" });
-}
-
-function screen(): string {
-  return tmux("capture-pane", "-p", "-t", session, "-S", "-400");
-}
-
 function typeInTerminal(text: string): void {
   tmux("send-keys", "-t", session, "-l", text);
   tmux("send-keys", "-t", session, "Enter");
-}
-
-/** Polls the terminal until `pattern` shows (a real terminal has no event to wait on). */
-async function waitForScreen(pattern: RegExp, timeoutMs = 30_000): Promise<string> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const text = screen();
-    if (pattern.test(text)) return text;
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${pattern}. Terminal:\n${text}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
 }
 
 /** Waits for a page locator; on failure says what and shows the terminal too. */
@@ -62,59 +48,26 @@ async function waitInBrowser(
   }
 }
 
-let serve: ChildProcess | null = null;
+let serve: WorkspaceServe | null = null;
 let browser: Browser | null = null;
 afterAll(async () => {
   await browser?.close();
-  try {
-    tmux("kill-session", "-t", session);
-  } catch {
-    // already gone
-  }
-  if (serve && serve.exitCode === null) {
-    const exited = new Promise((resolve) => serve!.once("exit", resolve));
-    serve.kill("SIGINT");
-    await exited;
-  }
+  term.kill();
+  await serve?.stop();
 });
 
 test("a thread started in the terminal is watched, steered, approved and interrupted from the web app", async () => {
-  const repo = await realpath(await mkdtemp(path.join(os.tmpdir(), "spark-term-web-")));
-  execFileSync("git", ["init", "-q"], { cwd: repo });
   const scriptFile = path.join(await mkdtemp(path.join(os.tmpdir(), "spark-term-web-script-")), "s.json");
   await writeFile(scriptFile, JSON.stringify(script));
-  const { SPARK_HOME: _, SPARK_API_KEY: __, ...inherited } = process.env;
-  const env = {
-    ...inherited,
-    XDG_STATE_HOME: await mkdtemp(path.join(os.tmpdir(), "spark-term-web-state-")),
-    SPARK_SESSIONS_DIR: await mkdtemp(path.join(os.tmpdir(), "spark-term-web-sessions-")),
-  };
-  const child = spawn(
-    process.execPath,
-    [
-      bin,
-      "serve",
-      "--engine",
-      "scripted",
-      "--script",
-      scriptFile,
-      "--tokens-per-second",
-      "30",
-      "--port",
-      "0",
-    ],
-    { cwd: repo, env, stdio: ["ignore", "ignore", "pipe"] },
-  );
-  serve = child;
-  let stderr = "";
-  await new Promise<void>((resolve, reject) => {
-    child.stderr!.on("data", (chunk) => {
-      stderr += chunk;
-      if (stderr.includes("Press Ctrl+C")) resolve();
-    });
-    child.once("exit", () => reject(new Error(`spark serve exited:\n${stderr}`)));
-  });
-  const [state] = (await listServerStates({ env })) as [ServerState];
+  serve = await startWorkspaceServe([
+    "--engine",
+    "scripted",
+    "--script",
+    scriptFile,
+    "--tokens-per-second",
+    "30",
+  ]);
+  const { repo, state } = serve;
   expect(state.workspace).toBe(repo);
   expect(state.key).not.toBeNull();
 
@@ -125,27 +78,7 @@ test("a thread started in the terminal is watched, steered, approved and interru
   await waitInBrowser("an open connection", page.locator(".connection.is-open"));
 
   // Then the real `spark` in a terminal, in the same workspace: it attaches to that server.
-  const command = [
-    `cd ${repo} &&`,
-    `XDG_STATE_HOME=${env.XDG_STATE_HOME}`,
-    `SPARK_SESSIONS_DIR=${env.SPARK_SESSIONS_DIR}`,
-    `"${process.execPath}" "${bin}"`,
-  ].join(" ");
-  tmux(
-    "new-session",
-    "-d",
-    "-s",
-    session,
-    "-x",
-    "120",
-    "-y",
-    "40",
-    "-e",
-    "CI=false",
-    "-e",
-    "SPARK_HOME=",
-    command,
-  );
+  startAttachedSpark(term, serve);
   await waitForScreen(/Ask Spark|\/help/);
   typeInTerminal(`first ${words("word")}`);
   await waitForScreen(/You said: first word0 word1/);

@@ -1,5 +1,9 @@
-import { execFileSync, spawn } from "node:child_process";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { mkdtemp, realpath } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { listServerStates, type ServerState } from "../../config/server-state.js";
 
 /** The built `spark` binary (run `npm run build` first). */
 export const sparkBin = fileURLToPath(new URL("../../../bin/spark.js", import.meta.url));
@@ -34,7 +38,7 @@ export function runSpark(args: string[], cwd: string, env: NodeJS.ProcessEnv = {
 export interface TmuxSession {
   name: string;
   tmux(...args: string[]): string;
-  /** The pane's text, with 200 lines of scrollback. */
+  /** The pane's text, with 400 lines of scrollback. */
   screen(): string;
   /** Polls the pane until `pattern` shows (a real terminal has no event to wait on). */
   waitForScreen(pattern: RegExp, timeoutMs?: number): Promise<string>;
@@ -44,7 +48,7 @@ export interface TmuxSession {
 
 export function tmuxSession(name: string): TmuxSession {
   const tmux = (...args: string[]) => execFileSync("tmux", args, { encoding: "utf8" });
-  const screen = () => tmux("capture-pane", "-p", "-t", name, "-S", "-200");
+  const screen = () => tmux("capture-pane", "-p", "-t", name, "-S", "-400");
   return {
     name,
     tmux,
@@ -66,4 +70,80 @@ export function tmuxSession(name: string): TmuxSession {
       }
     },
   };
+}
+
+/** A `spark serve` in a fresh git workspace, with its state file and sessions in temporary folders. */
+export interface WorkspaceServe {
+  child: ChildProcess;
+  /** The workspace (a real path). */
+  repo: string;
+  /** The environment `spark` needs to find this server: XDG_STATE_HOME and SPARK_SESSIONS_DIR set. */
+  env: NodeJS.ProcessEnv;
+  /** The server's state file: its URL and key. */
+  state: ServerState;
+  /** Stops the server (SIGINT, as Ctrl+C) and waits for it to exit. */
+  stop(): Promise<void>;
+}
+
+/** Starts `spark serve <args> --port 0` in a new workspace and resolves once it is serving. */
+export async function startWorkspaceServe(args: string[]): Promise<WorkspaceServe> {
+  const repo = await realpath(await mkdtemp(path.join(os.tmpdir(), "spark-workspace-")));
+  execFileSync("git", ["init", "-q"], { cwd: repo });
+  const { SPARK_HOME: _, SPARK_API_KEY: __, ...inherited } = process.env;
+  const env = {
+    ...inherited,
+    XDG_STATE_HOME: await mkdtemp(path.join(os.tmpdir(), "spark-workspace-state-")),
+    SPARK_SESSIONS_DIR: await mkdtemp(path.join(os.tmpdir(), "spark-workspace-sessions-")),
+  };
+  const child = spawn(process.execPath, [sparkBin, "serve", ...args, "--port", "0"], {
+    cwd: repo,
+    env,
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  let stderr = "";
+  await new Promise<void>((resolve, reject) => {
+    child.stderr!.on("data", (chunk) => {
+      stderr += chunk;
+      if (stderr.includes("Press Ctrl+C")) resolve();
+    });
+    child.once("exit", () => reject(new Error(`spark serve exited:\n${stderr}`)));
+  });
+  const [state] = (await listServerStates({ env })) as [ServerState];
+  return {
+    child,
+    repo,
+    env,
+    state,
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise((resolve) => child.once("exit", resolve));
+      child.kill("SIGINT");
+      await exited;
+    },
+  };
+}
+
+/** Starts the real `spark` in `term`'s tmux session, in the server's workspace (so it attaches). */
+export function startAttachedSpark(term: TmuxSession, serve: WorkspaceServe): void {
+  const command = [
+    `cd ${serve.repo} &&`,
+    `XDG_STATE_HOME=${serve.env.XDG_STATE_HOME}`,
+    `SPARK_SESSIONS_DIR=${serve.env.SPARK_SESSIONS_DIR}`,
+    `"${process.execPath}" "${sparkBin}"`,
+  ].join(" ");
+  term.tmux(
+    "new-session",
+    "-d",
+    "-s",
+    term.name,
+    "-x",
+    "120",
+    "-y",
+    "40",
+    "-e",
+    "CI=false",
+    "-e",
+    "SPARK_HOME=",
+    command,
+  );
 }
