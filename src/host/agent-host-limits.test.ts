@@ -1,45 +1,24 @@
-import { execFileSync } from "node:child_process";
 import { EventEmitter } from "node:events";
-import { mkdtemp } from "node:fs/promises";
-import os from "node:os";
-import path from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type { WebSocket } from "ws";
-import { AgentThread, type AgentThreadOptions } from "../agent/agent-thread.js";
-import { Workspace } from "../agent/workspace.js";
-import { ResponsesClient } from "../client/responses-client.js";
-import { type Script, ScriptedEngine } from "../engine/scripted/scripted-engine.js";
+import type { AgentThread, AgentThreadOptions } from "../agent/agent-thread.js";
 import type { HostEvent, ThreadInfo, ThreadItem } from "../protocol/agent.js";
-import { ModelRegistry } from "../server/model-registry.js";
-import { SparkServer } from "../server/spark-server.js";
 import { AgentHost, type AgentHostOptions, type HostThreadSource } from "./agent-host.js";
+import {
+  echoScript,
+  manyWords,
+  type ScriptedStack,
+  startScriptedStack,
+} from "./test-support/scripted-stack.js";
 
-const words = Array.from({ length: 200 }, (_, i) => `w${i}`).join(" ");
-const script: Script = (request) => {
-  const last = request.messages.at(-1);
-  if (last?.role === "user" && last.content.startsWith("run")) {
-    return { toolCalls: [{ name: "shell", arguments: JSON.stringify({ command: "true" }) }] };
-  }
-  if (last?.role === "user" && last.content === "long") return { text: words };
-  return { text: `echo: ${last?.role === "user" ? last.content : "done"}` };
-};
-
-let server: SparkServer;
-let client: ResponsesClient;
-let dir: string;
+let stack: ScriptedStack;
 
 beforeAll(async () => {
-  dir = await mkdtemp(path.join(os.tmpdir(), "spark-host-limits-"));
-  execFileSync("git", ["init", "-q"], { cwd: dir });
-  const models = new ModelRegistry();
-  models.add("scripted", new ScriptedEngine({ script, tokensPerSecond: 2000 }));
-  server = await SparkServer.start({ models });
-  client = await ResponsesClient.connect({ baseUrl: `${server.url}/v1` });
+  stack = await startScriptedStack({ script: echoScript(manyWords(200)), tokensPerSecond: 2000 });
 });
 
 afterAll(async () => {
-  await client.close();
-  await server.close();
+  await stack.close();
 });
 
 type Stamped = Extract<HostEvent, { seq: number }>;
@@ -83,13 +62,7 @@ function testSource(threadOptions: Partial<AgentThreadOptions> = {}) {
   const live = new Map<string, AgentThread>();
   const released: string[] = [];
   const make = (resume?: { thread: ThreadInfo; items: ThreadItem[] }) => {
-    const thread = new AgentThread({
-      client,
-      workspace: new Workspace(dir),
-      instructions: "You are Spark.",
-      ...threadOptions,
-      ...(resume ? { resume } : {}),
-    });
+    const thread = stack.newThread({ ...threadOptions, ...(resume ? { resume } : {}) });
     live.set(thread.info.id, thread);
     return thread;
   };
@@ -206,7 +179,7 @@ describe("restart-safe resume: epochs and history resets", () => {
     expect(b.events).toHaveLength(1);
     const reset = b.events[0] as Extract<Stamped, { type: "thread.history" }>;
     expect(reset).toMatchObject({ type: "thread.history", reset: true });
-    expect(reset.items.at(-1)).toMatchObject({ type: "agent_message", text: words });
+    expect(reset.items.at(-1)).toMatchObject({ type: "agent_message", text: manyWords(200) });
     // A client within the window still continues: the newest events are kept.
     const c = connect();
     const last = stamped(a).at(-1)!.seq;

@@ -1,28 +1,16 @@
-import { execFileSync } from "node:child_process";
-import { mkdtemp, writeFile } from "node:fs/promises";
-import os from "node:os";
-import path from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { AgentThread } from "../agent/agent-thread.js";
-import { Workspace } from "../agent/workspace.js";
-import { ResponsesClient } from "../client/responses-client.js";
-import { type Script, ScriptedEngine } from "../engine/scripted/scripted-engine.js";
 import type { ThreadInfo } from "../protocol/agent.js";
 import { HOST_REQUEST_SCHEMAS, type HostRequestType } from "../protocol/agent-requests.js";
-import { ModelRegistry } from "../server/model-registry.js";
-import { SparkServer } from "../server/spark-server.js";
 import { AgentHost } from "./agent-host.js";
 import { connectHost, type HostTestClient, type HostTestEvent } from "./test-support/host-client.js";
+import {
+  echoScript,
+  manyWords,
+  type ScriptedStack,
+  startScriptedStack,
+} from "./test-support/scripted-stack.js";
 
-const words = Array.from({ length: 400 }, (_, i) => `w${i}`).join(" ");
-const script: Script = (request) => {
-  const last = request.messages.at(-1);
-  if (last?.role === "user" && last.content === "long") return { text: words };
-  return { text: `echo: ${last?.role === "user" ? last.content : "done"}` };
-};
-
-let server: SparkServer;
-let client: ResponsesClient;
+let stack: ScriptedStack;
 let url: string;
 let dir: string;
 
@@ -36,27 +24,25 @@ const saved = (id: string, cwd: string): ThreadInfo => ({
 });
 
 beforeAll(async () => {
-  dir = await mkdtemp(path.join(os.tmpdir(), "spark-host-requests-"));
-  await writeFile(path.join(dir, "a.txt"), "a\n");
-  execFileSync("git", ["init", "-q"], { cwd: dir });
-  const models = new ModelRegistry();
-  models.add("scripted", new ScriptedEngine({ script, tokensPerSecond: 400 }));
-  const host = new AgentHost({
-    create: async () =>
-      new AgentThread({ client, workspace: new Workspace(dir), instructions: "You are Spark." }),
-    resume: async () => null,
-    list: async () => [saved("thr_here", dir), saved("thr_elsewhere", "/somewhere/else")],
-    rename: async () => null,
-    remove: async () => false,
+  stack = await startScriptedStack({
+    script: echoScript(manyWords(400)),
+    tokensPerSecond: 400,
+    files: { "a.txt": "a\n" },
+    host: ({ dir, newThread }) =>
+      new AgentHost({
+        create: async () => newThread(),
+        resume: async () => null,
+        list: async () => [saved("thr_here", dir), saved("thr_elsewhere", "/somewhere/else")],
+        rename: async () => null,
+        remove: async () => false,
+      }),
   });
-  server = await SparkServer.start({ models, sockets: { "/v1/agent": (socket) => host.accept(socket) } });
-  client = await ResponsesClient.connect({ baseUrl: `${server.url}/v1` });
-  url = `${server.url.replace("http", "ws")}/v1/agent`;
+  url = stack.agentUrl;
+  dir = stack.dir;
 });
 
 afterAll(async () => {
-  await client.close();
-  await server.close();
+  await stack.close();
 });
 
 const answers = (c: HostTestClient, id: string) =>

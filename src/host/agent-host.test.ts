@@ -1,59 +1,42 @@
-import { execFileSync } from "node:child_process";
-import { mkdtemp, writeFile } from "node:fs/promises";
-import os from "node:os";
-import path from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import WebSocket from "ws";
-import { AgentThread } from "../agent/agent-thread.js";
-import { Workspace } from "../agent/workspace.js";
-import { ResponsesClient } from "../client/responses-client.js";
-import { type Script, ScriptedEngine } from "../engine/scripted/scripted-engine.js";
 import type { ThreadInfo } from "../protocol/agent.js";
-import { ModelRegistry } from "../server/model-registry.js";
-import { SparkServer } from "../server/spark-server.js";
 import { AgentHost } from "./agent-host.js";
+import {
+  echoScript,
+  manyWords,
+  type ScriptedStack,
+  startScriptedStack,
+} from "./test-support/scripted-stack.js";
 
 type Event = { type: string; seq?: number; thread_id?: string; [key: string]: unknown };
 
-const words = Array.from({ length: 300 }, (_, i) => `w${i}`).join(" ");
-const script: Script = (request) => {
-  const last = request.messages.at(-1);
-  if (last?.role === "user" && last.content.startsWith("run")) {
-    return { toolCalls: [{ name: "shell", arguments: JSON.stringify({ command: "true" }) }] };
-  }
-  if (last?.role === "user" && last.content === "long") return { text: words };
-  return { text: `echo: ${last?.role === "user" ? last.content : "done"}` };
-};
-
-let server: SparkServer;
-let client: ResponsesClient;
+let stack: ScriptedStack;
 let url: string;
 
 beforeAll(async () => {
-  const dir = await mkdtemp(path.join(os.tmpdir(), "spark-host-"));
-  await writeFile(path.join(dir, "a.txt"), "a\n");
-  execFileSync("git", ["init", "-q"], { cwd: dir });
-  const models = new ModelRegistry();
-  models.add("scripted", new ScriptedEngine({ script, tokensPerSecond: 300 }));
-  const saved: ThreadInfo[] = [
-    { id: "thr_saved", title: "old", cwd: dir, model: "", createdAt: "", updatedAt: "" },
-  ];
-  const host = new AgentHost({
-    create: async () =>
-      new AgentThread({ client, workspace: new Workspace(dir), instructions: "You are Spark." }),
-    resume: async () => null,
-    list: async () => saved,
-    rename: async () => null,
-    remove: async () => false,
+  stack = await startScriptedStack({
+    script: echoScript(manyWords(300)),
+    tokensPerSecond: 300,
+    files: { "a.txt": "a\n" },
+    host: ({ dir, newThread }) => {
+      const saved: ThreadInfo[] = [
+        { id: "thr_saved", title: "old", cwd: dir, model: "", createdAt: "", updatedAt: "" },
+      ];
+      return new AgentHost({
+        create: async () => newThread(),
+        resume: async () => null,
+        list: async () => saved,
+        rename: async () => null,
+        remove: async () => false,
+      });
+    },
   });
-  server = await SparkServer.start({ models, sockets: { "/v1/agent": (socket) => host.accept(socket) } });
-  client = await ResponsesClient.connect({ baseUrl: `${server.url}/v1` });
-  url = `${server.url.replace("http", "ws")}/v1/agent`;
+  url = stack.agentUrl;
 });
 
 afterAll(async () => {
-  await client.close();
-  await server.close();
+  await stack.close();
 });
 
 async function connect() {
@@ -128,7 +111,7 @@ describe("agent host over a real WebSocket", () => {
       .filter((e) => e.type === "item.delta")
       .map((e) => e.delta)
       .join("");
-    expect(text).toBe(words);
+    expect(text).toBe(manyWords(300));
     b.ws.close();
   });
 
