@@ -305,9 +305,18 @@ async function exec(flags: AgentFlags, prompt: string): Promise<number> {
     // On a running `spark serve`: the task is a thread there, live in the web app and the editor;
     // commands that need approval wait for an answer from one of them.
     const client = await connectHost(target);
+    // Nobody watches `spark exec` to wait out a reconnect: a server gone mid-task ends it.
+    let offStatus = () => {};
+    const lost = new Promise<never>((_, reject) => {
+      offStatus = client.on("status", (status) => {
+        if (status === "reconnecting" || status === "closed")
+          reject(new SparkError("server_error", `Lost the connection to spark serve at ${target.url}.`));
+      });
+    });
     try {
-      return await execOn(client, flags, prompt, output, "others");
+      return await Promise.race([execOn(client, flags, prompt, output, "others"), lost]);
     } finally {
+      offStatus();
       client.dispose();
     }
   }
