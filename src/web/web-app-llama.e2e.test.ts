@@ -1,5 +1,5 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { mkdtemp, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -40,7 +40,11 @@ async function waitForOutput(
 
 test("the real `spark serve` on llama.cpp (synthetic model): the app streams a turn, shows its speed, and Stop ends one", async () => {
   const model = await testModelPath();
-  const repo = await mkdtemp(path.join(os.tmpdir(), "spark-web-llama-"));
+  // A fixed workspace path keeps the system prompt, and so the greedy model's reply, the same on
+  // every run: a random one once made the synthetic model stop after a single token (no speed).
+  const repo = path.join(os.tmpdir(), "spark-web-llama-workspace");
+  await rm(repo, { recursive: true, force: true });
+  await mkdir(repo);
   const sessions = await mkdtemp(path.join(os.tmpdir(), "spark-web-llama-sessions-"));
   await writeFile(path.join(repo, "main.ts"), "console.log('hi');\n");
   execFileSync("git", ["init", "-q"], { cwd: repo });
