@@ -111,6 +111,24 @@ export interface ApprovalRequestEvent {
   sandbox: SandboxMode;
 }
 
+export type McpServerState = "starting" | "ready" | "failed" | "stopped";
+
+/** One MCP server the agent uses, as every face lists it (`/mcp`, the web app's panel). */
+export interface McpServerInfo {
+  /** Its name in config.toml (`[mcp_servers.NAME]`); tools reach the model as `mcp__NAME__TOOL`. */
+  name: string;
+  state: McpServerState;
+  transport: "stdio" | "http";
+  /** Which config declared it; a project's servers need `spark trust`. */
+  source: "user" | "project";
+  /** Its calls run without asking. */
+  trusted: boolean;
+  /** The model-facing names of its tools (empty until it is ready). */
+  tools: string[];
+  /** Why it failed or stopped, in words for the person. */
+  error?: string;
+}
+
 export type SubAgentStatus = "running" | "completed" | "failed" | "cancelled";
 
 /** A sub-agent a thread delegated a task to (the `delegate` tool); it runs in the background. */
