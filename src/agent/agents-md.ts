@@ -18,7 +18,11 @@ export async function findRepoRoot(cwd: string): Promise<string> {
  * AGENTS.md files from the repository root down to `cwd`, outermost first, so instructions closer
  * to the work come last and win. Each is capped so a huge file cannot crowd out the conversation.
  */
-export async function discoverAgentsFiles(cwd: string, maxBytes = 32 * 1024): Promise<AgentsFile[]> {
+export async function discoverAgentsFiles(
+  cwd: string,
+  options: { maxBytes?: number; onUnreadable?: (message: string) => void } = {},
+): Promise<AgentsFile[]> {
+  const maxBytes = options.maxBytes ?? 32 * 1024;
   const root = await findRepoRoot(cwd);
   const dirs: string[] = [];
   for (let dir = path.resolve(cwd); ; dir = path.dirname(dir)) {
@@ -34,8 +38,13 @@ export async function discoverAgentsFiles(cwd: string, maxBytes = 32 * 1024): Pr
         path: file,
         content: content.length > maxBytes ? `${content.slice(0, maxBytes)}\n[truncated]` : content,
       });
-    } catch {
-      // No AGENTS.md here.
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      // Absent is the usual case; anything else (unreadable, a directory) the person should know.
+      if (code !== "ENOENT" && code !== "ENOTDIR")
+        options.onUnreadable?.(
+          `${file} was not read (${code ?? (error as Error).message}); its instructions are not used.`,
+        );
     }
   }
   return files;

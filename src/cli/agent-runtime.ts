@@ -82,7 +82,12 @@ export class AgentRuntime implements AsyncDisposable {
 
   static async start(options: AgentRuntimeOptions): Promise<AgentRuntime> {
     const workspace = new Workspace(options.cwd);
-    const instructions = buildSystemPrompt(workspace.root, await discoverAgentsFiles(workspace.root));
+    const instructions = buildSystemPrompt(
+      workspace.root,
+      await discoverAgentsFiles(workspace.root, {
+        ...(options.onNotice ? { onUnreadable: options.onNotice } : {}),
+      }),
+    );
     if (options.server) {
       const connection: ResponsesClientOptions = {
         baseUrl: options.server,

@@ -48,6 +48,12 @@ describe("loadConfig", () => {
     expect(tierAdmission(config)).toEqual({ deep: { maxConcurrent: 2 } });
   });
 
+  it("a config file that exists but cannot be read is an error, not a silent default", async () => {
+    const { cwd, env, userFile } = await dirs();
+    await mkdir(userFile);
+    await expect(loadConfig({ cwd, env })).rejects.toThrow(`${userFile} could not be read`);
+  });
+
   it("takes a llama tier's draft model", async () => {
     const { cwd, env } = await dirs(
       `[tiers.fast]\nmodel = "./big.gguf"\ndraft_model = "hf:a/b/small.gguf"\n`,

@@ -236,8 +236,12 @@ async function readConfigFile(
   let text: string;
   try {
     text = await readFile(file, "utf8");
-  } catch {
-    return null;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
+    // Settings the person wrote must not be dropped without a word.
+    throw new SparkError("invalid_request", `${file} could not be read: ${(error as Error).message}`, {
+      cause: error,
+    });
   }
   let parsed: unknown;
   try {
