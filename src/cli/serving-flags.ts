@@ -105,7 +105,10 @@ export function addServingFlags(command: Command): Command {
 export function servingOptions(
   flags: ServingFlags,
   engine: { kind: "llama" | "scripted" | "upstream"; parallel: number },
-): Pick<SparkServerOptions, "admission" | "metricsPublic" | "log" | "maxConnections" | "connectionLifetimeMs" | "storeBytes"> {
+): Pick<
+  SparkServerOptions,
+  "admission" | "metricsPublic" | "log" | "maxConnections" | "connectionLifetimeMs" | "storeBytes"
+> {
   const maxConcurrent = flags.maxConcurrent ?? (engine.kind === "llama" ? engine.parallel : undefined);
   return {
     admission: {
@@ -118,7 +121,9 @@ export function servingOptions(
     metricsPublic: flags.metricsPublic,
     log: { format: flags.log },
     ...(flags.maxConnections !== undefined ? { maxConnections: flags.maxConnections } : {}),
-    ...(flags.connectionMinutes !== undefined ? { connectionLifetimeMs: flags.connectionMinutes * 60_000 } : {}),
+    ...(flags.connectionMinutes !== undefined
+      ? { connectionLifetimeMs: flags.connectionMinutes * 60_000 }
+      : {}),
     ...(flags.storeMb !== undefined ? { storeBytes: flags.storeMb * 1024 * 1024 } : {}),
   };
 }

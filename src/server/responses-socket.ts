@@ -3,7 +3,6 @@ import type { WebSocket } from "ws";
 import type { ChatMessage } from "../protocol/chat.js";
 import { SparkError } from "../protocol/errors.js";
 import { parseUntrustedJson } from "../protocol/json-guard.js";
-import type { ResponseStreamEvent } from "../protocol/responses.js";
 import {
   CLIENT_EVENT_SCHEMAS,
   type ClientEventType,
@@ -54,7 +53,7 @@ export interface ResponsesSocketOptions {
   /**
    * How long the connection may live, in ms. Then it is answered `websocket_connection_limit_reached`
    * (as the hosted API does at 60 minutes): waiting creates are refused, running responses finish,
-   * and the connection closes (1000). Default: {@link DEFAULT_CONNECTION_LIFETIME_MS}.
+   * and the connection closes (1001, going away). Default: {@link DEFAULT_CONNECTION_LIFETIME_MS}.
    */
   lifetimeMs?: number;
 }
@@ -248,7 +247,11 @@ export class ResponsesSocket {
     }
   }
 
-  private async start(lane: SocketLane, prepared: PreparedResponse, { admission, record }: Turn): Promise<void> {
+  private async start(
+    lane: SocketLane,
+    prepared: PreparedResponse,
+    { admission, record }: Turn,
+  ): Promise<void> {
     const metered = { ...prepared, engine: admission.meter(record) };
     const run = new ResponseRun(metered, (event) => this.stream.push(lane.tag(event)), { queue: admission });
     const active: ActiveResponse = { run, steers: [] };
@@ -284,16 +287,18 @@ export class ResponsesSocket {
     } else if (stored.pendingCalls.length > 0) {
       this.waitingSteers.set(stored.id, steers);
       for (const steer of steers) {
-        this.send(lane.tag({
-          type: "response.steer.pending",
-          reason: "waiting_for_required_input",
-          required_input: stored.pendingCalls.map((call) => ({
-            type: "function_call_output",
-            call_id: call.callId,
-            name: call.name,
-          })),
-          steer: { id: steer.id, previous_response_id: steer.previousResponseId },
-        }));
+        this.send(
+          lane.tag({
+            type: "response.steer.pending",
+            reason: "waiting_for_required_input",
+            required_input: stored.pendingCalls.map((call) => ({
+              type: "function_call_output",
+              call_id: call.callId,
+              name: call.name,
+            })),
+            steer: { id: steer.id, previous_response_id: steer.previousResponseId },
+          }),
+        );
       }
     } else {
       // The successor inherits the steered response's settings and continues from its state.
@@ -327,15 +332,17 @@ export class ResponsesSocket {
     const lane = this.laneRunning(target);
     const active = lane?.active;
     if (this.expired && lane) {
-      this.send(lane.tag({
-        type: "response.steer.failed",
-        error: {
-          type: "invalid_request_error",
-          code: "response_not_active",
-          message: "The connection reached its lifetime limit: the response finishes unsteered.",
-        },
-        steer: { previous_response_id: target, input: event.input },
-      }));
+      this.send(
+        lane.tag({
+          type: "response.steer.failed",
+          error: {
+            type: "invalid_request_error",
+            code: "response_not_active",
+            message: "The connection reached its lifetime limit: the response finishes unsteered.",
+          },
+          steer: { previous_response_id: target, input: event.input },
+        }),
+      );
       return;
     }
     if (!lane || !active || active.run.cancelled) {
@@ -368,7 +375,9 @@ export class ResponsesSocket {
       messages,
     };
     active.steers.push(steer);
-    this.send(lane.tag({ type: "response.steer.accepted", steer: { id: steer.id, previous_response_id: target } }));
+    this.send(
+      lane.tag({ type: "response.steer.accepted", steer: { id: steer.id, previous_response_id: target } }),
+    );
     active.run.abort("steered");
   }
 
@@ -440,7 +449,8 @@ export class ResponsesSocket {
   private closeIfExpired(): void {
     if (!this.expired || this.lanes.size > 0 || this.socket.readyState !== this.socket.OPEN) return;
     this.stream.flush();
-    this.socket.close(1000, "websocket_connection_limit_reached");
+    // 1001 (going away): a close the SDK counts as recoverable, so a reconnecting client reconnects.
+    this.socket.close(1001, "websocket_connection_limit_reached");
   }
 
   private steerFailed(
@@ -449,11 +459,13 @@ export class ResponsesSocket {
     code: "response_not_active" | "successor_creation_failed",
     message: string,
   ): void {
-    this.send(lane.tag({
-      type: "response.steer.failed",
-      error: { type: "invalid_request_error", code, message },
-      steer: { id: steer.id, previous_response_id: steer.previousResponseId, input: steer.input },
-    }));
+    this.send(
+      lane.tag({
+        type: "response.steer.failed",
+        error: { type: "invalid_request_error", code, message },
+        steer: { id: steer.id, previous_response_id: steer.previousResponseId, input: steer.input },
+      }),
+    );
   }
 
   /** The ws library has no public drain event; poll briefly while the socket is backed up. */
