@@ -116,7 +116,8 @@ export class ResponsesClient implements AsyncDisposable {
    */
   create(body: CreateBody, options: CreateOptions = {}): ResponseStream {
     const stream = new ChainStream(this, options.signal);
-    if (this.closed || this.root.closed) stream.fail(new ClientError("client_closed", "The client is closed."));
+    if (this.closed || this.root.closed)
+      stream.fail(new ClientError("client_closed", "The client is closed."));
     else if (options.signal?.aborted) {
       stream.fail(new ClientError("cancelled", "The signal was aborted before the response started."));
     } else {

@@ -95,7 +95,8 @@ export class SocketTransport implements Transport {
   /** Sends a draft now if the connection is open (never queued: a later one replaces it anyway). */
   draft(body: DraftBody): Promise<DraftAnswer> {
     const socket = this.socket;
-    if (this.finished || this.expiring || socket?.readyState !== WebSocket.OPEN) return Promise.resolve(NOT_SENT);
+    if (this.finished || this.expiring || socket?.readyState !== WebSocket.OPEN)
+      return Promise.resolve(NOT_SENT);
     return new Promise((resolve) => {
       this.acks.push({ kind: "draft", resolve });
       socket.send(JSON.stringify({ ...body, type: "spark.draft" }));
@@ -357,7 +358,8 @@ export class SocketTransport implements Transport {
         if (id !== undefined && this.acceptedSteers.delete(id)) {
           if (!wire?.acceptedSteers.delete(id)) return; // about a chain that already ended
           wire.stream.push(event);
-          if (wire.awaitingSuccessor && wire.acceptedSteers.size === 0) this.endWire(wire, wire.awaitingSuccessor);
+          if (wire.awaitingSuccessor && wire.acceptedSteers.size === 0)
+            this.endWire(wire, wire.awaitingSuccessor);
           return;
         }
         const ack = this.acks[0]?.kind === "steer" ? this.acks.shift() : undefined;
