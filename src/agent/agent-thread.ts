@@ -116,6 +116,7 @@ export class AgentThread {
               shellWhenAsked: false,
               ...(delegate.contextBudget ? { contextBudget: delegate.contextBudget } : {}),
             }),
+          client: options.client,
           delegate,
           emit,
           // A result is never refused: the sub-agent cap bounds how many can wait.

@@ -63,6 +63,46 @@ describe("sub-agents", () => {
     expect(h.thread.history.at(-1)).toMatchObject({ type: "agent_message", text: "Thanks." });
   });
 
+  test("a sub-agent runs on a lane of its parent's WebSocket, with no connection of its own", async () => {
+    const reply = (request: GenerateRequest): ScriptedReply => {
+      const user = lastUser(request);
+      if (user === "summarise") return { text: "a summary" };
+      if (user.startsWith("Result of sub-agent")) return { text: "Thanks." };
+      if (request.messages.at(-1)?.role === "tool") return { text: "Started it." };
+      return { toolCalls: [{ name: "delegate", arguments: JSON.stringify({ task: "summarise" }) }] };
+    };
+    let connects = 0;
+    await using h = await agentHarness(
+      {},
+      { script: reply },
+      {
+        delegate: {
+          model: "scripted",
+          connect: () => {
+            connects++;
+            return Promise.reject(new Error("a sub-agent should not open a connection"));
+          },
+        },
+      },
+    );
+    const lane = h.client.lane.bind(h.client);
+    const lanes: ResponsesClient[] = [];
+    h.client.lane = () => {
+      const client = lane();
+      lanes.push(client);
+      return client;
+    };
+    await h.thread.startTurn("summarise the repo");
+    const done = await h.next("subagent.completed", 0);
+    expect(done).toMatchObject({ status: "completed", result: "a summary" });
+    expect(connects).toBe(0);
+    expect(lanes).toHaveLength(1);
+    // Its lane was closed with it; the parent's connection serves the parent on.
+    await expect(lanes[0]!.create({ input: "x" }).final).rejects.toMatchObject({ code: "client_closed" });
+    await h.thread.whenSettled();
+    expect(h.thread.history.at(-1)).toMatchObject({ type: "agent_message", text: "Thanks." });
+  });
+
   describe("commands follow the person's words, never the model's", () => {
     const task = "run the tests with npm test";
     const shell = (command: string): ScriptedReply => ({

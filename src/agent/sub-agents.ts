@@ -23,8 +23,9 @@ export interface DelegateOptions<Thread extends SubAgentThread = SubAgentThread>
   /** Token budget of a sub-agent's conversation. Default: the parent's. */
   contextBudget?: number;
   /**
-   * Opens the sub-agent's own connection to the server (closed when it ends): one WebSocket runs
-   * one response at a time, so a sub-agent sharing the parent's would stall the parent's turns.
+   * Opens the sub-agent's own connection to the server (closed when it ends), used when the
+   * parent's client is not on a WebSocket; otherwise a sub-agent runs on a lane of the parent's
+   * socket (its responses beside the parent's, not behind them).
    */
   connect: () => Promise<ResponsesClient>;
   /** Told of each new sub-agent's thread before it starts (e.g. to give it a transcript). */
@@ -40,6 +41,8 @@ export interface SubAgentsOptions<Thread extends SubAgentThread> {
    * never counts as asking).
    */
   createThread: (model: string, client: ResponsesClient, shell: boolean) => Thread;
+  /** The parent thread's client: sub-agents take lanes of its WebSocket. */
+  client: ResponsesClient;
   delegate: DelegateOptions<Thread>;
   /** Narrates `subagent.*` events (and the sub-agents' approvals) on the parent thread. */
   emit: (event: ThreadEvent) => void;
@@ -107,7 +110,8 @@ export class SubAgents<Thread extends SubAgentThread> {
   /** Runs the sub-agent's turn; resolves with its last message, rejects with why it failed. */
   private async run(entry: Entry<Thread>, input: string, shell: boolean): Promise<string> {
     const { info } = entry;
-    const client = await this.options.delegate.connect();
+    const parent = this.options.client;
+    const client = parent.transport === "websocket" ? parent.lane() : await this.options.delegate.connect();
     try {
       if (info.status !== "running") return "";
       const thread = this.options.createThread(this.options.delegate.model, client, shell);

@@ -22,4 +22,13 @@ describe("spark serve's memory flags", () => {
     expect(() => parse(["--max-connections", "0"])).toThrow(/at least 1/);
     expect(() => parse(["--store-mb", "1.5"])).toThrow(/whole number/);
   });
+
+  test("--connection-minutes becomes the Responses WebSocket lifetime in ms; zero is refused", () => {
+    const options = servingOptions(parse(["--connection-minutes", "5"]), { kind: "scripted", parallel: 1 });
+    expect(options).toMatchObject({ connectionLifetimeMs: 5 * 60_000 });
+    expect(servingOptions(parse([]), { kind: "scripted", parallel: 1 })).not.toHaveProperty(
+      "connectionLifetimeMs",
+    );
+    expect(() => parse(["--connection-minutes", "0"])).toThrow(/at least 1/);
+  });
 });

@@ -22,13 +22,20 @@ afterEach(() => {
 
 describe("[limits] in config.toml", () => {
   test("is read field by field, and a wrong or unknown field is refused, not clamped", async () => {
-    const good = await userConfig("[limits]\nmax_connections = 8\nmax_queued_mb = 2\n");
+    const good = await userConfig(
+      "[limits]\nmax_connections = 8\nmax_queued_mb = 2\nconnection_minutes = 30\n",
+    );
     const config = await loadConfig({
       cwd: good.cwd,
       env: { SPARK_CONFIG: good.file, SPARK_HOME: good.cwd },
     });
-    expect(config.limits).toEqual({ max_connections: 8, max_queued_mb: 2 });
-    for (const bad of ["max_connections = 0", "max_subagents = 1.5", "max_sockets = 4"]) {
+    expect(config.limits).toEqual({ max_connections: 8, max_queued_mb: 2, connection_minutes: 30 });
+    for (const bad of [
+      "max_connections = 0",
+      "max_subagents = 1.5",
+      "max_sockets = 4",
+      "connection_minutes = 0",
+    ]) {
       const file = await userConfig(`[limits]\n${bad}\n`);
       await expect(
         loadConfig({ cwd: file.cwd, env: { SPARK_CONFIG: file.file, SPARK_HOME: file.cwd } }),

@@ -230,6 +230,9 @@ async function serve(options: ServeOptions): Promise<void> {
     maxBodyBytes: options.maxBodyMb * 1024 * 1024,
     ...(config.limits?.max_connections ? { maxConnections: config.limits.max_connections } : {}),
     ...(config.limits?.store_mb ? { storeBytes: config.limits.store_mb * 1024 * 1024 } : {}),
+    ...(config.limits?.connection_minutes
+      ? { connectionLifetimeMs: config.limits.connection_minutes * 60_000 }
+      : {}),
     ...serving,
     ...(tiers ? { admission: { ...serving.admission, tiers: tierAdmission(tiers.config) } } : {}),
     ...(options.tlsCert && options.tlsKey
@@ -354,6 +357,7 @@ export interface ServeStackOptions
     | "metricsPublic"
     | "log"
     | "maxConnections"
+    | "connectionLifetimeMs"
     | "storeBytes"
   > {
   /**

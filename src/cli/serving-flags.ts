@@ -16,6 +16,7 @@ export interface ServingFlags {
   metricsPublic: boolean;
   log: "text" | "json" | "off";
   maxConnections?: number;
+  connectionMinutes?: number;
   storeMb?: number;
 }
 
@@ -29,6 +30,7 @@ Admission control and observability:
   --max-concurrent 4 --max-queue 64 --queue-timeout-ms 30000   queue with positions; 429 when full
   --rate-limit-rpm 60 --rate-limit-tpm 100000                    per API key
   --max-connections 256 --store-mb 256                           memory bounds; 503 server_busy past the first
+  --connection-minutes 60                                        a Responses WebSocket's lifetime; clients reconnect
   GET /metrics (Prometheus; needs the API key unless --metrics-public); --log json for JSON lines.
 `;
 
@@ -82,6 +84,11 @@ export function addServingFlags(command: Command): Command {
       whole(1),
     )
     .option(
+      "--connection-minutes <n>",
+      "minutes a Responses WebSocket stays open; then websocket_connection_limit_reached and clients reconnect (default: 60)",
+      whole(1),
+    )
+    .option(
       "--store-mb <n>",
       "MiB of stored responses kept for previous_response_id, least recently used evicted first (default: 256)",
       whole(1),
@@ -98,7 +105,10 @@ export function addServingFlags(command: Command): Command {
 export function servingOptions(
   flags: ServingFlags,
   engine: { kind: "llama" | "scripted" | "upstream"; parallel: number },
-): Pick<SparkServerOptions, "admission" | "metricsPublic" | "log" | "maxConnections" | "storeBytes"> {
+): Pick<
+  SparkServerOptions,
+  "admission" | "metricsPublic" | "log" | "maxConnections" | "connectionLifetimeMs" | "storeBytes"
+> {
   const maxConcurrent = flags.maxConcurrent ?? (engine.kind === "llama" ? engine.parallel : undefined);
   return {
     admission: {
@@ -111,6 +121,9 @@ export function servingOptions(
     metricsPublic: flags.metricsPublic,
     log: { format: flags.log },
     ...(flags.maxConnections !== undefined ? { maxConnections: flags.maxConnections } : {}),
+    ...(flags.connectionMinutes !== undefined
+      ? { connectionLifetimeMs: flags.connectionMinutes * 60_000 }
+      : {}),
     ...(flags.storeMb !== undefined ? { storeBytes: flags.storeMb * 1024 * 1024 } : {}),
   };
 }

@@ -38,8 +38,9 @@ const DEFAULT_CONNECT_TIMEOUT_MS = 3000;
 
 /**
  * A client of the OpenAI Responses API, for Spark's own server or any compatible one. It holds a
- * Responses WebSocket (one response chain in flight at a time; further creates wait their turn)
- * and falls back to HTTP/SSE, for good, when the upgrade is refused or does not open in time.
+ * Responses WebSocket (one response chain in flight at a time per lane; further creates wait
+ * their turn; {@link lane} opens another lane of the same socket) and falls back to HTTP/SSE, for
+ * good, when the upgrade is refused or does not open in time.
  *
  * ```ts
  * await using client = await ResponsesClient.connect({ baseUrl: "http://127.0.0.1:8080/v1" });
@@ -49,16 +50,31 @@ const DEFAULT_CONNECT_TIMEOUT_MS = 3000;
  * ```
  */
 export class ResponsesClient implements AsyncDisposable {
-  private current: Transport;
+  private own: Transport;
   private closed = false;
+  /** The client that owns the connection: this one, or the one this lane was opened from. */
+  private readonly root: ResponsesClient;
+  /** This client's WebSocket lane; undefined: the default lane. */
+  private readonly streamId: string | undefined;
+  /** A lane's streams, ended when the lane is closed (the connection stays). */
+  private readonly streams = new Set<ChainStream>();
+  private lanesOpened = 0;
 
   private constructor(
     transport: Transport | null,
     private readonly endpoints: { http: string; ws: string },
     private readonly headers: Record<string, string>,
     private readonly options: ResponsesClientOptions,
+    lane?: { root: ResponsesClient; streamId: string },
   ) {
-    this.current = transport ?? new HttpTransport({ url: endpoints.http, headers });
+    // A lane never uses its own transport: it reads the root's, which a fallback can replace.
+    this.own = transport ?? lane?.root.own ?? new HttpTransport({ url: endpoints.http, headers });
+    this.root = lane?.root ?? this;
+    this.streamId = lane?.streamId;
+  }
+
+  private get current(): Transport {
+    return this.root.own;
   }
 
   /**
@@ -100,11 +116,29 @@ export class ResponsesClient implements AsyncDisposable {
    */
   create(body: CreateBody, options: CreateOptions = {}): ResponseStream {
     const stream = new ChainStream(this, options.signal);
-    if (this.closed) stream.fail(new ClientError("client_closed", "The client is closed."));
+    if (this.closed || this.root.closed)
+      stream.fail(new ClientError("client_closed", "The client is closed."));
     else if (options.signal?.aborted) {
       stream.fail(new ClientError("cancelled", "The signal was aborted before the response started."));
-    } else this.current.start(stream, body);
+    } else {
+      if (this.root !== this) {
+        this.streams.add(stream);
+        void stream.final.finally(() => this.streams.delete(stream)).catch(() => {});
+      }
+      this.current.start(stream, body, this.streamId);
+    }
     return stream;
+  }
+
+  /**
+   * A client on a new lane (`stream_id`) of this client's connection: its responses run beside
+   * this one's, not after them, with no connection of their own. Over HTTP/SSE a lane is simply
+   * another client of the same transport. Closing the lane ends its own streams only.
+   */
+  lane(): ResponsesClient {
+    const root = this.root;
+    const streamId = `lane-${++root.lanesOpened}`;
+    return new ResponsesClient(null, root.endpoints, root.headers, root.options, { root, streamId });
   }
 
   /**
@@ -125,15 +159,27 @@ export class ResponsesClient implements AsyncDisposable {
    * while the WebSocket is not open, nothing is sent (`not_sent`). Never rejects.
    */
   draft(body: DraftBody): Promise<DraftAnswer> {
-    if (this.closed) return Promise.resolve(NOT_SENT);
+    if (this.closed || this.root.closed) return Promise.resolve(NOT_SENT);
     return this.current.draft(body);
   }
 
-  /** Ends running streams with `client_closed` and closes the connection. Idempotent. */
+  /**
+   * Ends running streams with `client_closed` and closes the connection; a lane cancels and ends
+   * its own streams and leaves the connection open. Idempotent.
+   */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await this.current.close();
+    if (this.root === this) {
+      await this.own.close();
+      return;
+    }
+    const closed = new ClientError("client_closed", "The client was closed.");
+    for (const stream of this.streams) {
+      stream.cancel();
+      stream.fail(closed);
+    }
+    this.streams.clear();
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
@@ -141,11 +187,11 @@ export class ResponsesClient implements AsyncDisposable {
   }
 
   private fallBack(reason: string, queued: QueuedCreate[]): void {
-    this.current = new HttpTransport({ url: this.endpoints.http, headers: this.headers });
+    this.own = new HttpTransport({ url: this.endpoints.http, headers: this.headers });
     this.options.onNotice?.(`WebSocket unavailable (${reason}); using HTTP/SSE`);
-    for (const { stream, body } of queued) {
+    for (const { stream, body, streamId } of queued) {
       if (this.closed) stream.fail(new ClientError("client_closed", "The client is closed."));
-      else this.current.start(stream, body);
+      else this.own.start(stream, body, streamId);
     }
   }
 }

@@ -70,6 +70,8 @@ const limitsSchema = z
   .object({
     /** spark serve: WebSocket connections open at once, all endpoints. Default: 256. */
     max_connections: z.number().int().min(1).max(100_000).optional(),
+    /** spark serve: minutes a Responses WebSocket stays open before clients must reconnect. Default: 60. */
+    connection_minutes: z.number().int().min(1).max(10_080).optional(),
     /** spark serve: MiB of stored responses for previous_response_id. Default: 256. */
     store_mb: z.number().int().min(1).max(1_048_576).optional(),
     /** Agent host: MiB of events kept per thread for reconnecting clients. Default: 4. */

@@ -36,6 +36,7 @@ export type SparkErrorCode =
   | "upstream_timeout"
   | "limit_reached"
   | "server_busy"
+  | "websocket_connection_limit_reached"
   | "server_error";
 
 export type SparkErrorType =
@@ -104,6 +105,9 @@ const STATUS: Record<SparkErrorCode, number> = {
   limit_reached: 429,
   // The server holds as many connections as it takes: retryable, like queue_timeout.
   server_busy: 503,
+  // The hosted API's code for a WebSocket past its lifetime (60 minutes), answered 400 there: the
+  // client opens a new connection and goes on.
+  websocket_connection_limit_reached: 400,
   server_error: 500,
 };
 

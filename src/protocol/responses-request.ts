@@ -116,9 +116,18 @@ export const responseCreateBodySchema = z
   .loose();
 export type ResponseCreateBody = z.infer<typeof responseCreateBodySchema>;
 
+/**
+ * A WebSocket lane (`stream_id`): 1-256 of `[A-Za-z0-9_.-]`, the bounds the SDK's lane helper
+ * (`ResponsesWebSocketSession.lane`) enforces.
+ */
+export const streamIdSchema = z
+  .string()
+  .regex(/^[A-Za-z0-9_.-]{1,256}$/, "a stream_id is 1-256 letters, digits, _ . or -");
+
 export const responseCreateEventSchema = responseCreateBodySchema.extend({
   type: z.literal("response.create"),
-  stream_id: id.nullish(),
+  /** The lane: creates of one lane run first-in-first-out, lanes side by side. Absent: the default lane. */
+  stream_id: streamIdSchema.nullish(),
 });
 export type ResponseCreateEvent = z.infer<typeof responseCreateEventSchema>;
 
@@ -139,7 +148,8 @@ export type ResponseSteerEvent = z.infer<typeof responseSteerEventSchema>;
 export const responseCancelEventSchema = z.object({
   type: z.enum(["response.cancel", "response.interrupt"]),
   response_id: id.nullish(),
-  stream_id: id.nullish(),
+  /** Cancels the response running on this lane. Neither field: the default lane's. */
+  stream_id: streamIdSchema.nullish(),
 });
 export type ResponseCancelEvent = z.infer<typeof responseCancelEventSchema>;
 

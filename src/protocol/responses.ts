@@ -139,6 +139,7 @@ export type ResponseStreamEvent =
       error: { type: "invalid_request_error"; code: SteerErrorCode; message: string };
       steer: { id?: string; previous_response_id: string; input: unknown };
     }
+  /** `status` is the HTTP status of the error, as the SDK's `ResponseWsError` has it. */
   | { type: "error"; status: number; error: WireError }
   | { type: "spark.draft.accepted"; draft_id: string }
   | {
@@ -172,4 +173,8 @@ export type SteerErrorCode =
   | "response_not_active"
   | "successor_creation_failed";
 
-export type SequencedEvent = ResponseStreamEvent & { sequence_number: number };
+/**
+ * An event as it goes on the wire: with its `sequence_number`, and with `stream_id` when the
+ * response it belongs to was created on a lane (errors about a lane's request too).
+ */
+export type SequencedEvent = ResponseStreamEvent & { sequence_number: number; stream_id?: string };

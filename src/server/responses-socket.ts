@@ -3,7 +3,6 @@ import type { WebSocket } from "ws";
 import type { ChatMessage } from "../protocol/chat.js";
 import { SparkError } from "../protocol/errors.js";
 import { parseUntrustedJson } from "../protocol/json-guard.js";
-import type { ResponseStreamEvent } from "../protocol/responses.js";
 import {
   CLIENT_EVENT_SCHEMAS,
   type ClientEventType,
@@ -11,6 +10,7 @@ import {
   type ResponseCreateEvent,
   type ResponseSteerEvent,
   type SparkDraftEvent,
+  streamIdSchema,
 } from "../protocol/responses-request.js";
 import { validate } from "../protocol/validate.js";
 import { ANONYMOUS } from "./admission/request-key.js";
@@ -23,19 +23,20 @@ import { prepareResponse } from "./prepare-response.js";
 import { type PreparedResponse, ResponseRun } from "./response-run.js";
 import { ResponseStore, type StoredResponse } from "./response-store.js";
 import { type ServerContext, withSequence } from "./server-context.js";
+import {
+  type ActiveResponse,
+  type LaneEvent,
+  MAX_LANES,
+  MAX_QUEUED_CREATES,
+  type QueuedSteer,
+  SocketLane,
+} from "./socket-lane.js";
 import { prepareDraft, TypeAheadDrafts } from "./type-ahead-drafts.js";
 
 /** A response's place in admission control and its log record. */
 interface Turn {
   admission: Admission;
   record: RequestRecord;
-}
-
-interface QueuedSteer {
-  id: string;
-  previousResponseId: string;
-  input: ResponseSteerEvent["input"];
-  messages: ChatMessage[];
 }
 
 export interface ResponsesSocketOptions {
@@ -49,21 +50,36 @@ export interface ResponsesSocketOptions {
    * packet, not one each.
    */
   wire?: Duplex;
+  /**
+   * How long the connection may live, in ms. Then it is answered `websocket_connection_limit_reached`
+   * (as the hosted API does at 60 minutes): waiting creates are refused, running responses finish,
+   * and the connection closes (1001, going away). Default: {@link DEFAULT_CONNECTION_LIFETIME_MS}.
+   */
+  lifetimeMs?: number;
 }
+
+/** A Responses WebSocket's lifetime unless configured: the hosted API's 60 minutes. */
+export const DEFAULT_CONNECTION_LIFETIME_MS = 60 * 60_000;
 
 /** Unsent bytes beyond which a socket counts as busy and text deltas are merged. */
 const BUSY_BYTES = 16 * 1024;
 
 /**
- * One WebSocket connection in Responses WebSocket mode: one response in flight at a time,
- * `previous_response_id` chaining through a per-connection cache, cancel, and steering that ends
- * the running response at the next token and continues from its live state.
+ * One WebSocket connection in Responses WebSocket mode: lanes (`stream_id`) that each run one
+ * response at a time (later creates of a lane wait first-in-first-out; the default lane refuses
+ * them, as before lanes), `previous_response_id` chaining through a per-connection cache, cancel,
+ * and steering that ends the running response at the next token and continues from its live
+ * state. The connection ends after its lifetime.
  */
 export class ResponsesSocket {
   private sequence = 0;
   /** Responses this connection remembers for `previous_response_id`, even with `store: false`. */
   private readonly cache: ResponseStore;
-  private active: { run: ResponseRun; steers: QueuedSteer[] } | null = null;
+  /** Lanes with a response running or waiting, by `stream_id` (undefined: the default lane). */
+  private readonly lanes = new Map<string | undefined, SocketLane>();
+  /** Past its lifetime: no new work; closes once the lanes are idle. */
+  private expired = false;
+  private readonly lifetime: NodeJS.Timeout;
   /** Output events go through here: deltas are merged only while the socket is backed up. */
   private readonly stream = new DeltaCoalescer({
     send: (event) => this.send(event),
@@ -82,12 +98,16 @@ export class ResponsesSocket {
   ) {
     this.requestId = connection.requestId ?? newRequestId();
     this.cache = new ResponseStore(ctx.connectionCache);
+    this.lifetime = setTimeout(() => this.expire(), connection.lifetimeMs ?? DEFAULT_CONNECTION_LIFETIME_MS);
+    // A connection must not keep the process alive for its lifetime.
+    this.lifetime.unref();
     socket.on("message", (data, isBinary) => this.onFrame(data as Buffer, isBinary));
     socket.on("close", () => this.onGone());
     socket.on("error", () => this.onGone());
   }
 
   private onFrame(data: Buffer, isBinary: boolean): void {
+    let streamId: string | undefined;
     try {
       if (isBinary) throw new SparkError("invalid_event", "Events are JSON text frames, not binary.");
       if (data.length > this.ctx.json.maxBytes) {
@@ -97,6 +117,7 @@ export class ResponsesSocket {
         );
       }
       const raw = parseUntrustedJson(data.toString("utf8"), this.ctx.json);
+      streamId = laneOfCreate(raw);
       const type = (raw as { type?: unknown } | null)?.type;
       if (typeof type !== "string" || !Object.hasOwn(CLIENT_EVENT_SCHEMAS, type)) {
         throw new SparkError(
@@ -126,17 +147,47 @@ export class ResponsesSocket {
         }
       }
     } catch (error) {
-      this.sendError(error);
+      this.sendError(error, streamId);
     }
   }
 
   private onCreate(event: ResponseCreateEvent): void {
-    if (this.active) {
+    if (this.expired) throw lifetimeReached();
+    const streamId = event.stream_id ?? undefined;
+    const busy = this.lanes.get(streamId);
+    if (busy) {
+      if (streamId === undefined) {
+        const running = busy.active ? `Response ${busy.active.run.id} is` : "A response is";
+        throw new SparkError("response_in_progress", `${running} still in progress on this connection.`);
+      }
+      if (this.queuedCreates() >= MAX_QUEUED_CREATES) {
+        throw new SparkError(
+          "limit_reached",
+          `${MAX_QUEUED_CREATES} creates already wait behind busy lanes of this connection, the most.`,
+          { param: "stream_id" },
+        );
+      }
+      busy.queued.push(event);
+      return;
+    }
+    if (this.lanes.size >= MAX_LANES) {
       throw new SparkError(
-        "response_in_progress",
-        `Response ${this.active.run.id} is still in progress on this connection.`,
+        "limit_reached",
+        `${MAX_LANES} lanes of this connection are busy, the most; wait for one to finish or use a busy lane.`,
+        { param: "stream_id" },
       );
     }
+    const lane = new SocketLane(streamId);
+    this.lanes.set(streamId, lane);
+    try {
+      this.begin(lane, event);
+    } finally {
+      if (lane.idle) this.lanes.delete(streamId);
+    }
+  }
+
+  /** Starts a create on its (free) lane; throws when it is refused before it starts. */
+  private begin(lane: SocketLane, event: ResponseCreateEvent): void {
     const engine = this.ctx.models.resolve(event.model ?? undefined);
     const previous = event.previous_response_id ?? undefined;
     const queued = previous ? (this.waitingSteers.get(previous) ?? []) : [];
@@ -150,7 +201,33 @@ export class ResponsesSocket {
     const turn = this.admit(prepared);
     this.drafts.cancel();
     if (previous) this.waitingSteers.delete(previous);
-    void this.start(prepared, turn);
+    void this.start(lane, prepared, turn);
+  }
+
+  /** After a lane's response (and any successor) ended: the next waiting create, or the lane is let go. */
+  private next(lane: SocketLane): void {
+    while (!lane.active && lane.queued.length > 0) {
+      const event = lane.queued.shift()!;
+      try {
+        this.begin(lane, event);
+      } catch (error) {
+        this.sendError(error, lane.streamId);
+      }
+    }
+    if (lane.idle && this.lanes.get(lane.streamId) === lane) this.lanes.delete(lane.streamId);
+    this.closeIfExpired();
+  }
+
+  private queuedCreates(): number {
+    let queued = 0;
+    for (const lane of this.lanes.values()) queued += lane.queued.length;
+    return queued;
+  }
+
+  /** The lane whose running response has this id. */
+  private laneRunning(responseId: string): SocketLane | undefined {
+    for (const lane of this.lanes.values()) if (lane.active?.run.id === responseId) return lane;
+    return undefined;
   }
 
   /** Enters admission control for a response; throws when refused. */
@@ -170,15 +247,20 @@ export class ResponsesSocket {
     }
   }
 
-  private async start(prepared: PreparedResponse, { admission, record }: Turn): Promise<void> {
+  private async start(
+    lane: SocketLane,
+    prepared: PreparedResponse,
+    { admission, record }: Turn,
+  ): Promise<void> {
     const metered = { ...prepared, engine: admission.meter(record) };
-    const run = new ResponseRun(metered, (event) => this.stream.push(event), { queue: admission });
-    const active = { run, steers: [] as QueuedSteer[] };
-    this.active = active;
+    const run = new ResponseRun(metered, (event) => this.stream.push(lane.tag(event)), { queue: admission });
+    const active: ActiveResponse = { run, steers: [] };
+    lane.active = active;
     const outcome = await run.run();
-    this.active = null;
+    lane.active = null;
     record.end({ status: outcome.response.status });
-    if (!this.continueChain(prepared, outcome.stored, active.steers, admission)) admission.release();
+    if (!this.continueChain(lane, prepared, outcome.stored, active.steers, admission)) admission.release();
+    this.next(lane);
   }
 
   /**
@@ -187,6 +269,7 @@ export class ResponsesSocket {
    * True when a successor took the slot over.
    */
   private continueChain(
+    lane: SocketLane,
     prepared: PreparedResponse,
     stored: StoredResponse | null,
     steers: QueuedSteer[],
@@ -200,20 +283,22 @@ export class ResponsesSocket {
 
     if (!stored) {
       for (const steer of steers)
-        this.steerFailed(steer, "successor_creation_failed", "The response failed.");
+        this.steerFailed(lane, steer, "successor_creation_failed", "The response failed.");
     } else if (stored.pendingCalls.length > 0) {
       this.waitingSteers.set(stored.id, steers);
       for (const steer of steers) {
-        this.send({
-          type: "response.steer.pending",
-          reason: "waiting_for_required_input",
-          required_input: stored.pendingCalls.map((call) => ({
-            type: "function_call_output",
-            call_id: call.callId,
-            name: call.name,
-          })),
-          steer: { id: steer.id, previous_response_id: steer.previousResponseId },
-        });
+        this.send(
+          lane.tag({
+            type: "response.steer.pending",
+            reason: "waiting_for_required_input",
+            required_input: stored.pendingCalls.map((call) => ({
+              type: "function_call_output",
+              call_id: call.callId,
+              name: call.name,
+            })),
+            steer: { id: steer.id, previous_response_id: steer.previousResponseId },
+          }),
+        );
       }
     } else {
       // The successor inherits the steered response's settings and continues from its state.
@@ -228,15 +313,15 @@ export class ResponsesSocket {
       };
       if (admission.held) {
         const record = this.ctx.log.socket({ request_id: this.requestId, response_id: successor.id });
-        void this.start(successor, { admission, record });
+        void this.start(lane, successor, { admission, record });
         return true;
       }
       // Steered while still queued: the successor takes its own place in line.
       try {
-        void this.start(successor, this.admit(successor));
+        void this.start(lane, successor, this.admit(successor));
       } catch (error) {
         for (const steer of steers)
-          this.steerFailed(steer, "successor_creation_failed", SparkError.from(error).message);
+          this.steerFailed(lane, steer, "successor_creation_failed", SparkError.from(error).message);
       }
     }
     return false;
@@ -244,8 +329,24 @@ export class ResponsesSocket {
 
   private onSteer(event: ResponseSteerEvent): void {
     const target = event.previous_response_id;
-    if (!this.active || this.active.run.id !== target || this.active.run.cancelled) {
-      const known = this.lookup(target) !== undefined || this.active?.run.id === target;
+    const lane = this.laneRunning(target);
+    const active = lane?.active;
+    if (this.expired && lane) {
+      this.send(
+        lane.tag({
+          type: "response.steer.failed",
+          error: {
+            type: "invalid_request_error",
+            code: "response_not_active",
+            message: "The connection reached its lifetime limit: the response finishes unsteered.",
+          },
+          steer: { previous_response_id: target, input: event.input },
+        }),
+      );
+      return;
+    }
+    if (!lane || !active || active.run.cancelled) {
+      const known = this.lookup(target) !== undefined || lane !== undefined;
       this.send({
         type: "response.steer.failed",
         error: {
@@ -256,6 +357,7 @@ export class ResponsesSocket {
             : `No response ${target} on this connection.`,
         },
         steer: { previous_response_id: target, input: event.input },
+        ...(lane?.streamId === undefined ? {} : { stream_id: lane.streamId }),
       });
       return;
     }
@@ -272,9 +374,11 @@ export class ResponsesSocket {
       input: event.input,
       messages,
     };
-    this.active.steers.push(steer);
-    this.send({ type: "response.steer.accepted", steer: { id: steer.id, previous_response_id: target } });
-    this.active.run.abort("steered");
+    active.steers.push(steer);
+    this.send(
+      lane.tag({ type: "response.steer.accepted", steer: { id: steer.id, previous_response_id: target } }),
+    );
+    active.run.abort("steered");
   }
 
   /**
@@ -282,6 +386,7 @@ export class ResponsesSocket {
    * `spark.draft.accepted` (or an `error`), later with `spark.draft.done`.
    */
   private onDraft(event: SparkDraftEvent): void {
+    if (this.expired) throw lifetimeReached();
     const engine = this.ctx.models.resolve(event.model ?? undefined);
     const previous = event.previous_response_id ?? undefined;
     const draft = prepareDraft(event, {
@@ -291,38 +396,76 @@ export class ResponsesSocket {
     });
     this.send({ type: "spark.draft.accepted", draft_id: draft.id });
     // A response in flight has the model: drafts never run ahead of it.
-    if (this.active) this.drafts.skip(draft, "busy");
+    if ([...this.lanes.values()].some((lane) => lane.active)) this.drafts.skip(draft, "busy");
     else this.drafts.submit(draft);
   }
 
+  /** Closing the socket cancels every lane's response and drops the creates waiting behind them. */
   private onGone(): void {
+    clearTimeout(this.lifetime);
     this.drafts.cancel();
-    this.active?.run.abort("cancelled");
+    for (const lane of this.lanes.values()) {
+      lane.queued.length = 0;
+      lane.active?.run.abort("cancelled");
+    }
   }
 
+  /**
+   * Cancels the response `response_id` names, else the one running on `stream_id`'s lane (the
+   * default lane without either). Creates waiting behind it on its lane still run.
+   */
   private onCancel(event: ResponseCancelEvent): void {
-    const active = this.active;
-    if (!active || (event.response_id && event.response_id !== active.run.id)) {
+    const streamId = event.stream_id ?? undefined;
+    const lane = event.response_id ? this.laneRunning(event.response_id) : this.lanes.get(streamId);
+    const active = lane?.active;
+    if (!lane || !active || (event.stream_id && lane.streamId !== streamId)) {
       throw new SparkError("response_not_active", "There is no response in progress to cancel.", {
-        param: event.response_id ? "response_id" : null,
+        param: event.response_id ? "response_id" : event.stream_id ? "stream_id" : null,
       });
     }
     for (const steer of active.steers.splice(0)) {
-      this.steerFailed(steer, "response_not_active", "The response was cancelled.");
+      this.steerFailed(lane, steer, "response_not_active", "The response was cancelled.");
     }
     active.run.abort("cancelled");
   }
 
+  /**
+   * The lifetime is over: say so (the hosted API's code), refuse the creates still waiting, let the
+   * running responses finish, then close.
+   */
+  private expire(): void {
+    if (this.socket.readyState !== this.socket.OPEN) return;
+    this.expired = true;
+    const error = lifetimeReached();
+    this.sendError(error);
+    this.drafts.cancel();
+    for (const lane of [...this.lanes.values()]) {
+      for (const _ of lane.queued.splice(0)) this.sendError(error, lane.streamId);
+      if (lane.idle) this.lanes.delete(lane.streamId);
+    }
+    this.closeIfExpired();
+  }
+
+  private closeIfExpired(): void {
+    if (!this.expired || this.lanes.size > 0 || this.socket.readyState !== this.socket.OPEN) return;
+    this.stream.flush();
+    // 1001 (going away): a close the SDK counts as recoverable, so a reconnecting client reconnects.
+    this.socket.close(1001, "websocket_connection_limit_reached");
+  }
+
   private steerFailed(
+    lane: SocketLane,
     steer: QueuedSteer,
     code: "response_not_active" | "successor_creation_failed",
     message: string,
   ): void {
-    this.send({
-      type: "response.steer.failed",
-      error: { type: "invalid_request_error", code, message },
-      steer: { id: steer.id, previous_response_id: steer.previousResponseId, input: steer.input },
-    });
+    this.send(
+      lane.tag({
+        type: "response.steer.failed",
+        error: { type: "invalid_request_error", code, message },
+        steer: { id: steer.id, previous_response_id: steer.previousResponseId, input: steer.input },
+      }),
+    );
   }
 
   /** The ws library has no public drain event; poll briefly while the socket is backed up. */
@@ -338,7 +481,7 @@ export class ResponsesSocket {
     return this.cache.get(id) ?? this.ctx.store.get(id);
   }
 
-  private send(event: ResponseStreamEvent): void {
+  private send(event: LaneEvent): void {
     if (this.socket.readyState !== this.socket.OPEN) return;
     // Text deltas are already one frame per turn (DeltaCoalescer); the events around them come in bursts.
     if (event.type !== "response.output_text.delta") this.corkUntilNextTick();
@@ -357,9 +500,31 @@ export class ResponsesSocket {
     });
   }
 
-  /** The one place a WebSocket error becomes a wire event; the connection stays open. */
-  private sendError(error: unknown): void {
+  /**
+   * The one place a WebSocket error becomes a wire event, with the HTTP `status` of its code and
+   * the `stream_id` of the lane it is about; the connection stays open.
+   */
+  private sendError(error: unknown, streamId?: string): void {
     const spark = SparkError.from(error);
-    this.send({ type: "error", status: spark.status, error: spark.toWire() });
+    this.send({
+      type: "error",
+      status: spark.status,
+      error: spark.toWire(),
+      ...(streamId === undefined ? {} : { stream_id: streamId }),
+    });
   }
+}
+
+function lifetimeReached(): SparkError {
+  return new SparkError(
+    "websocket_connection_limit_reached",
+    "This WebSocket reached its lifetime limit; open a new connection to continue.",
+  );
+}
+
+/** A `response.create`'s valid `stream_id`, so that even its refusal is routed to its lane. */
+function laneOfCreate(raw: unknown): string | undefined {
+  if ((raw as { type?: unknown } | null)?.type !== "response.create") return undefined;
+  const parsed = streamIdSchema.safeParse((raw as { stream_id?: unknown }).stream_id);
+  return parsed.success ? parsed.data : undefined;
 }

@@ -64,6 +64,11 @@ export interface SparkServerOptions {
    */
   maxConnections?: number;
   /**
+   * How long a Responses WebSocket may stay open; then it gets `websocket_connection_limit_reached`
+   * and closes once its running responses finish (clients reconnect). Default: 60 minutes.
+   */
+  connectionLifetimeMs?: number;
+  /**
    * More WebSocket endpoints on the same port (e.g. the agent host at `/v1/agent`), behind the same
    * origin and API-key checks. Default: none.
    */
@@ -213,7 +218,14 @@ export class SparkServer implements AsyncDisposable {
       const sockets = this.options.sockets ?? {};
       accept =
         path === "/v1/responses"
-          ? (ws) => new ResponsesSocket(ws, this.ctx, { key: this.ctx.keyOf(req), wire: socket })
+          ? (ws) =>
+              new ResponsesSocket(ws, this.ctx, {
+                key: this.ctx.keyOf(req),
+                wire: socket,
+                ...(this.options.connectionLifetimeMs !== undefined
+                  ? { lifetimeMs: this.options.connectionLifetimeMs }
+                  : {}),
+              })
           : Object.hasOwn(sockets, path)
             ? sockets[path]
             : undefined;

@@ -21,9 +21,11 @@ export interface SocketTransportOptions {
   onUnavailable: (reason: string, queued: QueuedCreate[]) => void;
 }
 
-/** The chain of one stream while it occupies the connection. */
+/** The chain of one stream while it occupies its lane of the connection. */
 interface Wire {
   stream: ChainStream;
+  /** What was sent, so a create the server refused at its lifetime cap goes again on the next connection. */
+  queued: QueuedCreate;
   /** The server's response now running for it; null until `response.created`. */
   responseId: string | null;
   /** Steers the server accepted for the running response and has not yet resolved. */
@@ -43,10 +45,13 @@ type Ack =
   | { kind: "draft"; resolve: (answer: DraftAnswer) => void };
 
 /**
- * Responses WebSocket mode over one connection. One response chain is on the wire at a time (the
- * protocol's rule); further creates wait their turn here rather than being refused, so a caller
- * that breaks out of one stream can start the next at once. A dropped connection fails the stream
- * on the wire with `connection_lost`; the next create reconnects.
+ * Responses WebSocket mode over one connection. One response chain is on the wire per lane
+ * (`stream_id`; creates without one use the default lane), lanes side by side; further creates of a
+ * lane wait their turn here rather than being refused, so a caller that breaks out of one stream
+ * can start the next at once. A dropped connection fails the streams on the wire with
+ * `connection_lost`; the next create reconnects. At the server's lifetime cap
+ * (`websocket_connection_limit_reached`) nothing new is sent on the old connection: running
+ * streams finish, refused creates wait, and the next connection takes them.
  */
 export class SocketTransport implements Transport {
   readonly kind = "websocket";
@@ -55,7 +60,10 @@ export class SocketTransport implements Transport {
   private finished = false;
   private readonly sequence = new SequenceCheck();
   private readonly waiting: QueuedCreate[] = [];
-  private wire: Wire | null = null;
+  /** The chain on the wire, per lane. */
+  private readonly wires = new Map<string | undefined, Wire>();
+  /** The server said the connection reached its lifetime: send nothing more on it. */
+  private expiring = false;
   private acks: Ack[] = [];
   /**
    * Steers the server accepted on this connection and has not resolved: their later
@@ -74,20 +82,21 @@ export class SocketTransport implements Transport {
     this.adopt(socket);
   }
 
-  start(stream: ChainStream, body: CreateBody): void {
+  start(stream: ChainStream, body: CreateBody, streamId?: string): void {
     stream.attach({ cancel: () => this.cancel(stream), steer: (input) => this.steer(stream, input) });
     if (this.finished) {
       stream.fail(new ClientError("client_closed", "The client is closed."));
       return;
     }
-    this.waiting.push({ stream, body });
+    this.waiting.push({ stream, body, ...(streamId === undefined ? {} : { streamId }) });
     this.pump();
   }
 
   /** Sends a draft now if the connection is open (never queued: a later one replaces it anyway). */
   draft(body: DraftBody): Promise<DraftAnswer> {
     const socket = this.socket;
-    if (this.finished || socket?.readyState !== WebSocket.OPEN) return Promise.resolve(NOT_SENT);
+    if (this.finished || this.expiring || socket?.readyState !== WebSocket.OPEN)
+      return Promise.resolve(NOT_SENT);
     return new Promise((resolve) => {
       this.acks.push({ kind: "draft", resolve });
       socket.send(JSON.stringify({ ...body, type: "spark.draft" }));
@@ -99,7 +108,7 @@ export class SocketTransport implements Transport {
     this.finished = true;
     const closed = new ClientError("client_closed", "The client was closed.");
     for (const queued of this.waiting.splice(0)) queued.stream.fail(closed);
-    this.endWire(closed);
+    for (const wire of [...this.wires.values()]) this.endWire(wire, closed);
     this.failSteerAcks("client_closed", "The client was closed.");
     this.notify();
     const socket = this.socket;
@@ -117,6 +126,7 @@ export class SocketTransport implements Transport {
 
   private adopt(socket: WebSocket): void {
     this.socket = socket;
+    this.expiring = false;
     this.sequence.reset();
     socket.on("message", (data, isBinary) => {
       if (this.socket === socket) this.onFrame(data, isBinary);
@@ -125,7 +135,8 @@ export class SocketTransport implements Transport {
     socket.on("close", () => {
       if (this.socket !== socket) return;
       this.socket = null;
-      this.endWire(new ClientError("connection_lost", "The WebSocket connection closed mid-response."));
+      const lost = new ClientError("connection_lost", "The WebSocket connection closed mid-response.");
+      for (const wire of [...this.wires.values()]) this.endWire(wire, lost);
       this.failSteerAcks("connection_lost", "The WebSocket connection closed.");
       this.acks = [];
       this.acceptedSteers.clear();
@@ -133,15 +144,24 @@ export class SocketTransport implements Transport {
     });
   }
 
-  /** Sends the next waiting create when the connection is free, reconnecting if it has to. */
+  /** Sends each waiting create whose lane is free, reconnecting if it has to. */
   private pump(): void {
-    if (this.wire || this.connecting || this.finished || this.waiting.length === 0) return;
+    if (this.connecting || this.finished) return;
     const socket = this.socket;
-    if (socket?.readyState === WebSocket.OPEN) {
-      this.send(socket, this.waiting.shift()!);
+    if (socket && this.expiring) {
+      // Past its lifetime: once its last stream ended, make way for a new connection.
+      if (this.wires.size === 0 && socket.readyState === WebSocket.OPEN) socket.close(1000);
       return;
     }
-    if (socket) return; // still closing: its close event pumps again
+    if (socket?.readyState === WebSocket.OPEN) {
+      for (const queued of [...this.waiting]) {
+        if (this.wires.has(queued.streamId)) continue;
+        this.waiting.splice(this.waiting.indexOf(queued), 1);
+        this.send(socket, queued);
+      }
+      return;
+    }
+    if (this.waiting.length === 0 || socket) return; // nothing to send, or still closing: its close event pumps again
     this.connecting = true;
     void openWebSocket(this.options.url, {
       headers: this.options.headers,
@@ -163,19 +183,26 @@ export class SocketTransport implements Transport {
     });
   }
 
-  private send(socket: WebSocket, { stream, body }: QueuedCreate): void {
+  private send(socket: WebSocket, queued: QueuedCreate): void {
     const wire: Wire = {
-      stream,
+      stream: queued.stream,
+      queued,
       responseId: null,
       acceptedSteers: new Set(),
       awaitingSuccessor: null,
     };
-    this.wire = wire;
+    this.wires.set(queued.streamId, wire);
     this.notify();
     this.acks.push({ kind: "create", wire });
-    const event: Record<string, unknown> = { ...body, type: "response.create" };
+    const event: Record<string, unknown> = { ...queued.body, type: "response.create" };
     delete event.stream;
+    if (queued.streamId !== undefined) event.stream_id = queued.streamId;
     socket.send(JSON.stringify(event));
+  }
+
+  private wireOf(stream: ChainStream): Wire | undefined {
+    for (const wire of this.wires.values()) if (wire.stream === stream) return wire;
+    return undefined;
   }
 
   private cancel(stream: ChainStream): void {
@@ -185,21 +212,24 @@ export class SocketTransport implements Transport {
       stream.fail(new ClientError("cancelled", "The response was cancelled before it was sent."));
       return;
     }
-    if (this.wire?.stream !== stream) return;
-    // Without response_id the server cancels whatever runs on this connection, which can only be
-    // this stream's chain, including a successor the client has not heard of yet.
-    if (this.socket?.readyState === WebSocket.OPEN)
-      this.socket.send(JSON.stringify({ type: "response.cancel" }));
+    const wire = this.wireOf(stream);
+    if (!wire) return;
+    // Without response_id the server cancels whatever runs on the lane, which can only be this
+    // stream's chain, including a successor the client has not heard of yet.
+    if (this.socket?.readyState === WebSocket.OPEN) {
+      const lane = wire.queued.streamId === undefined ? {} : { stream_id: wire.queued.streamId };
+      this.socket.send(JSON.stringify({ type: "response.cancel", ...lane }));
+    }
   }
 
   private async steer(stream: ChainStream, input: string): Promise<SteerOutcome> {
     for (;;) {
       // Closed, or fallen back: a stream handed to another transport is steered there.
       if (this.finished) return stream.steer(input);
-      const wire = this.wire;
+      const wire = this.wireOf(stream);
       const socket = this.socket;
       const queued = this.waiting.some((entry) => entry.stream === stream);
-      if (!queued && (wire?.stream !== stream || stream.done || !socket)) {
+      if (!queued && (!wire || stream.done || !socket)) {
         return {
           status: "failed",
           code: "response_already_completed",
@@ -214,7 +244,8 @@ export class SocketTransport implements Transport {
         const result = await promise;
         // The response ended (steered by an earlier steer) while this one was on its way: the
         // chain goes on in a successor, so steer that instead.
-        const movedOn = this.wire === wire && (wire.responseId !== target || wire.awaitingSuccessor !== null);
+        const movedOn =
+          this.wireOf(stream) === wire && (wire.responseId !== target || wire.awaitingSuccessor !== null);
         if (result.status === "failed" && result.code === "response_already_completed" && movedOn) continue;
         return result;
       }
@@ -245,12 +276,16 @@ export class SocketTransport implements Transport {
   }
 
   private route(event: ServerEvent): void {
-    const wire = this.wire;
+    const wire = this.wires.get(event.stream_id);
     switch (event.type) {
       case "error": {
         const error = ClientError.fromWire(event.error, { status: event.status ?? null });
         // Only a response.cancel is answered with this code: one that raced the end of the response.
         if (error.code === "response_not_active") return;
+        if (error.code === "websocket_connection_limit_reached") {
+          this.onLifetimeReached();
+          return;
+        }
         const ack = this.acks.shift();
         if (ack?.kind === "steer") {
           ack.resolve({ status: "failed", code: error.code, message: error.message });
@@ -259,7 +294,7 @@ export class SocketTransport implements Transport {
           ack.resolve({ outcome: "failed", prefixTokens: 0, evaluatedTokens: 0, error: refused });
         } else if (ack?.kind === "create") {
           ack.wire.stream.push(event);
-          this.endWire(error);
+          this.endWire(ack.wire, error);
         } else if (wire) {
           // An error about the running response: fail the stream now, free the wire at its end.
           wire.stream.push(event);
@@ -302,6 +337,7 @@ export class SocketTransport implements Transport {
           return;
         }
         this.endWire(
+          wire,
           event.type === "response.failed"
             ? ClientError.fromWire(event.response.error, { response: event.response })
             : event.response,
@@ -322,7 +358,8 @@ export class SocketTransport implements Transport {
         if (id !== undefined && this.acceptedSteers.delete(id)) {
           if (!wire?.acceptedSteers.delete(id)) return; // about a chain that already ended
           wire.stream.push(event);
-          if (wire.awaitingSuccessor && wire.acceptedSteers.size === 0) this.endWire(wire.awaitingSuccessor);
+          if (wire.awaitingSuccessor && wire.acceptedSteers.size === 0)
+            this.endWire(wire, wire.awaitingSuccessor);
           return;
         }
         const ack = this.acks[0]?.kind === "steer" ? this.acks.shift() : undefined;
@@ -370,11 +407,29 @@ export class SocketTransport implements Transport {
     }
   }
 
-  /** Ends the chain on the wire (if any) and frees the connection for the next create. */
-  private endWire(result: ResponseObject | ClientError): void {
-    const wire = this.wire;
-    if (!wire) return;
-    this.wire = null;
+  /**
+   * The server will close this connection once its running responses end. A create it refused for
+   * that is not lost: it waits again, first in line, for the next connection; a draft is not sent.
+   */
+  private onLifetimeReached(): void {
+    this.expiring = true;
+    const ack = this.acks[0];
+    if (ack?.kind === "create" && ack.wire.responseId === null) {
+      this.acks.shift();
+      this.wires.delete(ack.wire.queued.streamId);
+      this.waiting.unshift(ack.wire.queued);
+    } else if (ack?.kind === "draft") {
+      this.acks.shift();
+      ack.resolve(NOT_SENT);
+    }
+    this.notify();
+    this.pump();
+  }
+
+  /** Ends the chain on a lane and frees the lane for its next create. */
+  private endWire(wire: Wire, result: ResponseObject | ClientError): void {
+    if (this.wires.get(wire.queued.streamId) !== wire) return;
+    this.wires.delete(wire.queued.streamId);
     this.acks = this.acks.filter((ack) => ack.kind !== "create" || ack.wire !== wire);
     if (result instanceof ClientError) wire.stream.fail(result);
     else wire.stream.complete(result);
@@ -386,9 +441,9 @@ export class SocketTransport implements Transport {
     for (const wake of this.changed.splice(0)) wake();
   }
 
-  /** The connection can no longer be trusted: fail the stream on it and drop it. */
+  /** The connection can no longer be trusted: fail the streams on it and drop it. */
   private protocolError(error: ClientError): void {
-    this.wire?.stream.fail(error);
+    for (const wire of this.wires.values()) wire.stream.fail(error);
     this.socket?.terminate();
   }
 
