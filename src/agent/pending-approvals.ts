@@ -22,7 +22,12 @@ export class PendingApprovals {
     const approvalId = `appr_${randomUUID().slice(0, 8)}`;
     return new Promise((resolve) => {
       this.waiting.set(approvalId, resolve);
-      this.options.emit({ type: "approval.requested", turn_id: turnId, approval_id: approvalId, ...onTheWire(request) });
+      this.options.emit({
+        type: "approval.requested",
+        turn_id: turnId,
+        approval_id: approvalId,
+        ...onTheWire(request),
+      });
     });
   }
 

@@ -35,7 +35,10 @@ export const mcpServerSchema = z
     /** stdio: its working directory. Default: the workspace root. */
     cwd: z.string().min(1).max(4096).optional(),
     /** HTTP: the streamable HTTP endpoint (`http://localhost:3001/mcp`). */
-    url: z.url({ protocol: /^https?$/ }).max(4096).optional(),
+    url: z
+      .url({ protocol: /^https?$/ })
+      .max(4096)
+      .optional(),
     /** HTTP: headers sent with every request. */
     headers: boundedRecord(headerName, z.string().max(8192), 64).optional(),
     /** HTTP: the environment variable holding a bearer token (never the token itself). */
@@ -60,7 +63,11 @@ export const mcpServerSchema = z
     for (const field of wrong) {
       if (server[field] !== undefined) {
         const transport = server.url !== undefined ? "an HTTP" : "a stdio";
-        ctx.addIssue({ code: "custom", message: `${field} does not apply to ${transport} server`, path: [field] });
+        ctx.addIssue({
+          code: "custom",
+          message: `${field} does not apply to ${transport} server`,
+          path: [field],
+        });
       }
     }
   });

@@ -56,7 +56,11 @@ interface Question {
 function question(approval: ApprovalRequestEvent): Question {
   if (approval.kind === "mcp") {
     const call = `${approval.server} · ${approval.tool}`;
-    return { title: "Spark wants to call an MCP tool", line: `Spark wants to call ${call}`, detail: `${call}\n\n${approval.arguments}` };
+    return {
+      title: "Spark wants to call an MCP tool",
+      line: `Spark wants to call ${call}`,
+      detail: `${call}\n\n${approval.arguments}`,
+    };
   }
   const sandbox = sandboxLabel(approval.sandbox);
   return {

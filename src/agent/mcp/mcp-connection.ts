@@ -8,7 +8,11 @@ import type { McpServerInfo, McpServerState } from "../../protocol/agent.js";
 import { OutputCapture } from "../tools/internal/output-capture.js";
 import { ToolError } from "../tools/tool-error.js";
 import { mcpResultText } from "./mcp-result.js";
-import { MCP_STARTUP_TIMEOUT_MS, MCP_TOOL_TIMEOUT_MS, type McpServerSettings } from "./mcp-server-settings.js";
+import {
+  MCP_STARTUP_TIMEOUT_MS,
+  MCP_TOOL_TIMEOUT_MS,
+  type McpServerSettings,
+} from "./mcp-server-settings.js";
 import { mcpToolName } from "./mcp-tool-name.js";
 
 /** Bytes of a stdio server's stderr kept for the error text (head and tail). */
@@ -103,7 +107,11 @@ export class McpConnection {
    * Calls one of its tools. Waits for a starting server (up to its startup timeout); throws a
    * ToolError the model can act on when the server is not running or dies during the call.
    */
-  async call(tool: string, args: Record<string, unknown>, signal: AbortSignal): Promise<{ output: string; isError: boolean }> {
+  async call(
+    tool: string,
+    args: Record<string, unknown>,
+    signal: AbortSignal,
+  ): Promise<{ output: string; isError: boolean }> {
     await this.started;
     const client = this.client;
     if (this.state !== "ready" || !client) throw this.unavailable();
@@ -162,7 +170,10 @@ export class McpConnection {
       for (const listed of page.tools) {
         const tool = this.modelTool(listed);
         if (tool && tools.length < MAX_TOOLS) tools.push(tool);
-        else if (tool) this.options.onNotice(`MCP server ${this.options.name}: more than ${MAX_TOOLS} tools; ${listed.name} skipped.`);
+        else if (tool)
+          this.options.onNotice(
+            `MCP server ${this.options.name}: more than ${MAX_TOOLS} tools; ${listed.name} skipped.`,
+          );
       }
       cursor = page.nextCursor;
     } while (cursor && tools.length < MAX_TOOLS);
@@ -177,7 +188,10 @@ export class McpConnection {
       const headers: Record<string, string> = { ...config.headers };
       if (config.bearer_token_env) {
         const token = env[config.bearer_token_env];
-        if (!token) throw new Error(`the environment variable ${config.bearer_token_env} (bearer_token_env) is not set`);
+        if (!token)
+          throw new Error(
+            `the environment variable ${config.bearer_token_env} (bearer_token_env) is not set`,
+          );
         headers.Authorization = `Bearer ${token}`;
       }
       return new StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers } });
@@ -196,9 +210,15 @@ export class McpConnection {
   }
 
   /** The tool as the model sees it; null (with a notice) for one that cannot be offered. */
-  private modelTool(listed: { name: string; description?: string; inputSchema: unknown }): McpListedTool | null {
+  private modelTool(listed: {
+    name: string;
+    description?: string;
+    inputSchema: unknown;
+  }): McpListedTool | null {
     const skip = (why: string) => {
-      this.options.onNotice(`MCP server ${this.options.name}: tool ${JSON.stringify(listed.name.slice(0, 80))} skipped: ${why}.`);
+      this.options.onNotice(
+        `MCP server ${this.options.name}: tool ${JSON.stringify(listed.name.slice(0, 80))} skipped: ${why}.`,
+      );
       return null;
     };
     const name = mcpToolName(this.options.name, listed.name);
@@ -211,7 +231,9 @@ export class McpConnection {
       name,
       tool: listed.name,
       description:
-        description.length > MAX_DESCRIPTION_CHARS ? `${description.slice(0, MAX_DESCRIPTION_CHARS)}…` : description,
+        description.length > MAX_DESCRIPTION_CHARS
+          ? `${description.slice(0, MAX_DESCRIPTION_CHARS)}…`
+          : description,
       inputSchema: listed.inputSchema as Record<string, unknown>,
     };
   }

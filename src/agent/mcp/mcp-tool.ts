@@ -25,7 +25,8 @@ export function mcpTool(connection: McpConnection, listed: McpListedTool): Tool<
         kind: "mcp",
         server: connection.name,
         tool: listed.tool,
-        arguments: json.length > MCP_APPROVAL_ARGUMENTS_MAX ? `${json.slice(0, MCP_APPROVAL_ARGUMENTS_MAX)}…` : json,
+        arguments:
+          json.length > MCP_APPROVAL_ARGUMENTS_MAX ? `${json.slice(0, MCP_APPROVAL_ARGUMENTS_MAX)}…` : json,
         trusted: connection.trusted,
       });
       if (!approved) {
