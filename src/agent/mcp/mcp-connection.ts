@@ -142,7 +142,9 @@ export class McpConnection {
   async close(): Promise<void> {
     if (this.closing.signal.aborted) return;
     this.closing.abort();
-    if (this.state === "starting" || this.state === "ready") this.settle("stopped", "Spark closed it");
+    // Closed on purpose: the state says so, with no notice to the person.
+    if (this.state === "starting" || this.state === "ready")
+      this.settle("stopped", "Spark closed it", { quiet: true });
     await this.client?.close().catch(() => {});
     await this.transport?.close().catch(() => {});
   }
@@ -238,12 +240,13 @@ export class McpConnection {
     };
   }
 
-  private settle(state: McpServerState, error?: string): void {
+  private settle(state: McpServerState, error?: string, { quiet = false } = {}): void {
     this.state = state;
     this.error = error;
     // A stopped server's tools stay listed: threads that offered them still name them.
     if (state === "failed") this.tools = [];
-    if (error !== undefined) this.options.onNotice(`MCP server ${this.options.name} ${state}: ${error}`);
+    if (error !== undefined && !quiet)
+      this.options.onNotice(`MCP server ${this.options.name} ${state}: ${error}`);
     this.options.onChange();
   }
 
