@@ -162,7 +162,7 @@ describe("the agent on a temporary git repository (scripted model, real server a
     const approval = h.next("approval.requested");
     const turn = h.thread.startTurn("run echo for me");
     const request = await approval;
-    expect(request.command).toBe("echo ran > ran.txt");
+    expect(request).toMatchObject({ kind: "shell", command: "echo ran > ran.txt" });
     h.thread.respondToApproval(request.approval_id, false);
     await turn;
     await expect(readFile(path.join(h.dir, "ran.txt"), "utf8")).rejects.toThrow();

@@ -45,6 +45,13 @@ export interface AgentThreadOptions {
   contextBudget?: number;
   /** Sampling temperature. Default: the server's. */
   temperature?: number;
+  /**
+   * Tools beyond Spark's own, e.g. the MCP servers' (McpHub.tools): read when the thread's first
+   * turn starts and kept for the whole conversation, since the tool list is part of the prompt
+   * prefix. A server that becomes ready later joins the next new thread. Default: none.
+   */
+  // biome-ignore lint/suspicious/noExplicitAny: a registry holds tools of every argument type
+  moreTools?: () => Tool<any>[];
   /** Offer the `delegate` tool: background sub-agents on this model (tier). Default: none. */
   delegate?: DelegateOptions<AgentThread>;
   /** Items of a saved session to continue. */
@@ -81,8 +88,12 @@ export class AgentThread {
   private readonly sandbox: CommandSandbox;
   /** Inputs this thread wrote itself (sub-agent results) and queued: never a request for commands. */
   private readonly ownInputs = new Set<string>();
-  /** The tools listed with every request: the same on every turn, part of the cached prefix. */
+  /**
+   * The tools listed with every request: the same on every turn, part of the cached prefix. Spark's
+   * own from the start; {@link AgentThreadOptions.moreTools} join when the first turn starts.
+   */
   private readonly tools: Tool[];
+  private toolsFixed = false;
 
   constructor(private readonly options: AgentThreadOptions) {
     const now = new Date().toISOString();
@@ -371,6 +382,10 @@ export class AgentThread {
       firstTokenAt: null,
     };
     this.active = turn;
+    if (!this.toolsFixed) {
+      this.tools.push(...(this.options.moreTools?.() ?? []));
+      this.toolsFixed = true;
+    }
     const outcome = await this.runner.run(turn, input);
     // Idle before `turn.completed`: a listener may start the next turn.
     this.active = null;
@@ -405,7 +420,8 @@ export class AgentThread {
     return requestSettings({
       model: this.options.model ?? "",
       instructions: this.options.instructions,
-      tools: this.tools,
+      // Before the first turn (pre-warm, drafts) with the extra tools ready now, as that turn will likely send.
+      tools: this.toolsFixed ? this.tools : [...this.tools, ...(this.options.moreTools?.() ?? [])],
       temperature: this.options.temperature,
     });
   }

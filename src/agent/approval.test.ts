@@ -18,4 +18,18 @@ describe("approvalFor", () => {
     expect(approvalFor(request(""), "auto")).toBe("reject");
     expect(approvalFor(request("  \n"), "ask")).toBe("reject");
   });
+
+  const mcp = (trusted: boolean) => ({
+    kind: "mcp" as const,
+    server: "everything",
+    tool: "get-sum",
+    arguments: '{"a":1,"b":2}',
+    trusted,
+  });
+
+  test("an MCP call asks unless its server is trusted or the policy is auto", () => {
+    expect(approvalFor(mcp(false), "ask")).toBe("ask-user");
+    expect(approvalFor(mcp(false), "auto")).toBe("auto-approve");
+    expect(approvalFor(mcp(true), "ask")).toBe("auto-approve");
+  });
 });

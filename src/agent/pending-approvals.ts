@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { ThreadEvent } from "../protocol/agent.js";
+import type { ApprovalRequestEvent, ThreadEvent } from "../protocol/agent.js";
 import { type ApprovalPolicy, approvalFor } from "./approval.js";
 import type { ApprovalRequest } from "./tools/tool.js";
 
@@ -22,7 +22,12 @@ export class PendingApprovals {
     const approvalId = `appr_${randomUUID().slice(0, 8)}`;
     return new Promise((resolve) => {
       this.waiting.set(approvalId, resolve);
-      this.options.emit({ type: "approval.requested", turn_id: turnId, approval_id: approvalId, ...request });
+      this.options.emit({
+        type: "approval.requested",
+        turn_id: turnId,
+        approval_id: approvalId,
+        ...onTheWire(request),
+      });
     });
   }
 
@@ -40,4 +45,17 @@ export class PendingApprovals {
   denyAll(): void {
     for (const approvalId of [...this.waiting.keys()]) this.respond(approvalId, false);
   }
+}
+
+type ShownRequest = ApprovalRequestEvent extends infer E
+  ? E extends ApprovalRequestEvent
+    ? Omit<E, "approval_id">
+    : never
+  : never;
+
+/** What faces are shown of a request: an MCP call's `trusted` flag stays in the agent. */
+function onTheWire(request: ApprovalRequest): ShownRequest {
+  if (request.kind === "shell") return request;
+  const { trusted: _, ...shown } = request;
+  return shown;
 }

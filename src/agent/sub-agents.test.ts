@@ -48,7 +48,7 @@ describe("sub-agents", () => {
     await h.thread.startTurn("build it");
     expect(h.events.some((e) => e.type === "subagent.started")).toBe(true);
     const asked = await h.next("approval.requested", 0);
-    expect(asked.command).toBe("echo built");
+    expect(asked).toMatchObject({ kind: "shell", command: "echo built" });
     h.thread.respondToApproval(asked.approval_id, true);
     const done = await h.next("subagent.completed", 0);
     expect(done).toMatchObject({ status: "completed" });
@@ -150,7 +150,7 @@ describe("sub-agents", () => {
       const approvals: string[] = [];
       h.thread.on((event) => {
         if (event.type !== "approval.requested") return;
-        approvals.push(event.command);
+        if (event.kind === "shell") approvals.push(event.command);
         h.thread.respondToApproval(event.approval_id, true);
       });
       await h.thread.startTurn(userMessage);

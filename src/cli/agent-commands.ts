@@ -322,6 +322,9 @@ async function exec(flags: AgentFlags, prompt: string): Promise<number> {
   }
   // Its own agent, behind the same agent host, reached in memory.
   await using local = await startLocalHost(flags, { mode: "exec" });
+  // Nobody types while `spark exec` starts: its one task gets the tools of every MCP server that
+  // starts (each within its startup timeout) rather than those that happen to be ready.
+  await local.runtime.mcp.whenStarted();
   const client = await local.connect();
   try {
     return await execOn(client, flags, prompt, output, "deny");

@@ -38,8 +38,10 @@ async function approvalSandbox(options: Partial<AgentRuntimeOptions>): Promise<S
     });
     await thread.startTurn("run echo hi");
     await transcript.flush();
-    expect(runtime.sandboxMode).toBe((await requested).sandbox);
-    return (await requested).sandbox;
+    const request = await requested;
+    if (request.kind !== "shell") throw new Error(`expected a shell approval, got ${request.kind}`);
+    expect(runtime.sandboxMode).toBe(request.sandbox);
+    return request.sandbox;
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

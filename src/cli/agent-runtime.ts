@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { AgentThread } from "../agent/agent-thread.js";
 import { discoverAgentsFiles } from "../agent/agents-md.js";
 import type { ApprovalPolicy } from "../agent/approval.js";
+import { McpHub } from "../agent/mcp/mcp-hub.js";
 import { CommandSandbox } from "../agent/sandbox/command-sandbox.js";
 import { buildSystemPrompt } from "../agent/system-prompt.js";
 import { readSession, sessionsDir, Transcript } from "../agent/transcript.js";
@@ -62,6 +63,12 @@ export interface AgentRuntimeOptions {
  * and the system prompt. Threads are created from it.
  */
 export class AgentRuntime implements AsyncDisposable {
+  /**
+   * The workspace's MCP servers (config's `[mcp_servers]`), started in the background when the
+   * runtime starts; their tools join each new thread at its first turn. The agent host lists it.
+   */
+  readonly mcp: McpHub;
+
   private constructor(
     readonly client: ResponsesClient,
     readonly workspace: Workspace,
@@ -78,7 +85,14 @@ export class AgentRuntime implements AsyncDisposable {
     private readonly owned: { server?: SparkServer; models?: ModelRegistry },
     /** How to open another connection like {@link client} (a sub-agent's). */
     private readonly connection: ResponsesClientOptions,
-  ) {}
+  ) {
+    this.mcp = new McpHub({
+      servers: options.config?.mcpServers ?? {},
+      root: workspace.root,
+      ...(options.onNotice ? { onNotice: options.onNotice } : {}),
+    });
+    this.mcp.start();
+  }
 
   static async start(options: AgentRuntimeOptions): Promise<AgentRuntime> {
     const workspace = new Workspace(options.cwd);
@@ -193,6 +207,7 @@ export class AgentRuntime implements AsyncDisposable {
       approvalPolicy: this.options.approval ?? "ask",
       sandbox: new CommandSandbox({ mode: this.sandboxMode }),
       contextBudget: this.contextBudget,
+      moreTools: () => this.mcp.tools(),
       ...queueLimits(this.limits),
       ...(this.delegateTier
         ? {
@@ -233,6 +248,7 @@ export class AgentRuntime implements AsyncDisposable {
   }
 
   async dispose(): Promise<void> {
+    await this.mcp.dispose();
     await this.client.close();
     await this.owned.server?.close();
     await this.owned.models?.dispose();

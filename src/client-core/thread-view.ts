@@ -9,6 +9,7 @@ import type {
   TurnStats,
   TurnStatus,
 } from "../protocol/agent.js";
+import { approvalTitle } from "../protocol/agent.js";
 import type { WireError } from "../protocol/errors.js";
 
 /**
@@ -191,7 +192,7 @@ function reduceEvent(view: ThreadView, event: StampedEvent, now: number): Thread
       const approval = view.approvals.find((candidate) => candidate.approval_id === event.approval_id);
       const approvals = view.approvals.filter((candidate) => candidate.approval_id !== event.approval_id);
       if (!approval) return { ...view, approvals };
-      const text = `${event.approved ? "Approved" : "Denied"}: $ ${approval.command}`;
+      const text = `${event.approved ? "Approved" : "Denied"}: ${approvalTitle(approval)}`;
       return withNotice({ ...view, approvals }, text, event.approved ? "dim" : "warn");
     }
     case "patch.resolved":

@@ -7,6 +7,7 @@ import { SANDBOX_MODES, type SandboxMode } from "../protocol/agent.js";
 import { SparkError } from "../protocol/errors.js";
 import { validate } from "../protocol/validate.js";
 import type { AdmissionLimits } from "../server/admission/admission-controller.js";
+import { type McpServerConfig, mcpServersSchema } from "./mcp-servers-config.js";
 import { configDigest, projectConfigPath, projectTrustStatus } from "./project-trust.js";
 import { type IgnoredSetting, withoutUntrustedSettings } from "./untrusted-settings.js";
 
@@ -101,6 +102,8 @@ export const sparkConfigSchema = z
     /** Where approved commands run (see SandboxMode). Default: `workspace-write`. */
     sandbox: z.enum(SANDBOX_MODES).optional(),
     limits: limitsSchema.optional(),
+    /** MCP servers whose tools the agent offers as `mcp__NAME__TOOL` (README → MCP servers). */
+    mcp_servers: mcpServersSchema.optional(),
   })
   .strict();
 
@@ -116,6 +119,8 @@ export interface ResolvedConfig {
   sandbox?: SandboxMode;
   /** Memory and work limits; absent fields keep their defaults. */
   limits?: Limits;
+  /** MCP servers by name, enabled or not; a project's server replaces the user's of that name. */
+  mcpServers?: Record<string, McpServerConfig>;
   /** Files that contributed, in the order applied. */
   sources: string[];
 }
@@ -207,12 +212,17 @@ export async function loadConfig(options: LoadConfigOptions): Promise<LoadedConf
   if (delegateTier && !tiers[delegateTier]) {
     throw new SparkError("invalid_request", `delegate_tier '${delegateTier}' is not declared under [tiers].`);
   }
+  const mcpServers: Record<string, McpServerConfig> = {};
+  for (const [name, server] of Object.entries(merged.mcp_servers ?? {})) {
+    mcpServers[name] = { ...server, source: project?.config.mcp_servers?.[name] ? "project" : "user" };
+  }
   return {
     defaultTier,
     delegateTier,
     tiers,
     ...(merged.sandbox ? { sandbox: merged.sandbox } : {}),
     ...(merged.limits ? { limits: merged.limits } : {}),
+    ...(Object.keys(mcpServers).length > 0 ? { mcpServers } : {}),
     sources,
     ignored,
   };
@@ -283,5 +293,9 @@ export function mergeConfig(base: SparkConfig, over: SparkConfig): SparkConfig {
     ...over,
     tiers,
     ...(base.limits || over.limits ? { limits: { ...base.limits, ...over.limits } } : {}),
+    // A server is replaced whole: half of one config's server and half of another's is neither.
+    ...(base.mcp_servers || over.mcp_servers
+      ? { mcp_servers: { ...base.mcp_servers, ...over.mcp_servers } }
+      : {}),
   };
 }

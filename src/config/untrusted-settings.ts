@@ -1,4 +1,5 @@
 import { SANDBOX_MODES, type SandboxMode } from "../protocol/agent.js";
+import { mcpServerReason } from "./mcp-servers-config.js";
 import type { SparkConfig } from "./spark-config.js";
 
 /** A setting of a project's config that was not applied, and why. */
@@ -19,7 +20,7 @@ function isRemoteModel(model: string): boolean {
 /**
  * What each field of a tier would send off the machine (or fetch onto it); null when it only tunes
  * the local engine. This table is the whole rule: a new field that sends data or credentials
- * anywhere (e.g. future `mcp_servers`) gets a line here, and is then held back until trusted.
+ * anywhere gets a line here, and is then held back until trusted.
  */
 const tierRules: { [K in keyof Tier]-?: (value: NonNullable<Tier[K]>) => string | null } = {
   engine: (engine) => (engine === "upstream" ? "an upstream engine sends prompts over the network" : null),
@@ -81,6 +82,14 @@ export function withoutUntrustedSettings(
       delete config[key];
       ignored.push({ path: key, reason: `names the tier '${named}', which is held back` });
     }
+  }
+  // A project's MCP server starts a program or reaches a URL with the workspace's data: every one
+  // waits for trust, whole (a user's server of the same name stays as the user declared it).
+  if (project.mcp_servers) {
+    for (const [name, server] of Object.entries(project.mcp_servers)) {
+      ignored.push({ path: `mcp_servers.${name}`, reason: mcpServerReason(server) });
+    }
+    delete config.mcp_servers;
   }
   if (project.sandbox && looser(project.sandbox, user.sandbox ?? "workspace-write")) {
     delete config.sandbox;

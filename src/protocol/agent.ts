@@ -102,13 +102,43 @@ export function sandboxLabel(mode: SandboxMode): string {
   }
 }
 
-export interface ApprovalRequestEvent {
+/** A side effect waiting for the person's approval, discriminated by `kind`. */
+export type ApprovalRequestEvent = ShellApprovalRequest | McpApprovalRequest;
+
+/** A command the `shell` tool would run. */
+export interface ShellApprovalRequest {
   approval_id: string;
   kind: "shell";
   command: string;
   cwd: string;
   /** The sandbox the command will run in once approved. */
   sandbox: SandboxMode;
+}
+
+/** A call of an MCP server's tool (`mcp__SERVER__TOOL`). */
+export interface McpApprovalRequest {
+  approval_id: string;
+  kind: "mcp";
+  /** The server's name in config.toml. */
+  server: string;
+  /** The tool's own name on that server. */
+  tool: string;
+  /** The call's arguments as JSON text, cut to at most 4 KiB (ending in "…" when cut). */
+  arguments: string;
+}
+
+/** One line naming what an approval would do: `$ COMMAND`, or `SERVER · TOOL` for an MCP call. */
+export function approvalTitle(approval: ApprovalRequestEvent): string {
+  switch (approval.kind) {
+    case "shell":
+      return `$ ${approval.command}`;
+    case "mcp":
+      return `${approval.server} · ${approval.tool}`;
+    default: {
+      const unknown: never = approval;
+      throw new Error(`Unknown approval kind: ${String((unknown as { kind: unknown }).kind)}`);
+    }
+  }
 }
 
 export type McpServerState = "starting" | "ready" | "failed" | "stopped";

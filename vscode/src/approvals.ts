@@ -1,5 +1,5 @@
 import * as vscode from "vscode";
-import { sandboxLabel } from "../../src/protocol/agent.js";
+import { type ApprovalRequestEvent, sandboxLabel } from "../../src/protocol/agent.js";
 import type { ChatController } from "./chat-controller.js";
 
 /**
@@ -16,17 +16,17 @@ export class ApprovalPrompter implements vscode.Disposable {
       for (const approval of view.approvals) {
         if (this.asked.has(approval.approval_id)) continue;
         this.asked.add(approval.approval_id);
-        void this.ask(approval.approval_id, approval.command, approval.cwd, sandboxLabel(approval.sandbox));
+        void this.ask(approval.approval_id, question(approval));
       }
     });
   }
 
-  private async ask(approvalId: string, command: string, cwd: string, sandbox: string): Promise<void> {
+  private async ask(approvalId: string, asked: Question): Promise<void> {
     const modal =
       vscode.workspace.getConfiguration("spark").get<string>("approvals", "notification") === "modal";
     const choice = await vscode.window.showWarningMessage(
-      modal ? "Spark wants to run a command" : `Spark wants to run: ${command} (${sandbox})`,
-      { modal, detail: `${command}\n\nin ${cwd}\n${sandbox}` },
+      modal ? asked.title : asked.line,
+      { modal, detail: asked.detail },
       "Approve",
       "Deny",
     );
@@ -42,4 +42,30 @@ export class ApprovalPrompter implements vscode.Disposable {
   dispose(): void {
     this.subscription.dispose();
   }
+}
+
+interface Question {
+  /** The modal dialog's title. */
+  title: string;
+  /** The notification's one line. */
+  line: string;
+  detail: string;
+}
+
+/** What the editor asks: a command with its directory and sandbox, or an MCP server's tool call. */
+function question(approval: ApprovalRequestEvent): Question {
+  if (approval.kind === "mcp") {
+    const call = `${approval.server} · ${approval.tool}`;
+    return {
+      title: "Spark wants to call an MCP tool",
+      line: `Spark wants to call ${call}`,
+      detail: `${call}\n\n${approval.arguments}`,
+    };
+  }
+  const sandbox = sandboxLabel(approval.sandbox);
+  return {
+    title: "Spark wants to run a command",
+    line: `Spark wants to run: ${approval.command} (${sandbox})`,
+    detail: `${approval.command}\n\nin ${approval.cwd}\n${sandbox}`,
+  };
 }

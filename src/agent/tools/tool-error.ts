@@ -16,6 +16,8 @@ export type ToolErrorCode =
   | "not_asked"
   | "timeout"
   | "sandbox_unavailable"
+  /** An MCP server failed to start, stopped, or died during the call. */
+  | "mcp_unavailable"
   | "failed";
 
 export class ToolError extends CodedError<ToolErrorCode> {

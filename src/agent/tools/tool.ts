@@ -8,14 +8,26 @@ import { ToolError, type ToolErrorCode } from "./tool-error.js";
 export { ToolError, type ToolErrorCode } from "./tool-error.js";
 
 /** A side effect the person may have to approve before a tool performs it. */
-export interface ApprovalRequest {
-  kind: "shell";
-  command: string;
-  /** Absolute directory the command runs in. */
-  cwd: string;
-  /** The sandbox it will run in, shown to the person with the command. */
-  sandbox: SandboxMode;
-}
+export type ApprovalRequest =
+  | {
+      kind: "shell";
+      command: string;
+      /** Absolute directory the command runs in. */
+      cwd: string;
+      /** The sandbox it will run in, shown to the person with the command. */
+      sandbox: SandboxMode;
+    }
+  | {
+      kind: "mcp";
+      /** The server's name in config.toml. */
+      server: string;
+      /** The tool's own name on that server. */
+      tool: string;
+      /** The arguments as JSON text, bounded (see McpApprovalRequest). */
+      arguments: string;
+      /** The person marked the server trusted: its calls run without asking. Never sent to faces. */
+      trusted: boolean;
+    };
 
 /** What a tool may touch. One context per tool call; the signal is the turn's. */
 export interface ToolContext {

@@ -144,7 +144,7 @@ describe("ConversationStore", () => {
     };
     let view = apply(started, approval);
     expect(view.phase).toBe("waiting for approval");
-    expect(store.pendingApproval?.command).toBe("npm test");
+    expect(store.pendingApproval).toMatchObject({ kind: "shell", command: "npm test" });
     view = apply({ type: "approval.resolved", approval_id: "a1", approved: false });
     expect(view.approvals).toEqual([]);
     expect(view.entries.at(-1)).toMatchObject({ kind: "notice", text: "Denied: $ npm test", tone: "warn" });

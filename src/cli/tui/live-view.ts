@@ -1,6 +1,6 @@
 import { Box, Text, useWindowSize } from "ink";
 import React from "react";
-import { sandboxLabel } from "../../protocol/agent.js";
+import { type ApprovalRequestEvent, sandboxLabel } from "../../protocol/agent.js";
 import type { ConversationView } from "./conversation-store.js";
 import { AgentText, ToolCallView } from "./entry-view.js";
 
@@ -28,14 +28,7 @@ export function LiveView({ view }: { view: ConversationView }): React.ReactEleme
       ? h(
           Box,
           { flexDirection: "column", marginTop: 1, borderStyle: "round", borderColor: "yellow", paddingX: 1 },
-          h(Text, { color: "yellow", bold: true }, "Run this command?"),
-          h(Text, { bold: true }, `$ ${approval.command}`),
-          h(Text, { dimColor: true }, `in ${approval.cwd}`),
-          h(
-            Text,
-            approval.sandbox === "danger-full-access" ? { color: "red", bold: true } : { dimColor: true },
-            sandboxLabel(approval.sandbox),
-          ),
+          ...approvalLines(approval),
           h(
             Text,
             null,
@@ -63,6 +56,30 @@ export function LiveView({ view }: { view: ConversationView }): React.ReactEleme
         )
       : null,
   );
+}
+
+/** The question and what it would do: a command with its directory and sandbox, or an MCP call. */
+function approvalLines(approval: ApprovalRequestEvent): React.ReactElement[] {
+  if (approval.kind === "mcp") {
+    return [
+      h(Text, { key: "q", color: "yellow", bold: true }, "Call this MCP tool?"),
+      h(Text, { key: "t", bold: true }, `${approval.server} · ${approval.tool}`),
+      h(Text, { key: "a", dimColor: true, wrap: "truncate-end" }, approval.arguments),
+    ];
+  }
+  return [
+    h(Text, { key: "q", color: "yellow", bold: true }, "Run this command?"),
+    h(Text, { key: "t", bold: true }, `$ ${approval.command}`),
+    h(Text, { key: "c", dimColor: true }, `in ${approval.cwd}`),
+    h(
+      Text,
+      {
+        key: "s",
+        ...(approval.sandbox === "danger-full-access" ? { color: "red", bold: true } : { dimColor: true }),
+      },
+      sandboxLabel(approval.sandbox),
+    ),
+  ];
 }
 
 /**

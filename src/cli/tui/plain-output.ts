@@ -1,5 +1,5 @@
 import { formatUnifiedDiff } from "../../agent/diff.js";
-import type { ThreadEvent, TurnStatus } from "../../protocol/agent.js";
+import { approvalTitle, type ThreadEvent, type TurnStatus } from "../../protocol/agent.js";
 import type { TerminalThread } from "../terminal-thread.js";
 import { outputRows } from "./display-rows.js";
 import { firstLine, summarizeToolCall } from "./tool-summary.js";
@@ -75,11 +75,11 @@ export async function runPlain(thread: TerminalThread, options: PlainOptions): P
     if (event.type === "turn.completed" && event.turn_id === turnId) status = event.status;
     if (event.type === "approval.requested" && options.approvals === "others") {
       stderr.write(
-        `spark: \`${event.command}\` waits for approval in the web app or the editor (spark serve's agent host)\n`,
+        `spark: \`${approvalTitle(event)}\` waits for approval in the web app or the editor (spark serve's agent host)\n`,
       );
     } else if (event.type === "approval.requested") {
       stderr.write(
-        `spark: denied \`${event.command}\`: spark exec cannot ask for approval (pass --approval auto to let the agent run commands)\n`,
+        `spark: denied \`${approvalTitle(event)}\`: spark exec cannot ask for approval (pass --approval auto to let the agent run commands and MCP tools)\n`,
       );
       // Answered after every listener has seen the request, so each sees it before its resolution.
       queueMicrotask(() => thread.respondToApproval(event.approval_id, false));

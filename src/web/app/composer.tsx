@@ -49,13 +49,28 @@ export function Composer({
   return (
     <footer class="composer">
       {view?.approvals.map((approval) => (
-        <div class="approval" role="alertdialog" aria-label="Command approval" key={approval.approval_id}>
-          <p>
-            Spark wants to run <code>{approval.command}</code> in <code>{approval.cwd}</code>
-            <span class={approval.sandbox === "danger-full-access" ? "sandbox unsandboxed" : "sandbox"}>
-              {sandboxLabel(approval.sandbox)}
-            </span>
-          </p>
+        <div
+          class="approval"
+          role="alertdialog"
+          aria-label={approval.kind === "mcp" ? "MCP tool approval" : "Command approval"}
+          key={approval.approval_id}
+        >
+          {approval.kind === "mcp" ? (
+            <p>
+              Spark wants to call{" "}
+              <code>
+                {approval.server} · {approval.tool}
+              </code>{" "}
+              with <code>{approval.arguments}</code>
+            </p>
+          ) : (
+            <p>
+              Spark wants to run <code>{approval.command}</code> in <code>{approval.cwd}</code>
+              <span class={approval.sandbox === "danger-full-access" ? "sandbox unsandboxed" : "sandbox"}>
+                {sandboxLabel(approval.sandbox)}
+              </span>
+            </p>
+          )}
           <div class="approval-actions">
             <button type="button" class="button accept" onClick={() => onApprove(approval.approval_id, true)}>
               Approve

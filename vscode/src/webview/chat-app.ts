@@ -253,13 +253,16 @@ function renderSubAgent(sub: SubAgentView): HTMLElement {
   return element;
 }
 
-/** A command waiting for an answer; once answered, the view notes it in the conversation. */
-function renderApproval(approval: PendingApproval): HTMLElement {
-  const respond = (approved: boolean) => () =>
-    post({ type: "approval", approvalId: approval.approval_id, approved });
-  return h(
-    "div",
-    { className: "entry approval pending" },
+/** What an approval would do: a command with its directory and sandbox, or an MCP tool call. */
+function approvalDetails(approval: PendingApproval): HTMLElement[] {
+  if (approval.kind === "mcp") {
+    return [
+      h("div", { className: "label", text: "Call this MCP tool?" }),
+      h("pre", { className: "command", text: `${approval.server} · ${approval.tool}` }),
+      h("pre", { className: "arguments", text: approval.arguments }),
+    ];
+  }
+  return [
     h("div", { className: "label", text: "Run this command?" }),
     h("pre", { className: "command", text: approval.command }),
     h("div", { className: "cwd", text: `in ${approval.cwd}` }),
@@ -267,6 +270,17 @@ function renderApproval(approval: PendingApproval): HTMLElement {
       className: approval.sandbox === "danger-full-access" ? "sandbox unsandboxed" : "sandbox",
       text: sandboxLabel(approval.sandbox),
     }),
+  ];
+}
+
+/** A command waiting for an answer; once answered, the view notes it in the conversation. */
+function renderApproval(approval: PendingApproval): HTMLElement {
+  const respond = (approved: boolean) => () =>
+    post({ type: "approval", approvalId: approval.approval_id, approved });
+  return h(
+    "div",
+    { className: "entry approval pending" },
+    ...approvalDetails(approval),
     h(
       "div",
       { className: "buttons" },
