@@ -335,8 +335,10 @@ async function main(): Promise<void> {
     await shot(page, "04-stopped");
 
     // Typing while it streams steers the turn (Enter) or queues a message after it (Tab).
+    // This turn's answer, not the stopped story's (which has "Sentence 2" too) before it starts.
+    const answered = await chat.locator(".entry.agent").count();
     await send(chat, "keep talking");
-    const talk = chat.locator(".entry.agent").last();
+    const talk = chat.locator(".entry.agent").nth(answered);
     await until("the answer to stream", async () =>
       (await talk.textContent())?.includes("Sentence 2") ? true : null,
     );
@@ -525,10 +527,12 @@ async function followTerminalThread(
     "the steered turn to end in the chat",
     async () => !(await chat.locator("#spark-chat-root").getAttribute("class"))?.includes("running"),
   );
+  const answered = await chat.locator(".entry.agent").count();
   typeInTerminal("one more from the terminal");
   await chat.locator(".entry.user", { hasText: "one more from the terminal" }).waitFor();
+  const second = chat.locator(".entry.agent").nth(answered);
   await until("the terminal's second turn to stream in the chat", async () =>
-    ((await chat.locator(".entry.agent").last().textContent()) ?? "").includes("Terminal sentence 2 "),
+    ((await second.textContent()) ?? "").includes("Terminal sentence 2 "),
   );
   await chat.locator("#composer").press("Escape");
   await chat.locator(".turn-end.interrupted").waitFor({ timeout: 15_000 });
