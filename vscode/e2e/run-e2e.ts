@@ -1,8 +1,10 @@
 // End-to-end test of the extension in real VS Code (code-server, driven by headless Chromium):
 // install the built .vsix, open a workspace, chat with a `spark serve` running the scripted
-// engine, stop a turn, approve a command, and review two inline edits (one hunk accepted and one
-// rejected, then a whole edit rejected), checking the file on disk each time. Screenshots go to
-// test-artifacts/vscode-e2e/. Run with `npm run vscode:e2e` (Node 24 runs this file as is).
+// engine, stop a turn, approve a command, review two inline edits (one hunk accepted and one
+// rejected, then a whole edit rejected), checking the file on disk each time, and follow a thread
+// started by the real `spark` in a terminal (tmux) on the same server: watched live, steered and
+// stopped from the editor. Screenshots go to test-artifacts/vscode-e2e/. Run with
+// `npm run vscode:e2e` (Node 24 runs this file as is).
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { once } from "node:events";
 import { cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
@@ -20,6 +22,8 @@ const codeServerDir =
 const chromiumPath = process.env.SPARK_CHROMIUM ?? "/usr/bin/chromium";
 const started = performance.now();
 const children: ChildProcess[] = [];
+/** The tmux session of the real `spark` in a terminal, attached to the e2e's `spark serve`. */
+const terminal = `spark-vscode-e2e-${process.pid}`;
 let passed = 0;
 /** For the failure screenshot and the logs copied into the artefacts. */
 let currentPage: Page | null = null;
@@ -111,7 +115,15 @@ const patch = (...lines: string[]) =>
 const story = Array.from({ length: 60 }, (_, i) => `Sentence ${i + 1} of a story that goes on and on.`).join(
   " ",
 );
+/** Long, so the terminal's turn still streams while the editor finds it, steers it and stops it. */
+const terminalStory = Array.from(
+  { length: 150 },
+  (_, i) => `Terminal sentence ${i + 1} streams to the editor too.`,
+).join(" ");
 const script = [
+  // First: the entries below match words ("story", "hello") these messages must not trip over.
+  { match: "from the terminal", text: terminalStory },
+  { match: "change course", text: "Changed course: the editor steered the terminal's turn." },
   {
     match: "rename greet to welcome",
     toolCalls: [
@@ -323,8 +335,10 @@ async function main(): Promise<void> {
     await shot(page, "04-stopped");
 
     // Typing while it streams steers the turn (Enter) or queues a message after it (Tab).
+    // This turn's answer, not the stopped story's (which has "Sentence 2" too) before it starts.
+    const answered = await chat.locator(".entry.agent").count();
     await send(chat, "keep talking");
-    const talk = chat.locator(".entry.agent").last();
+    const talk = chat.locator(".entry.agent").nth(answered);
     await until("the answer to stream", async () =>
       (await talk.textContent())?.includes("Sentence 2") ? true : null,
     );
@@ -396,6 +410,8 @@ async function main(): Promise<void> {
     await chat.locator(".entry.tool", { hasText: "apply_patch" }).nth(1).waitFor();
     await shot(page, "11-chat-after-edits");
 
+    await followTerminalThread(page, chat, { workspace, sparkHome: env.SPARK_HOME });
+
     // With no server configured, Spark starts its own for the workspace (spark.sparkPath: this
     // checkout) and carries on with the same thread, replayed from its transcript.
     // As a person would: in the settings JSON, saved.
@@ -436,12 +452,156 @@ async function main(): Promise<void> {
     check(
       `with no server configured, the extension starts spark serve itself (port ${ownPort}) and the thread goes on`,
     );
-    await shot(page, "12-own-server");
+    await shot(page, "15-own-server");
   } catch (error) {
     await shot(currentPage!, "failure").catch(() => {});
     throw error;
   } finally {
     await browser.close();
+  }
+}
+
+/**
+ * One live session, every face: the real `spark` in tmux, in the workspace, attaches to the e2e's
+ * `spark serve` (it finds it through the state file under the same SPARK_HOME). A thread typed in
+ * the terminal is picked in Resume Thread…, streams live in the chat view, is steered and stopped
+ * from the editor, and the terminal shows both; then the chat goes back to its own thread.
+ */
+async function followTerminalThread(
+  page: Page,
+  chat: Frame,
+  options: { workspace: string; sparkHome: string },
+): Promise<void> {
+  step("spark in a terminal (tmux), attached to the same spark serve");
+  tmux(
+    "new-session",
+    "-d",
+    "-s",
+    terminal,
+    "-x",
+    "120",
+    "-y",
+    "40",
+    "-e",
+    "CI=false",
+    "-e",
+    `SPARK_HOME=${options.sparkHome}`,
+    "-c",
+    options.workspace,
+    `"${process.execPath}" "${path.join(repo, "bin", "spark.js")}"`,
+  );
+  await untilScreen(/Ask Spark|\/help/);
+  typeInTerminal("tell the editor a tale from the terminal");
+  await untilScreen(/Terminal\s+sentence\s+2\s/);
+
+  // The terminal's thread is listed in the editor's Resume Thread… picker; picking it follows it.
+  await command(page, "Spark: Resume Thread");
+  const picked = page.locator(".quick-input-list .monaco-list-row", { hasText: "a tale from the terminal" });
+  await picked.waitFor();
+  await shot(page, "12-resume-terminal-thread");
+  await picked.click();
+  await chat.locator("#thread-title", { hasText: "a tale from the terminal" }).waitFor();
+  await chat.locator(".entry.user", { hasText: "tell the editor a tale from the terminal" }).waitFor();
+  const live = chat.locator(".entry.agent.streaming", { hasText: "Terminal sentence" });
+  await live.waitFor();
+  const before = sentencesIn((await live.textContent()) ?? "");
+  await until("more of the terminal's text to stream in", async () =>
+    sentencesIn((await live.textContent()) ?? "") >= before + 2 ? true : null,
+  );
+  await shot(page, "13-terminal-thread-live");
+  check(
+    `a thread started in the terminal is in Resume Thread…, and its text streams live in the chat view (sentence ${before} then more)`,
+  );
+
+  // Enter in the chat steers the terminal's running turn: the terminal shows the steer's answer.
+  await send(chat, "change course from the editor");
+  await chat.locator(".entry.user.steer", { hasText: "change course from the editor" }).waitFor();
+  const steered = await untilScreen(/Changed\s+course:\s+the\s+editor\s+steered/, 30_000);
+  await chat.locator(".entry.agent", { hasText: "Changed course: the editor steered" }).waitFor();
+  if (/Terminal\s+sentence\s+150\b/.test(steered))
+    throw new Error("The steer did not cut the terminal's turn");
+  check("a steer from the chat view lands in the terminal's running turn (the terminal shows its answer)");
+
+  // A turn the terminal starts now shows in the chat as it runs, and Esc there stops it in both.
+  await until(
+    "the steered turn to end in the chat",
+    async () => !(await chat.locator("#spark-chat-root").getAttribute("class"))?.includes("running"),
+  );
+  const answered = await chat.locator(".entry.agent").count();
+  typeInTerminal("one more from the terminal");
+  await chat.locator(".entry.user", { hasText: "one more from the terminal" }).waitFor();
+  const second = chat.locator(".entry.agent").nth(answered);
+  await until("the terminal's second turn to stream in the chat", async () =>
+    ((await second.textContent()) ?? "").includes("Terminal sentence 2 "),
+  );
+  await chat.locator("#composer").press("Escape");
+  await chat.locator(".turn-end.interrupted").waitFor({ timeout: 15_000 });
+  const stopped = await untilScreen(/[Ii]nterrupted/, 30_000);
+  await shot(page, "14-terminal-turn-stopped");
+  if (/Terminal\s+sentence\s+150\b/.test(stopped))
+    throw new Error("The terminal's second turn was not interrupted");
+  check("Esc in the chat view stops a turn the terminal started (interrupted in the terminal too)");
+  await saveTerminal();
+  killTerminal();
+
+  // Back to the editor's own thread for what follows.
+  await command(page, "Spark: Resume Thread");
+  const own = page.locator(".quick-input-list .monaco-list-row", { hasText: "hello spark" });
+  await own.waitFor();
+  await own.click();
+  await chat.locator(".entry.tool", { hasText: "apply_patch" }).nth(1).waitFor();
+}
+
+/** The number of the last "Terminal sentence N" in `text` (0 if none). */
+function sentencesIn(text: string): number {
+  const numbers = [...text.matchAll(/Terminal sentence (\d+)/g)].map((match) => Number(match[1]));
+  return numbers.length > 0 ? Math.max(...numbers) : 0;
+}
+
+function tmux(...args: string[]): string {
+  return execFileSync("tmux", args, { encoding: "utf8" });
+}
+
+/** The terminal's text, with 400 lines of scrollback. */
+function terminalScreen(): string {
+  return tmux("capture-pane", "-p", "-t", terminal, "-S", "-400");
+}
+
+/** Waits for `pattern` on the terminal (a real terminal has no event to wait on); resolves with the screen. */
+async function untilScreen(pattern: RegExp, timeoutMs = 30_000): Promise<string> {
+  try {
+    return await until(
+      `the terminal to show ${pattern}`,
+      async () => {
+        const text = terminalScreen();
+        return pattern.test(text) ? text : null;
+      },
+      timeoutMs,
+    );
+  } catch (error) {
+    throw new Error(`${(error as Error).message}. Terminal:\n${terminalScreen()}`);
+  }
+}
+
+function typeInTerminal(text: string): void {
+  tmux("send-keys", "-t", terminal, "-l", text);
+  tmux("send-keys", "-t", terminal, "Enter");
+}
+
+/** Keeps the terminal's text in the artefacts (terminal.txt), if it runs. */
+async function saveTerminal(): Promise<void> {
+  try {
+    await writeFile(path.join(artifacts, "terminal.txt"), terminalScreen());
+  } catch {
+    // No terminal (yet, or any more).
+  }
+}
+
+function killTerminal(): void {
+  try {
+    tmux("kill-session", "-t", terminal);
+  } catch {
+    // Already gone.
   }
 }
 
@@ -556,6 +716,8 @@ main()
     },
   )
   .finally(async () => {
+    await saveTerminal();
+    killTerminal();
     const exits = children.map((child) => (child.exitCode === null ? once(child, "exit") : null));
     for (const child of children) stopGroup(child);
     await Promise.all(exits);
