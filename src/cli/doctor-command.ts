@@ -230,7 +230,8 @@ export async function readModel(spec: string | undefined): Promise<DoctorModel> 
     return {
       spec: given,
       path,
-      error: `cannot read ${path ?? given}: ${(error as Error).message}`,
+      // The first line: parseModelSpec's own advice names `spark serve`, the fix below names --model.
+      error: `cannot read ${path ?? given}: ${(error as Error).message.split("\n")[0]}`,
       fix: "check --model: a GGUF file or hf:owner/repo/file.gguf",
     };
   }

@@ -71,24 +71,27 @@ const LIBRARY_DIRS = [
 export async function probeGpu(options: GpuProbeOptions = {}): Promise<GpuProbe> {
   const system = options.system ?? nodeGpuProbeSystem();
   const timeoutMs = options.toolTimeoutMs ?? 2000;
-  const notes: string[] = [];
   if (system.platform === "darwin") {
     const gpus: DetectedGpu[] =
       system.arch === "arm64"
         ? [{ backend: "metal", name: "Apple Silicon", memoryBytes: null, evidence: ["darwin-arm64"] }]
         : [];
-    return { gpus, cudaRuntime: false, vulkanLoader: false, notes };
+    return { gpus, cudaRuntime: false, vulkanLoader: false, notes: [] };
   }
-  if (system.platform !== "linux") return { gpus: [], cudaRuntime: false, vulkanLoader: false, notes };
+  if (system.platform !== "linux") return { gpus: [], cudaRuntime: false, vulkanLoader: false, notes: [] };
 
-  const tool = (command: string, args: string[]) => runBounded(system, command, args, timeoutMs, notes);
+  // Each probe notes on its own list, so the notes come in one order however the probes interleave.
+  const nvidiaNotes: string[] = [];
+  const vulkanNotes: string[] = [];
+  const tool = (into: string[]) => (command: string, args: string[]) =>
+    runBounded(system, command, args, timeoutMs, into);
   const libraryDirs = [
     ...(system.env.LD_LIBRARY_PATH ?? "").split(":").filter((dir) => dir !== ""),
     ...LIBRARY_DIRS,
   ];
   const [nvidia, vulkan, libraries] = await Promise.all([
-    probeNvidia(system, tool, notes),
-    probeVulkan(system, tool, notes),
+    probeNvidia(system, tool(nvidiaNotes), nvidiaNotes),
+    probeVulkan(system, tool(vulkanNotes), vulkanNotes),
     librariesIn(system, libraryDirs),
   ]);
   const has = (pattern: RegExp) => libraries.some((name) => pattern.test(name));
@@ -97,7 +100,7 @@ export async function probeGpu(options: GpuProbeOptions = {}): Promise<GpuProbe>
   const vulkanLoader = has(/^libvulkan\.so(\.\d+)*$/);
   const gpus = [...nvidia];
   if (vulkanLoader) gpus.push(...vulkan);
-  return { gpus, cudaRuntime, vulkanLoader, notes };
+  return { gpus, cudaRuntime, vulkanLoader, notes: [...nvidiaNotes, ...vulkanNotes] };
 }
 
 type Tool = (command: string, args: string[]) => Promise<string | null>;
