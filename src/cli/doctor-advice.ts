@@ -86,7 +86,7 @@ export function adviseChanges(facts: DoctorFacts): Advice[] {
       reason:
         `decode on the CPU is memory-bound: each token reads the whole model (${formatBytes(model.bytes)}, ` +
         `${bits.toFixed(1)} bits per weight); Q4_0 (~${Q4_0_BITS}) would read ${speedup.toFixed(1)}x less, so decode ` +
-        `would be about ${speedup.toFixed(1)}x faster (Q4_0 over a K-quant: its prompt processing is faster on CPUs)`,
+        `would be about ${speedup.toFixed(1)}x faster (Q4_0 rather than Q4_K_M: its prompt processing is faster on CPUs)`,
     });
   }
   if (advice.length === 0) {
