@@ -1,3 +1,4 @@
+import { watch } from "node:fs";
 import { chmod, mkdtemp, readFile, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -238,10 +239,25 @@ describe("nodeGpuProbeSystem", () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), "spark-gpu-probe-"));
     const tool = path.join(dir, "nvidia-smi");
     const pidFile = path.join(dir, "pid");
-    await writeFile(tool, `#!/bin/sh\necho $$ > ${pidFile}\nexec sleep 30\n`);
+    // Renamed into place, so the file appears with its content: the test waits for it, not a timer.
+    await writeFile(
+      tool,
+      `#!/bin/sh\necho $$ > ${pidFile}.tmp\nmv ${pidFile}.tmp ${pidFile}\nexec sleep 30\n`,
+    );
     await chmod(tool, 0o755);
-    const output = await nodeGpuProbeSystem().run(tool, [], AbortSignal.timeout(300));
-    expect(output).toBeNull();
+    const started = new Promise<void>((resolve) => {
+      const watcher = watch(dir, (_event, name) => {
+        if (name === "pid") {
+          watcher.close();
+          resolve();
+        }
+      });
+    });
+    const controller = new AbortController();
+    const running = nodeGpuProbeSystem().run(tool, [], controller.signal);
+    await started;
+    controller.abort();
+    expect(await running).toBeNull();
     const pid = Number(await readFile(pidFile, "utf8"));
     expect(() => process.kill(pid, 0)).toThrow(expect.objectContaining({ code: "ESRCH" }));
   });
