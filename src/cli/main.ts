@@ -2,6 +2,7 @@ import { Command, CommanderError } from "commander";
 import { registerBenchCommand } from "../bench/bench-command.js";
 import { SparkError } from "../protocol/errors.js";
 import { registerAgentCommands } from "./agent-commands.js";
+import { registerDoctorCommand } from "./doctor-command.js";
 import { registerModelsCommand } from "./models-command.js";
 import { registerServeCommand } from "./serve-command.js";
 import { registerTrustCommand } from "./trust-command.js";
@@ -21,6 +22,7 @@ export function createProgram(): Command {
   registerModelsCommand(program);
   registerBenchCommand(program);
   registerTrustCommand(program);
+  registerDoctorCommand(program);
   return program;
 }
 

@@ -6,6 +6,8 @@ import { fileURLToPath } from "node:url";
 import OpenAI from "openai";
 import { describe, expect, test } from "vitest";
 import WebSocket from "ws";
+import { testModelPath } from "../engine/test-support/test-model.js";
+import { startSparkServe } from "../engine/upstream/test-support/spark-serve-process.js";
 import { isLoopbackHost, serveKeys } from "./serve-command.js";
 
 const bin = fileURLToPath(new URL("../../bin/spark.js", import.meta.url));
@@ -107,6 +109,14 @@ describe("spark serve (the real binary)", () => {
     expect(await run.exit).toBe(0);
     await expect(stat(file)).rejects.toMatchObject({ code: "ENOENT" });
   });
+
+  test("a llama model's ready line says its backend, CPU variant and threads", async () => {
+    await using serve = await startSparkServe(["--model", await testModelPath(), "--threads", "1"]);
+    await serve.stderrMatches(/^Model ready in/m);
+    expect(serve.stderr()).toMatch(
+      /^Model ready in [\d.]+ s: [\w.-]+, \d+ tokens of context, backend (cpu|cuda|vulkan|metal), CPU variant [a-z0-9_]+, 1 thread$/m,
+    );
+  }, 60_000);
 
   test("--no-auth is refused off loopback, and together with a key", async () => {
     const open = spark(["serve", "--engine", "scripted", "--port", "0", "--no-auth", "--host", "0.0.0.0"]);

@@ -12,6 +12,8 @@ import {
   tierAdmission,
 } from "../config/spark-config.js";
 import type { Engine } from "../engine/engine.js";
+import { describeBackend, gpuBinaryInstalled } from "../engine/llama/backend-info.js";
+import { gpuNotice, probeGpu } from "../engine/llama/gpu-probe.js";
 import { LlamaEngine } from "../engine/llama/llama-engine.js";
 import { ScriptedEngine } from "../engine/scripted/scripted-engine.js";
 import { AgentHost } from "../host/agent-host.js";
@@ -207,7 +209,10 @@ async function serve(options: ServeOptions): Promise<void> {
         );
     });
     engine = llama;
-    loaded = llama.then((ready) => `${ready.info.contextSize} tokens of context on ${ready.threads} threads`);
+    loaded = llama.then(
+      (ready) =>
+        `${ready.info.contextSize} tokens of context, ${describeBackend(ready.backend, ready.threads)}`,
+    );
   } else {
     const ready = await loadEngine(options);
     engine = ready;
@@ -487,6 +492,8 @@ async function loadLlama(
   }
   const loading = new StatusLine(`Loading ${resolved.path.split("/").at(-1)}`);
   const started = performance.now();
+  // Beside the load: bounded (2 s per tool), and never needed before the model is ready.
+  const probe = options.gpu ? probeGpu() : null;
   const engine = await LlamaEngine.create({
     id,
     modelPath: resolved.path,
@@ -506,5 +513,15 @@ async function loadLlama(
   loading.done(
     `Loaded in ${((performance.now() - started) / 1000).toFixed(1)} s on ${engine.threads} threads (${binary})${drafting}`,
   );
+  const notice =
+    probe &&
+    gpuNotice({
+      probe: await probe,
+      backend: engine.backend.backend,
+      gpuDisabled: false,
+      arch: process.arch,
+      binaryInstalled: (backend) => gpuBinaryInstalled(backend),
+    });
+  if (notice) process.stderr.write(`spark: ${notice}\n`);
   return engine;
 }

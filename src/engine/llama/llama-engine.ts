@@ -23,6 +23,7 @@ import type {
   GenerateResult,
   StopReason,
 } from "../engine.js";
+import { type BackendInfo, backendInfoOf } from "./backend-info.js";
 import { callSyntaxOf, renderPrompt } from "./internal/chat-rendering.js";
 import { DraftModelPredictor } from "./internal/draft-model-predictor.js";
 import { LookupPredictor, type LookupSettings } from "./internal/lookup-predictor.js";
@@ -132,6 +133,11 @@ interface LlamaEngineParts {
   nativeLoop: boolean;
 }
 
+/** Tokens per conversation when none is set: the model's training context, at most 32768. */
+export function defaultContextSize(trained: number): number {
+  return Math.min(trained > 0 ? trained : 4096, 32768);
+}
+
 /** Embedded llama.cpp through node-llama-cpp: the default engine. */
 export class LlamaEngine implements Engine {
   readonly info: EngineInfo;
@@ -139,6 +145,8 @@ export class LlamaEngine implements Engine {
   /** The draft model's file, when one is loaded. */
   readonly draftModelPath: string | undefined;
   readonly binary: EngineBinary;
+  /** Where it computes: backend (cpu, cuda, vulkan, metal) and CPU variant. */
+  readonly backend: BackendInfo;
   private readonly pool: SequencePool;
   /** Native greedy runs in progress: each holds the context to itself until stopped. */
   private readonly nativeRuns = new Set<NativeGreedyRun>();
@@ -196,6 +204,7 @@ export class LlamaEngine implements Engine {
       build: parts.llama.buildType === "localBuild" ? "local" : "prebuilt",
       nativeLoop: nativeLoop && canGenerateNatively(sequences[0]!),
     };
+    this.backend = backendInfoOf(parts.llama);
     this.parserSetup = { callSyntax: callSyntaxOf(model, chatWrapper) };
   }
 
@@ -228,8 +237,7 @@ export class LlamaEngine implements Engine {
         }
         loading = options.modelPath;
       }
-      const trained = model.trainContextSize;
-      const contextSize = options.contextSize ?? Math.min(trained > 0 ? trained : 4096, 32768);
+      const contextSize = options.contextSize ?? defaultContextSize(model.trainContextSize);
       const sequences = options.sequences ?? 2;
       const batchSize = Math.min(512, contextSize);
       const context = await model.createContext({ contextSize, sequences, threads, batchSize });
