@@ -389,6 +389,7 @@ async function interactiveAttached(
     );
     await runTui({
       thread: first,
+      mcp: client,
       startup,
       ...(prompt.trim() ? { prompt: prompt.trim() } : {}),
       modelId: "",
@@ -473,6 +474,8 @@ async function interactive(flags: AgentFlags, prompt: string, resumeFile?: strin
       threads.push(current);
       return current;
     }),
+    // The MCP servers of the agent host (/mcp), once it runs.
+    mcp: starting.then((started) => started.client),
     startup,
     ...(prompt.trim() ? { prompt: prompt.trim() } : {}),
     // Until the thread has started (then its own): --model's tier, or the file it names.
