@@ -1,6 +1,7 @@
 import os from "node:os";
 import { Box, Text } from "ink";
 import React from "react";
+import { mcpServerLabels } from "../../client-core/mcp-server-labels.js";
 import { userConfigPath } from "../../config/spark-config.js";
 import type { McpServerInfo, McpServerState } from "../../protocol/agent.js";
 
@@ -35,12 +36,8 @@ export function McpServersView({ servers }: { servers: readonly McpServerInfo[] 
 }
 
 function McpServerRow({ server }: { server: McpServerInfo }): React.ReactElement {
+  const labels = mcpServerLabels(server);
   const tools = server.tools.map((tool) => shortToolName(server.name, tool));
-  const detail = [
-    server.transport,
-    `${server.source} config`,
-    server.trusted ? "trusted: runs without asking" : "asks before each call",
-  ].join(" · ");
   return h(
     Box,
     { flexDirection: "column" },
@@ -50,18 +47,12 @@ function McpServerRow({ server }: { server: McpServerInfo }): React.ReactElement
       h(Text, { color: STATE_COLOR[server.state] }, "● "),
       h(Text, { bold: true }, server.name),
       " ",
-      h(Text, { color: STATE_COLOR[server.state], bold: true }, server.state),
-      h(Text, { dimColor: true }, `  ${detail}`),
+      h(Text, { color: STATE_COLOR[server.state], bold: true }, labels.state),
+      h(Text, { dimColor: true }, `  ${labels.detail}`),
     ),
-    server.error && (server.state === "failed" || server.state === "stopped")
-      ? h(Box, { paddingLeft: 4 }, h(Text, { color: "red" }, server.error))
-      : null,
-    tools.length > 0
-      ? h(
-          Box,
-          { paddingLeft: 4 },
-          h(Text, null, `${tools.length} tool${tools.length > 1 ? "s" : ""}: ${tools.join(", ")}`),
-        )
+    labels.error ? h(Box, { paddingLeft: 4 }, h(Text, { color: "red" }, labels.error)) : null,
+    labels.tools
+      ? h(Box, { paddingLeft: 4 }, h(Text, null, `${labels.tools}: ${tools.join(", ")}`))
       : server.state === "ready"
         ? h(Box, { paddingLeft: 4 }, h(Text, { dimColor: true }, "no tools"))
         : null,

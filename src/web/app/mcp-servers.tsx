@@ -1,5 +1,5 @@
+import { mcpServerLabels } from "../../client-core/mcp-server-labels.js";
 import type { McpServerInfo } from "../../protocol/agent.js";
-import { mcpServerLabels } from "./mcp-server-labels.js";
 
 /**
  * The agent's MCP servers in the side panel: each with a state badge, its tool count (expanding to

@@ -1,6 +1,6 @@
-import type { McpServerInfo, McpServerState } from "../../protocol/agent.js";
+import type { McpServerInfo, McpServerState } from "../protocol/agent.js";
 
-/** How the side panel words one MCP server. */
+/** How every face words one MCP server (the web app's panel, the editor's chat, `/mcp`). */
 export interface McpServerLabels {
   /** The state badge's text. */
   state: string;

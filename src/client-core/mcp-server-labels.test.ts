@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest";
-import type { McpServerInfo } from "../../protocol/agent.js";
+import type { McpServerInfo } from "../protocol/agent.js";
 import { mcpServerLabels } from "./mcp-server-labels.js";
 
 const server: McpServerInfo = {
@@ -11,7 +11,7 @@ const server: McpServerInfo = {
   tools: ["mcp__everything__echo", "mcp__everything__get-sum"],
 };
 
-describe("mcpServerLabels (the web app's MCP servers panel)", () => {
+describe("mcpServerLabels", () => {
   test("a ready server: its state, tool count, transport, config and approval", () => {
     expect(mcpServerLabels(server)).toEqual({
       state: "ready",
