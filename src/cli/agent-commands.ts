@@ -456,6 +456,9 @@ async function interactive(flags: AgentFlags, prompt: string, resumeFile?: strin
   starting.catch(() => {
     failed = !quit.signal.aborted;
   });
+  // Its failure is shown through the first thread; this promise must not count as unhandled.
+  const mcpFeed = starting.then((started) => started.client);
+  mcpFeed.catch(() => {});
   let session: { local: LocalAgentHost; client: HostClient } | null = null;
   let current: HostThread | null = null;
   // /model NAME switches the current thread's following turns to tier NAME; /new keeps the tier.
@@ -475,7 +478,7 @@ async function interactive(flags: AgentFlags, prompt: string, resumeFile?: strin
       return current;
     }),
     // The MCP servers of the agent host (/mcp), once it runs.
-    mcp: starting.then((started) => started.client),
+    mcp: mcpFeed,
     startup,
     ...(prompt.trim() ? { prompt: prompt.trim() } : {}),
     // Until the thread has started (then its own): --model's tier, or the file it names.
