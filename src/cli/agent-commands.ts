@@ -392,6 +392,7 @@ async function interactiveAttached(
     );
     await runTui({
       thread: first,
+      mcp: client,
       startup,
       ...(prompt.trim() ? { prompt: prompt.trim() } : {}),
       modelId: "",
@@ -458,6 +459,9 @@ async function interactive(flags: AgentFlags, prompt: string, resumeFile?: strin
   starting.catch(() => {
     failed = !quit.signal.aborted;
   });
+  // Its failure is shown through the first thread; this promise must not count as unhandled.
+  const mcpFeed = starting.then((started) => started.client);
+  mcpFeed.catch(() => {});
   let session: { local: LocalAgentHost; client: HostClient } | null = null;
   let current: HostThread | null = null;
   // /model NAME switches the current thread's following turns to tier NAME; /new keeps the tier.
@@ -476,6 +480,8 @@ async function interactive(flags: AgentFlags, prompt: string, resumeFile?: strin
       threads.push(current);
       return current;
     }),
+    // The MCP servers of the agent host (/mcp), once it runs.
+    mcp: mcpFeed,
     startup,
     ...(prompt.trim() ? { prompt: prompt.trim() } : {}),
     // Until the thread has started (then its own): --model's tier, or the file it names.

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { type Command, InvalidArgumentError, Option } from "commander";
+import type { McpServerList } from "../agent/mcp/mcp-server-list.js";
 import { sessionsDir } from "../agent/transcript.js";
 import { removeServerState, writeServerState } from "../config/server-state.js";
 import {
@@ -386,6 +387,8 @@ export interface ServeStackOptions
   sessionsDir?: string;
   /** The built web app served at `/`; null serves none. Default: {@link webAppDir}. */
   webDir?: string | null;
+  /** The agent's MCP servers, listed to every face (`mcp.servers`). Default: none listed. */
+  mcp?: McpServerList;
 }
 
 export interface ServeStack extends AsyncDisposable {
@@ -415,6 +418,7 @@ export async function startServe(options: ServeStackOptions): Promise<ServeStack
     ...(limits.host_replay_mb ? { replayBytes: limits.host_replay_mb * 1024 * 1024 } : {}),
     ...(limits.max_threads ? { maxThreads: limits.max_threads } : {}),
     ...(limits.thread_idle_minutes ? { idleMs: limits.thread_idle_minutes * 60_000 } : {}),
+    ...(options.mcp ? { mcp: options.mcp } : {}),
   });
   const {
     engine: _,
@@ -424,6 +428,7 @@ export async function startServe(options: ServeStackOptions): Promise<ServeStack
     webDir: _____,
     tiers: ______,
     limits: _______,
+    mcp: ________,
     ...serverOptions
   } = options;
   const server = await SparkServer.start({

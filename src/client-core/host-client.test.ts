@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest";
-import type { ThreadInfo } from "../protocol/agent.js";
+import type { McpServerInfo, ThreadInfo } from "../protocol/agent.js";
 import { HostClient, type HostClientError, type HostClientOptions } from "./host-client.js";
 import { keySubprotocol, type SocketFactory, type WebSocketLike, WS_OPEN } from "./socket.js";
 import type { StampedEvent } from "./thread-view.js";
@@ -374,5 +374,53 @@ describe("reconnecting", () => {
     await expect(h.client.connect()).rejects.toMatchObject({
       code: "not_connected",
     } satisfies Partial<HostClientError>);
+  });
+});
+
+describe("the host's MCP servers (mcp.servers)", () => {
+  const servers: McpServerInfo[] = [
+    {
+      name: "everything",
+      state: "ready",
+      transport: "stdio",
+      source: "user",
+      trusted: false,
+      tools: ["mcp__everything__echo"],
+    },
+  ];
+
+  test("the latest list is kept (not per thread) and announced; it survives a reconnect", async () => {
+    const h = harness();
+    const lists: McpServerInfo[][] = [];
+    h.client.on("mcp", (list) => lists.push(list));
+    expect(h.client.mcpServers).toEqual([]);
+    const socket = await h.connected();
+    socket.receive({ type: "mcp.servers", servers });
+    const failed = [{ ...servers[0]!, state: "failed", tools: [], error: "exited with code 1" }];
+    socket.receive({ type: "mcp.servers", servers: failed });
+    expect(lists).toEqual([servers, failed]);
+    expect(h.client.mcpServers).toEqual(failed);
+    socket.drop();
+    expect(h.client.mcpServers).toEqual(failed);
+    // No thread event came of it.
+    expect(h.events).toEqual([]);
+  });
+
+  test("a list that does not match the schema is ignored and logged; the last good one stays", async () => {
+    const h = harness();
+    const logs: string[] = [];
+    h.client.on("log", (line) => logs.push(line));
+    const lists: McpServerInfo[][] = [];
+    h.client.on("mcp", (list) => lists.push(list));
+    const socket = await h.connected();
+    socket.receive({ type: "mcp.servers", servers });
+    socket.receive({ type: "mcp.servers", servers: [{ ...servers[0]!, state: "exploded" }] });
+    socket.receive({ type: "mcp.servers" });
+    expect(lists).toEqual([servers]);
+    expect(h.client.mcpServers).toEqual(servers);
+    expect(logs.filter((line) => line.startsWith("Ignored an mcp.servers event"))).toEqual([
+      "Ignored an mcp.servers event: servers[0].state is not one of starting, ready, failed, stopped",
+      "Ignored an mcp.servers event: servers is not an array",
+    ]);
   });
 });

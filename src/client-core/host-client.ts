@@ -1,6 +1,7 @@
-import type { HostEvent, ThreadInfo } from "../protocol/agent.js";
+import type { HostEvent, McpServerInfo, ThreadInfo } from "../protocol/agent.js";
 import type { HostRequest } from "../protocol/agent-requests.js";
 import type { WireError } from "../protocol/errors.js";
+import { decodeMcpServers } from "../protocol/mcp-servers.js";
 import {
   keySubprotocol,
   type SocketFactory,
@@ -94,6 +95,8 @@ export interface HostClientEventMap {
    * `thread.history` reset that follows.
    */
   reset: string;
+  /** The host's MCP servers changed (a new list, whole); also {@link HostClient.mcpServers}. */
+  mcp: McpServerInfo[];
   /** A line for the connection log. */
   log: string;
 }
@@ -160,6 +163,7 @@ export class HostClient {
   private currentStatus: ConnectionStatus = "idle";
   /** Why the last connection attempt failed, for `connect_failed`. */
   private lastFailure = "";
+  private servers: McpServerInfo[] = [];
 
   constructor(private readonly options: HostClientOptions) {
     this.url = options.url;
@@ -168,6 +172,14 @@ export class HostClient {
 
   get status(): ConnectionStatus {
     return this.currentStatus;
+  }
+
+  /**
+   * The host's MCP servers as it last listed them (`mcp.servers`): kept across reconnects until
+   * the host lists them again; empty until it lists any (a host without MCP servers never does).
+   */
+  get mcpServers(): readonly McpServerInfo[] {
+    return this.servers;
   }
 
   /** The host endpoint in use. */
@@ -499,6 +511,16 @@ export class HostClient {
         this.threads.delete(frame.thread_id);
         this.emit("deleted", frame.thread_id);
         break;
+      case "mcp.servers": {
+        const decoded = decodeMcpServers(frame.servers);
+        if (!decoded.ok) {
+          this.emit("log", `Ignored an mcp.servers event: ${decoded.reason}`);
+          return;
+        }
+        this.servers = decoded.servers;
+        this.emit("mcp", decoded.servers);
+        return;
+      }
       default:
         if (!this.accept(frame)) return;
     }

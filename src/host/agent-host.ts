@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { AgentThread } from "../agent/agent-thread.js";
+import type { McpServerList } from "../agent/mcp/mcp-server-list.js";
 import type { HostEvent, HostThreadEvent, ThreadEvent, ThreadInfo } from "../protocol/agent.js";
 import {
   HOST_REQUEST_SCHEMAS,
@@ -9,6 +10,7 @@ import {
 } from "../protocol/agent-requests.js";
 import { SparkError } from "../protocol/errors.js";
 import { DEFAULT_JSON_LIMITS, parseUntrustedJson } from "../protocol/json-guard.js";
+import { MCP_SERVERS_LIMITS } from "../protocol/mcp-servers.js";
 import { validate } from "../protocol/validate.js";
 import { ReplayBuffer } from "./replay-buffer.js";
 
@@ -56,7 +58,18 @@ export interface AgentHostOptions {
    * after this long (it stays resumable from its transcript). Default: 10 minutes.
    */
   idleMs?: number;
+  /**
+   * The agent's MCP servers, listed to every client (`mcp.servers`): on connecting, and again after
+   * each burst of changes. Default: none, and no `mcp.servers` is sent (clients list no servers).
+   */
+  mcp?: McpServerList;
 }
+
+/**
+ * Changes of the MCP server list within this long go out as one `mcp.servers` (servers starting
+ * together change state in separate callbacks).
+ */
+const MCP_COALESCE_MS = 10;
 
 interface HostedThread {
   thread: AgentThread;
@@ -95,6 +108,10 @@ export class AgentHost {
   private readonly listWorkspaces = new WeakMap<HostSocket, string | undefined>();
   /** Every connected client, told when a new session appears (started by any face). */
   private readonly clients = new Set<HostSocket>();
+  private readonly mcp: McpServerList | undefined;
+  private readonly stopMcp: () => void;
+  /** A coalesced `mcp.servers` is due (unref'd: it never keeps the process alive). */
+  private mcpTimer: ReturnType<typeof setTimeout> | null = null;
 
   constructor(
     private readonly source: HostThreadSource,
@@ -105,6 +122,8 @@ export class AgentHost {
     this.idleMs = options.idleMs ?? 10 * 60_000;
     this.sweeper = setInterval(() => this.evictIdle(), Math.max(1000, Math.min(this.idleMs, 60_000)));
     this.sweeper.unref();
+    this.mcp = options.mcp;
+    this.stopMcp = this.mcp?.onChange(() => this.scheduleMcpServers()) ?? (() => {});
   }
 
   /** Serves one client connection. */
@@ -113,6 +132,7 @@ export class AgentHost {
     socket.on("error", () => {});
     socket.on("message", (data, isBinary) => void this.onMessage(socket, data, isBinary));
     this.clients.add(socket);
+    if (this.mcp) send(socket, this.mcpServersLine(this.mcp));
     socket.on("close", () => {
       this.clients.delete(socket);
       for (const hosted of this.threads.values())
@@ -137,9 +157,36 @@ export class AgentHost {
     }
   }
 
-  /** Stops the idle sweep. Idempotent. */
+  /** Stops the idle sweep and listening to the MCP servers. Idempotent. */
   dispose(): void {
     clearInterval(this.sweeper);
+    this.stopMcp();
+    if (this.mcpTimer) clearTimeout(this.mcpTimer);
+    this.mcpTimer = null;
+  }
+
+  private scheduleMcpServers(): void {
+    if (this.mcpTimer) return;
+    this.mcpTimer = setTimeout(() => {
+      this.mcpTimer = null;
+      if (!this.mcp) return;
+      const line = this.mcpServersLine(this.mcp);
+      for (const socket of this.clients) send(socket, line);
+    }, MCP_COALESCE_MS);
+    this.mcpTimer.unref();
+  }
+
+  /** The list as it is now; an error text past the wire's bound is shortened, not dropped. */
+  private mcpServersLine(mcp: McpServerList): string {
+    const max = MCP_SERVERS_LIMITS.errorChars;
+    const servers = mcp
+      .list()
+      .map((server) =>
+        server.error !== undefined && server.error.length > max
+          ? { ...server, error: `${server.error.slice(0, max - 1)}…` }
+          : server,
+      );
+    return JSON.stringify({ type: "mcp.servers", servers } satisfies HostEvent);
   }
 
   /**

@@ -239,4 +239,10 @@ export type HostEvent =
    */
   | { type: "ack"; request_id: string; thread_id?: string }
   /** A request failed; `request_id` is the failed request's, when it carried one. Never stamped. */
-  | { type: "error"; error: WireError; request_id?: string };
+  | { type: "error"; error: WireError; request_id?: string }
+  /**
+   * The agent's MCP servers, whole: sent to each client when it connects and to every client when
+   * any server's state or tools change (bursts coalesced). Never stamped. A host without MCP
+   * servers to list sends none; clients then list none. Bounds: `MCP_SERVERS_LIMITS` (mcp-servers.ts).
+   */
+  | { type: "mcp.servers"; servers: McpServerInfo[] };

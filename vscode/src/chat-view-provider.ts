@@ -29,6 +29,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, ViewSink, v
   ) {
     this.disposables.push(
       connection.onDidChangeState((state) => this.post({ type: "connection", connection: state })),
+      connection.onDidChangeMcpServers((servers) => this.post({ type: "mcp", servers })),
     );
   }
 
@@ -49,6 +50,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, ViewSink, v
         if (message.type === "ready") {
           this.ready = true;
           this.snapshot(this.controller.view);
+          this.post({ type: "mcp", servers: this.connection.mcpServers });
         }
         this.onMessage(message);
       }),

@@ -3,6 +3,7 @@ import * as vscode from "vscode";
 import { HostClient } from "../../src/client-core/host-client.js";
 import { nodeSocketFactory } from "../../src/client-core/node-socket.js";
 import type { StampedEvent } from "../../src/client-core/thread-view.js";
+import type { McpServerInfo } from "../../src/protocol/agent.js";
 import {
   agentSocketUrl,
   isLoopback,
@@ -53,6 +54,7 @@ export class SparkConnection implements vscode.Disposable {
   private readonly eventEmitter = new vscode.EventEmitter<StampedEvent>();
   private readonly resetEmitter = new vscode.EventEmitter<string>();
   private readonly errorEmitter = new vscode.EventEmitter<string>();
+  private readonly mcpEmitter = new vscode.EventEmitter<readonly McpServerInfo[]>();
   private disposed = false;
   /** The server started here exited: the client's reconnecting to it is in vain. */
   private serverExited = false;
@@ -65,11 +67,18 @@ export class SparkConnection implements vscode.Disposable {
   readonly onReset = this.resetEmitter.event;
   /** An error event of the host. */
   readonly onHostError = this.errorEmitter.event;
+  /** The host listed its MCP servers anew. */
+  readonly onDidChangeMcpServers = this.mcpEmitter.event;
 
   constructor(private readonly log: vscode.LogOutputChannel) {}
 
   get state(): ConnectionState {
     return this.current;
+  }
+
+  /** The host's MCP servers as it last listed them (empty before it did). */
+  get mcpServers(): readonly McpServerInfo[] {
+    return this.client?.mcpServers ?? [];
   }
 
   /**
@@ -134,6 +143,7 @@ export class SparkConnection implements vscode.Disposable {
     client.on("event", (event) => this.eventEmitter.fire(event));
     client.on("reset", (threadId) => this.resetEmitter.fire(threadId));
     client.on("error", (error) => this.errorEmitter.fire(error.message));
+    client.on("mcp", (servers) => this.mcpEmitter.fire(servers));
     client.on("status", (status) => {
       if (status === "reconnecting") this.setState("reconnecting", url);
       else if (status === "open")
@@ -254,6 +264,7 @@ export class SparkConnection implements vscode.Disposable {
     this.eventEmitter.dispose();
     this.resetEmitter.dispose();
     this.errorEmitter.dispose();
+    this.mcpEmitter.dispose();
   }
 
   /** Stops a server this extension started, and waits for it (deactivation). */

@@ -258,10 +258,10 @@ describe("ConversationStore", () => {
       items: [{ type: "agent_message", id: "a", text: "old answer\n" }],
       reset: true,
     });
-    expect(view.entries.map((e) => e.kind !== "tool" && e.text)).toEqual(["before", "old answer"]);
+    expect(view.entries.map((e) => "text" in e && e.text)).toEqual(["before", "old answer"]);
     store.notice("after");
     store.flush();
-    expect(store.getSnapshot().entries.map((e) => e.kind !== "tool" && e.text)).toEqual([
+    expect(store.getSnapshot().entries.map((e) => "text" in e && e.text)).toEqual([
       "before",
       "old answer",
       "after",

@@ -11,7 +11,7 @@ import {
   type ThreadView,
   type Tone,
 } from "../../client-core/thread-view.js";
-import type { HostThreadEvent, ThreadEvent, ThreadItem } from "../../protocol/agent.js";
+import type { HostThreadEvent, McpServerInfo, ThreadEvent, ThreadItem } from "../../protocol/agent.js";
 import { fenceOpenAfter } from "./agent-markdown.js";
 import type { ToolCallItem } from "./tool-summary.js";
 
@@ -29,7 +29,9 @@ export type Entry =
    */
   | { kind: "agent"; key: string; text: string; first: boolean; fenced: boolean }
   | { kind: "tool"; key: string; item: ToolCallItem }
-  | { kind: "notice"; key: string; text: string; tone: Tone };
+  | { kind: "notice"; key: string; text: string; tone: Tone }
+  /** The agent's MCP servers as `/mcp` lists them. */
+  | { kind: "mcp"; key: string; servers: McpServerInfo[] };
 
 export type Phase =
   | "idle"
@@ -164,6 +166,13 @@ export class ConversationStore {
 
   notice(text: string, tone: Tone = "info"): void {
     this.view = reduceView(this.view, { type: "local.notice", text, tone }, this.now());
+    this.changed();
+  }
+
+  /** Prints the MCP servers (`/mcp`) after everything finished so far. */
+  showMcpServers(servers: readonly McpServerInfo[]): void {
+    this.print();
+    this.push({ kind: "mcp", servers: [...servers] });
     this.changed();
   }
 

@@ -3,6 +3,7 @@ import React from "react";
 import { type Span, styleAgentText } from "./agent-markdown.js";
 import type { Entry, Tone } from "./conversation-store.js";
 import { type DisplayRow, diffRows, outputRows } from "./display-rows.js";
+import { McpServersView } from "./mcp-servers-view.js";
 import { firstLine, summarizeToolCall, type ToolCallItem } from "./tool-summary.js";
 
 const h = React.createElement;
@@ -26,6 +27,8 @@ export function EntryView({ entry }: { entry: Entry }): React.ReactElement {
       return h(ToolCallView, { item: entry.item });
     case "notice":
       return h(Box, { marginTop: 1 }, h(Text, toneStyle(entry.tone), entry.text));
+    case "mcp":
+      return h(McpServersView, { servers: entry.servers });
     default: {
       const unknown: never = entry;
       return unknown;

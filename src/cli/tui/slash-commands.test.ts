@@ -9,6 +9,7 @@ describe("parseSlashCommand", () => {
     expect(parseSlashCommand("/usr/bin is missing")).toEqual({ unknown: "/usr/bin" });
     expect(parseSlashCommand("fix the bug")).toBeNull();
     expect(parseSlashCommand("/cancel sub_1234")).toEqual({ name: "cancel", args: "sub_1234" });
+    expect(parseSlashCommand("/MCP")).toEqual({ name: "mcp", args: "" });
   });
 
   test("help lists every command and the keys", () => {
@@ -20,6 +21,7 @@ describe("parseSlashCommand", () => {
       "/model [name]",
       "/agents",
       "/cancel [id]",
+      "/mcp",
       "/exit",
       "Esc",
       "Tab",

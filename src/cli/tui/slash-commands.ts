@@ -1,4 +1,4 @@
-export type SlashCommandName = "help" | "undo" | "new" | "model" | "agents" | "cancel" | "exit";
+export type SlashCommandName = "help" | "undo" | "new" | "model" | "agents" | "cancel" | "mcp" | "exit";
 
 export interface SlashCommand {
   name: SlashCommandName;
@@ -13,6 +13,7 @@ export const SLASH_COMMANDS: readonly { name: SlashCommandName; usage: string; d
   { name: "model", usage: "/model [name]", description: "show the model, or switch to another" },
   { name: "agents", usage: "/agents", description: "list the background sub-agents" },
   { name: "cancel", usage: "/cancel [id]", description: "cancel a running sub-agent (default: the latest)" },
+  { name: "mcp", usage: "/mcp", description: "list the MCP servers: state, approval, tools, errors" },
   { name: "exit", usage: "/exit", description: "quit (also Ctrl+D on an empty prompt)" },
 ];
 

@@ -1,17 +1,19 @@
 import { Box, type Key, Static, useInput, usePaste, useStdout } from "ink";
 import React, { useEffect, useReducer, useRef, useSyncExternalStore } from "react";
+import type { McpServerInfo, McpServerState } from "../../protocol/agent.js";
 import { DraftPacer } from "../../protocol/draft-pacer.js";
 import type { TerminalThread } from "../terminal-thread.js";
 import type { ConversationStoreOptions, Entry } from "./conversation-store.js";
 import { EntryView } from "./entry-view.js";
 import { type EditorState, EMPTY_EDITOR, edit, InputHistory } from "./line-editor.js";
 import { LiveView } from "./live-view.js";
+import { mcpServerNotices } from "./mcp-server-notices.js";
 import { PromptBox } from "./prompt-box.js";
 import { helpLines, parseSlashCommand, type SlashCommand } from "./slash-commands.js";
 import { type StartupState, startupLabel } from "./startup-status.js";
 import { StartupView } from "./startup-view.js";
 import { StatusBar } from "./status-bar.js";
-import type { TuiOptions } from "./tui-options.js";
+import type { McpServersFeed, TuiOptions } from "./tui-options.js";
 import { TuiSession } from "./tui-session.js";
 
 const h = React.createElement;
@@ -45,6 +47,10 @@ interface AppState {
   exited: boolean;
   /** Type-ahead: sends the message being typed to the thread as a draft of its next turn. */
   drafts: DraftPacer;
+  /** Where the MCP servers are listed from, once it is there. */
+  mcp: McpServersFeed | null;
+  /** Each MCP server's last state, so a failure is announced once. */
+  mcpSeen: Map<string, McpServerState>;
 }
 
 const NO_STARTUP: StartupState = { phase: "starting" };
@@ -68,6 +74,8 @@ export function TuiApp({ options, session, onExit, storeOptions }: TuiAppProps):
     failed: false,
     exited: false,
     drafts: new DraftPacer((text) => void ref.current?.session.thread?.draft(text)),
+    mcp: null,
+    mcpSeen: new Map(),
   };
   // Key handlers read and write this object, never a render's closure: several keys can arrive
   // before React renders again.
@@ -125,6 +133,10 @@ export function TuiApp({ options, session, onExit, storeOptions }: TuiAppProps):
     const { thread, store: current } = s.session;
     if (command.name === "help") return current.notice(helpLines().join("\n"));
     if (command.name === "exit") return quit();
+    if (command.name === "mcp") {
+      if (options.mcp && !s.mcp) return current.notice("/mcp works once Spark has started.", "warn");
+      return current.showMcpServers(s.mcp?.mcpServers ?? []);
+    }
     if (!thread) {
       current.notice(`/${command.name} works once the session has started.`, "warn");
       return;
@@ -346,6 +358,30 @@ export function TuiApp({ options, session, onExit, storeOptions }: TuiAppProps):
   usePaste((text) => {
     if (!s.exited) setEditor(edit.insert(s.editor, text));
   });
+
+  // A server that fails or stops is announced in one line, without waiting for /mcp.
+  useEffect(() => {
+    const feed = options.mcp;
+    if (!feed) return;
+    let stop = () => {};
+    let gone = false;
+    const announce = (servers: readonly McpServerInfo[]) => {
+      for (const text of mcpServerNotices(s.mcpSeen, servers)) s.session.store.notice(text, "warn");
+    };
+    const follow = (ready: McpServersFeed) => {
+      if (gone || s.exited) return;
+      s.mcp = ready;
+      announce(ready.mcpServers);
+      stop = ready.on("mcp", announce);
+    };
+    // A start that fails is shown by the thread's own promise.
+    if (feed instanceof Promise) feed.then(follow, () => {});
+    else follow(feed);
+    return () => {
+      gone = true;
+      stop();
+    };
+  }, [options.mcp, s]);
 
   useEffect(() => {
     const prompt = options.prompt?.trim();

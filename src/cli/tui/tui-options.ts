@@ -1,3 +1,4 @@
+import type { McpServerInfo } from "../../protocol/agent.js";
 import type { TerminalThread } from "../terminal-thread.js";
 import type { StartupStatus } from "./startup-status.js";
 
@@ -10,6 +11,12 @@ export interface TuiOptions {
    * as queued and sent, in order and once each, when it resolves. A rejection is shown as an error.
    */
   thread: TerminalThread | Promise<TerminalThread>;
+  /**
+   * The agent host's MCP servers, for `/mcp` and the notice when one fails or stops: the client
+   * core's HostClient (in-process or attached), or a promise of it while Spark starts. Default:
+   * none (`/mcp` then lists no servers).
+   */
+  mcp?: McpServersFeed | Promise<McpServersFeed>;
   /** Start-up progress (shown in the status bar) and questions (answered with y/n). Default: none. */
   startup?: StartupStatus;
   modelId: string;
@@ -26,4 +33,10 @@ export interface TuiOptions {
   stdin?: NodeJS.ReadStream;
   /** Default: process.stdout. */
   stdout?: NodeJS.WriteStream;
+}
+
+/** The part of the client core's HostClient the terminal lists MCP servers from. */
+export interface McpServersFeed {
+  readonly mcpServers: readonly McpServerInfo[];
+  on(type: "mcp", listener: (servers: McpServerInfo[]) => void): () => void;
 }

@@ -6,7 +6,7 @@ import {
 } from "../../client-core/host-client.js";
 import { browserSocketFactory } from "../../client-core/socket.js";
 import { emptyView, reduceView, type StampedEvent, type ThreadView } from "../../client-core/thread-view.js";
-import type { ThreadInfo } from "../../protocol/agent.js";
+import type { McpServerInfo, ThreadInfo } from "../../protocol/agent.js";
 import { DraftPacer } from "../../protocol/draft-pacer.js";
 
 /** The server's models as `/healthz` reports them. */
@@ -31,6 +31,8 @@ export interface AppState {
   currentId: string | null;
   views: Record<string, ThreadView>;
   errors: { id: number; message: string }[];
+  /** The agent host's MCP servers, as it last listed them (not per thread). */
+  mcpServers: readonly McpServerInfo[];
 }
 
 export interface AppStoreOptions {
@@ -71,6 +73,7 @@ export class AppStore {
       currentId: options.threadId,
       views: options.threadId ? { [options.threadId]: emptyView(options.threadId) } : {},
       errors: [],
+      mcpServers: [],
     };
     this.client = new HostClient({
       url: options.url,
@@ -81,6 +84,7 @@ export class AppStore {
     });
     this.client.on("event", (event) => this.onEvent(event));
     this.client.on("list", (sessions) => this.update({ sessions }));
+    this.client.on("mcp", (mcpServers) => this.update({ mcpServers }));
     this.client.on("deleted", (threadId) => this.onDeleted(threadId));
     this.client.on("error", (error) => this.pushError(error.message));
     this.client.on("reset", (threadId) => this.setView(emptyView(threadId)));

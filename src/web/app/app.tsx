@@ -4,6 +4,7 @@ import type { AppStore } from "./app-store.js";
 import { Composer } from "./composer.js";
 import { Conversation } from "./conversation.js";
 import type { DiffMode } from "./diff-view.js";
+import { McpServers } from "./mcp-servers.js";
 import { modelLoadLabel } from "./model-status.js";
 import { SessionList } from "./session-list.js";
 import { LatencyChart, TurnMeter } from "./stats-view.js";
@@ -70,6 +71,7 @@ export function App({ store }: { store: AppStore }) {
           <LatencyChart turns={view?.turns ?? []} />
         </section>
         <SubAgents agents={view?.subAgents ?? []} onCancel={(id) => store.cancelSubAgent(id)} />
+        <McpServers servers={state.mcpServers} />
       </aside>
       <main class="main">
         <header class="topbar">

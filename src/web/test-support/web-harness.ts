@@ -3,6 +3,7 @@ import { mkdir, mkdtemp, readFile, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
+import type { McpServerList } from "../../agent/mcp/mcp-server-list.js";
 import { type ServeStack, startServe } from "../../cli/serve-command.js";
 import { type Script, ScriptedEngine } from "../../engine/scripted/scripted-engine.js";
 import { buildWebApp } from "./browser.js";
@@ -35,6 +36,8 @@ export async function startWebHarness(
     apiKeys?: string[];
     /** The model is still loading until this resolves (requests wait for it). Default: loaded. */
     loaded?: Promise<void>;
+    /** The MCP servers the agent host lists. Default: none. */
+    mcp?: McpServerList;
   },
 ): Promise<WebHarness> {
   const repo = await mkdtemp(path.join(os.tmpdir(), "spark-web-repo-"));
@@ -54,6 +57,7 @@ export async function startWebHarness(
     webDir: await buildWebApp(),
     apiKeys: options.apiKeys ?? [],
     allowedOrigins: [`http://127.0.0.1:${proxy.port}`],
+    ...(options.mcp ? { mcp: options.mcp } : {}),
   });
   proxy.targetPort = stack.server.port;
   const appUrl = stack.appUrl!.replace(`:${stack.server.port}/`, `:${proxy.port}/`);

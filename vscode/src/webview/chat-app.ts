@@ -1,3 +1,4 @@
+import { mcpServerLabels } from "../../../src/client-core/mcp-server-labels.js";
 import {
   diffOf,
   type Entry,
@@ -9,7 +10,12 @@ import {
   type ThreadView,
   type TurnRecord,
 } from "../../../src/client-core/thread-view.js";
-import { type DiffHunk, type FileDiff, sandboxLabel } from "../../../src/protocol/agent.js";
+import {
+  type DiffHunk,
+  type FileDiff,
+  type McpServerInfo,
+  sandboxLabel,
+} from "../../../src/protocol/agent.js";
 import { renderMarkdown } from "./markdown.js";
 import type { ConnectionState, FromWebview, ToWebview } from "./messages.js";
 
@@ -20,6 +26,7 @@ const post = (message: FromWebview) => vscode.postMessage(message);
 
 let view: ThreadView = emptyView();
 let connection: ConnectionState = { status: "idle", detail: "" };
+let mcpServers: readonly McpServerInfo[] = [];
 /** A row of the conversation: an entry of the view, or the end of a finished turn, placed after its entries. */
 type Row = Entry | { kind: "turn"; id: string; record: TurnRecord };
 /** The element of each row, and the row it shows (rows are immutable: same object, same DOM). */
@@ -63,6 +70,9 @@ const empty = h(
   }),
 );
 const subAgents = h("section", { className: "subagents", id: "subagents" });
+/** The MCP servers, collapsed to one line ("MCP servers: 2 ready, 1 failed"); hidden when none. */
+const mcp = h("details", { className: "mcp-servers", id: "mcp-servers" });
+mcp.hidden = true;
 const approvals = h("section", { className: "approvals", id: "approvals" });
 const queued = h("ul", { className: "queued", id: "queued" });
 const input = h("textarea", { id: "composer" });
@@ -80,7 +90,7 @@ const footer = h(
   input,
   h("div", { className: "actions" }, stopButton, queueButton, sendButton),
 );
-root.append(header, log, subAgents, approvals, footer);
+root.append(header, log, mcp, subAgents, approvals, footer);
 
 function submit(mode: "auto" | "queue"): void {
   const text = input.value.trim();
@@ -121,6 +131,10 @@ window.addEventListener("message", (event: MessageEvent<ToWebview>) => {
     case "connection":
       connection = message.connection;
       break;
+    case "mcp":
+      mcpServers = message.servers;
+      renderMcpServers();
+      return;
     case "focus":
       if (message.text) input.value = input.value ? `${input.value}\n${message.text}` : message.text;
       input.focus();
@@ -226,6 +240,37 @@ function renderEntry(entry: Entry): HTMLElement {
     case "tool":
       return renderTool(entry);
   }
+}
+
+function renderMcpServers(): void {
+  mcp.hidden = mcpServers.length === 0;
+  const counts = new Map<string, number>();
+  for (const server of mcpServers) counts.set(server.state, (counts.get(server.state) ?? 0) + 1);
+  const summary = [...counts].map(([state, count]) => `${count} ${state}`).join(", ");
+  const failing = mcpServers.some((server) => server.state === "failed" || server.state === "stopped");
+  mcp.classList.toggle("failing", failing);
+  mcp.replaceChildren(
+    h("summary", { text: `MCP servers: ${summary}` }),
+    h(
+      "ul",
+      {},
+      ...mcpServers.map((server) => {
+        const labels = mcpServerLabels(server);
+        const badge = h("span", { className: `badge ${server.state}`, text: labels.state });
+        badge.setAttribute("aria-label", labels.stateDescription);
+        return h(
+          "li",
+          { className: `mcp-server ${server.state}` },
+          h("div", { className: "mcp-head" }, h("strong", { text: server.name }), badge),
+          h("div", { className: "hint", text: labels.detail }),
+          labels.tools
+            ? h("div", { className: "mcp-tools", text: `${labels.tools}: ${server.tools.join(", ")}` })
+            : null,
+          labels.error ? h("div", { className: "mcp-error", text: labels.error }) : null,
+        );
+      }),
+    ),
+  );
 }
 
 function renderSubAgent(sub: SubAgentView): HTMLElement {

@@ -1,4 +1,5 @@
 import type { ThreadView, ViewAction } from "../../../src/client-core/thread-view.js";
+import type { McpServerInfo } from "../../../src/protocol/agent.js";
 
 /** The connection as the chat view shows it. */
 export interface ConnectionState {
@@ -14,6 +15,8 @@ export type ToWebview =
   /** New actions for the view, each with the extension's clock (ms since the epoch) when it arrived. */
   | { type: "actions"; actions: { action: ViewAction; at: number }[] }
   | { type: "connection"; connection: ConnectionState }
+  /** The agent host's MCP servers, whole: when the view loads and whenever the host lists them anew. */
+  | { type: "mcp"; servers: readonly McpServerInfo[] }
   | { type: "focus"; text?: string };
 
 /** From the chat view to the extension. */
