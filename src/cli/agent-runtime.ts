@@ -55,6 +55,11 @@ export interface AgentRuntimeOptions {
   onProgress?: (stage: "download" | "load", fraction: number) => void;
   /** Said once, e.g. when the client falls back from WebSocket to HTTP. */
   onNotice?: (message: string) => void;
+  /**
+   * The MCP servers, already started, when someone else lists them too (`spark serve`'s host);
+   * the runtime disposes them. Default: a hub of {@link config}'s `mcpServers`, started here.
+   */
+  mcp?: McpHub;
 }
 
 /**
@@ -86,12 +91,15 @@ export class AgentRuntime implements AsyncDisposable {
     /** How to open another connection like {@link client} (a sub-agent's). */
     private readonly connection: ResponsesClientOptions,
   ) {
-    this.mcp = new McpHub({
-      servers: options.config?.mcpServers ?? {},
-      root: workspace.root,
-      ...(options.onNotice ? { onNotice: options.onNotice } : {}),
-    });
-    this.mcp.start();
+    if (options.mcp) this.mcp = options.mcp;
+    else {
+      this.mcp = new McpHub({
+        servers: options.config?.mcpServers ?? {},
+        root: workspace.root,
+        ...(options.onNotice ? { onNotice: options.onNotice } : {}),
+      });
+      this.mcp.start();
+    }
   }
 
   static async start(options: AgentRuntimeOptions): Promise<AgentRuntime> {

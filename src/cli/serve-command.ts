@@ -2,7 +2,9 @@ import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { type Command, InvalidArgumentError, Option } from "commander";
+import { McpHub } from "../agent/mcp/mcp-hub.js";
 import type { McpServerList } from "../agent/mcp/mcp-server-list.js";
+import type { McpServerSettings } from "../agent/mcp/mcp-server-settings.js";
 import { sessionsDir } from "../agent/transcript.js";
 import { removeServerState, writeServerState } from "../config/server-state.js";
 import {
@@ -228,6 +230,8 @@ async function serve(options: ServeOptions): Promise<void> {
     engine,
     modelId,
     limits: config.limits ?? {},
+    ...(config.mcpServers ? { mcpServers: config.mcpServers } : {}),
+    onNotice: (message) => process.stderr.write(`spark: ${message}\n`),
     ...(tiers ? { tiers } : {}),
     host: options.host,
     port: options.port,
@@ -387,8 +391,12 @@ export interface ServeStackOptions
   sessionsDir?: string;
   /** The built web app served at `/`; null serves none. Default: {@link webAppDir}. */
   webDir?: string | null;
-  /** The agent's MCP servers, listed to every face (`mcp.servers`). Default: none listed. */
+  /** The agent's MCP servers (config's `[mcp_servers]`), started in the background. Default: none. */
+  mcpServers?: Record<string, McpServerSettings>;
+  /** What the host lists as the MCP servers instead of {@link mcpServers}' states (tests of the faces). */
   mcp?: McpServerList;
+  /** A line for the person: an MCP server failed or stopped. Default: dropped. */
+  onNotice?: (message: string) => void;
 }
 
 export interface ServeStack extends AsyncDisposable {
@@ -414,11 +422,19 @@ export async function startServe(options: ServeStackOptions): Promise<ServeStack
   const webDir = options.webDir === undefined ? webAppDir() : options.webDir;
   let runtime: AgentRuntime | undefined;
   const limits = options.limits ?? {};
+  const cwd = options.cwd ?? process.cwd();
+  // Started before the host so the host lists them from its first client; the runtime owns them.
+  const mcp = new McpHub({
+    servers: options.mcpServers ?? {},
+    root: cwd,
+    ...(options.onNotice ? { onNotice: options.onNotice } : {}),
+  });
+  mcp.start();
   const host = new AgentHost(new SessionThreadSource(() => runtime!, options.sessionsDir ?? sessionsDir()), {
     ...(limits.host_replay_mb ? { replayBytes: limits.host_replay_mb * 1024 * 1024 } : {}),
     ...(limits.max_threads ? { maxThreads: limits.max_threads } : {}),
     ...(limits.thread_idle_minutes ? { idleMs: limits.thread_idle_minutes * 60_000 } : {}),
-    ...(options.mcp ? { mcp: options.mcp } : {}),
+    mcp: options.mcp ?? mcp,
   });
   const {
     engine: _,
@@ -429,24 +445,36 @@ export async function startServe(options: ServeStackOptions): Promise<ServeStack
     tiers: ______,
     limits: _______,
     mcp: ________,
+    mcpServers: _________,
+    onNotice: __________,
     ...serverOptions
   } = options;
-  const server = await SparkServer.start({
-    ...serverOptions,
-    models,
-    sockets: { "/v1/agent": (socket) => host.accept(socket) },
-    ...(webDir ? { staticDir: webDir } : {}),
-  });
-  // The agent host's threads reach the model like every other client: through this server.
-  runtime = await AgentRuntime.start({
-    cwd: options.cwd ?? process.cwd(),
-    server: `${server.url}/v1`,
-    ...(apiKeys[0] ? { apiKey: apiKeys[0] } : {}),
-    model: options.tiers?.config.defaultTier ?? id,
-    ...(options.tiers ? { config: options.tiers.config } : {}),
-    ...(options.sessionsDir ? { sessionsDir: options.sessionsDir } : {}),
-    limits,
-  });
+  let server: SparkServer | undefined;
+  try {
+    server = await SparkServer.start({
+      ...serverOptions,
+      models,
+      sockets: { "/v1/agent": (socket) => host.accept(socket) },
+      ...(webDir ? { staticDir: webDir } : {}),
+    });
+    // The agent host's threads reach the model like every other client: through this server.
+    runtime = await AgentRuntime.start({
+      cwd,
+      mcp,
+      server: `${server.url}/v1`,
+      ...(apiKeys[0] ? { apiKey: apiKeys[0] } : {}),
+      model: options.tiers?.config.defaultTier ?? id,
+      ...(options.tiers ? { config: options.tiers.config } : {}),
+      ...(options.sessionsDir ? { sessionsDir: options.sessionsDir } : {}),
+      limits,
+    });
+  } catch (error) {
+    // Nothing owns the MCP servers' processes yet: end them here.
+    host.dispose();
+    await mcp.dispose();
+    await server?.close();
+    throw error;
+  }
   const started = runtime;
   let closing: Promise<void> | undefined;
   const close = () => {

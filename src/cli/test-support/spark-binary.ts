@@ -86,7 +86,10 @@ export interface WorkspaceServe {
 }
 
 /** Starts `spark serve <args> --port 0` in a new workspace and resolves once it is serving. */
-export async function startWorkspaceServe(args: string[]): Promise<WorkspaceServe> {
+export async function startWorkspaceServe(
+  args: string[],
+  extraEnv: NodeJS.ProcessEnv = {},
+): Promise<WorkspaceServe> {
   const repo = await realpath(await mkdtemp(path.join(os.tmpdir(), "spark-workspace-")));
   execFileSync("git", ["init", "-q"], { cwd: repo });
   const { SPARK_HOME: _, SPARK_API_KEY: __, ...inherited } = process.env;
@@ -94,6 +97,7 @@ export async function startWorkspaceServe(args: string[]): Promise<WorkspaceServ
     ...inherited,
     XDG_STATE_HOME: await mkdtemp(path.join(os.tmpdir(), "spark-workspace-state-")),
     SPARK_SESSIONS_DIR: await mkdtemp(path.join(os.tmpdir(), "spark-workspace-sessions-")),
+    ...extraEnv,
   };
   const child = spawn(process.execPath, [sparkBin, "serve", ...args, "--port", "0"], {
     cwd: repo,
