@@ -31,9 +31,7 @@ describe("the web app's MCP servers panel (real browser, agent host listing serv
     const page = await h.open();
     const panel = page.getByRole("region", { name: "MCP servers" });
     await panel.getByRole("img", { name: "docs: starting" }).waitFor();
-    await expect(panel.getByRole("img", { name: "everything: ready" }).textContent()).resolves.toBe(
-      "ready",
-    );
+    await expect(panel.getByRole("img", { name: "everything: ready" }).textContent()).resolves.toBe("ready");
     await expect(panel.locator(".mcp-server-detail").first().textContent()).resolves.toBe(
       "stdio · user config · asks before each call",
     );
