@@ -1,5 +1,5 @@
 import { formatUnifiedDiff } from "../../agent/diff.js";
-import { approvalTitle, type ThreadEvent, type TurnStatus } from "../../protocol/agent.js";
+import type { ApprovalRequestEvent, ThreadEvent, TurnStatus } from "../../protocol/agent.js";
 import type { TerminalThread } from "../terminal-thread.js";
 import { outputRows } from "./display-rows.js";
 import { firstLine, summarizeToolCall } from "./tool-summary.js";
@@ -75,11 +75,11 @@ export async function runPlain(thread: TerminalThread, options: PlainOptions): P
     if (event.type === "turn.completed" && event.turn_id === turnId) status = event.status;
     if (event.type === "approval.requested" && options.approvals === "others") {
       stderr.write(
-        `spark: \`${approvalTitle(event)}\` waits for approval in the web app or the editor (spark serve's agent host)\n`,
+        `spark: ${approvalSubject(event)} waits for approval in the web app or the editor (spark serve's agent host)\n`,
       );
     } else if (event.type === "approval.requested") {
       stderr.write(
-        `spark: denied \`${approvalTitle(event)}\`: spark exec cannot ask for approval (pass --approval auto to let the agent run commands and MCP tools)\n`,
+        `spark: denied ${approvalSubject(event)}: spark exec cannot ask for approval (pass --approval auto to let the agent run commands and MCP tools)\n`,
       );
       // Answered after every listener has seen the request, so each sees it before its resolution.
       queueMicrotask(() => thread.respondToApproval(event.approval_id, false));
@@ -120,4 +120,11 @@ function toolText(
   }
   if (item.status === "failed") return `* ${summary}: failed: ${firstLine(item.output ?? "")}\n`;
   return `* ${summary}\n`;
+}
+
+/** What waits for approval, in a line of plain output: `` `npm test` `` or `the MCP tool everything · get-sum`. */
+function approvalSubject(approval: ApprovalRequestEvent): string {
+  return approval.kind === "shell"
+    ? `\`${approval.command}\``
+    : `the MCP tool ${approval.server} · ${approval.tool}`;
 }
