@@ -250,7 +250,10 @@ async function startLocalHost(flags: AgentFlags, reporting: StartReporting): Pro
     ...(onProgress ? { onProgress } : {}),
   };
   const local = await LocalAgentHost.start(options);
-  (status as StatusLine | null)?.done(`Model ready: ${local.runtime.modelId}`);
+  const compute = local.runtime.compute;
+  (status as StatusLine | null)?.done(
+    `Model ready: ${local.runtime.modelId}${compute ? ` (${compute})` : ""}`,
+  );
   return local;
 }
 

@@ -7,6 +7,7 @@ import { afterEach, describe, expect, test } from "vitest";
 import type { ResolvedConfig } from "../config/spark-config.js";
 import type { GenerateRequest } from "../engine/engine.js";
 import { ScriptedEngine, type ScriptedReply } from "../engine/scripted/scripted-engine.js";
+import { testModelPath } from "../engine/test-support/test-model.js";
 import type { ThreadEvent } from "../protocol/agent.js";
 import { startTestServer, type TestServer } from "../server/test-support/test-server.js";
 import { AgentRuntime } from "./agent-runtime.js";
@@ -178,4 +179,21 @@ describe("--model", () => {
     expect(chooseTiers(config, { engine: "scripted" }).tiers.fast).toMatchObject({ engine: "scripted" });
     expect(chooseTiers(config, {})).toEqual({ defaultTier: "fast", tiers: config.tiers });
   });
+});
+
+describe("where the embedded model computes", () => {
+  test("an in-process llama model says its backend, CPU variant and threads; a scripted one has none", async () => {
+    const cwd = await mkdtemp(path.join(os.tmpdir(), "spark-compute-"));
+    const llama = await AgentRuntime.start({
+      cwd,
+      model: await testModelPath(),
+      contextSize: 16384,
+      prewarm: false,
+    });
+    cleanup.push(() => llama.dispose());
+    expect(llama.compute).toMatch(/^backend cpu, CPU variant [\w-]+, \d+ threads?$/);
+    const scripted = await AgentRuntime.start({ cwd, engine: "scripted", prewarm: false });
+    cleanup.push(() => scripted.dispose());
+    expect(scripted.compute).toBeNull();
+  }, 60_000);
 });

@@ -10,6 +10,9 @@ import { Workspace } from "../agent/workspace.js";
 import { ResponsesClient, type ResponsesClientOptions } from "../client/responses-client.js";
 import type { Limits, ResolvedConfig } from "../config/spark-config.js";
 import { tierAdmission } from "../config/spark-config.js";
+import { describeBackend, unusedGpuNotice } from "../engine/llama/backend-info.js";
+import { probeGpu } from "../engine/llama/gpu-probe.js";
+import { LlamaEngine } from "../engine/llama/llama-engine.js";
 import type { ScriptedEngineOptions } from "../engine/scripted/scripted-engine.js";
 import type { SandboxMode, ThreadEvent } from "../protocol/agent.js";
 import type { ModelRegistry } from "../server/model-registry.js";
@@ -146,6 +149,8 @@ export class AgentRuntime implements AsyncDisposable {
       ...(options.engine ? { engine: options.engine } : {}),
       ...(options.contextSize ? { contextSize: options.contextSize } : {}),
     });
+    // Beside the load (bounded: 2 s per tool): whether a GPU sits unused is said once it is loaded.
+    const gpuProbe = (choice.tiers[choice.defaultTier]?.engine ?? "llama") === "llama" ? probeGpu() : null;
     const models = await tierRegistry(choice, {
       ...(options.scriptedTiers || options.scripted
         ? {
@@ -158,6 +163,11 @@ export class AgentRuntime implements AsyncDisposable {
       ...(options.onProgress ? { onProgress: options.onProgress } : {}),
     });
     const engine = models.resolve(choice.defaultTier);
+    if (gpuProbe && engine instanceof LlamaEngine) {
+      void unusedGpuNotice(gpuProbe, engine.backend.backend).then((notice) => {
+        if (notice) options.onNotice?.(notice);
+      });
+    }
     // A per-process key: other local processes cannot drive the embedded server.
     const apiKey = randomBytes(24).toString("hex");
     const server = await SparkServer.start({
@@ -244,6 +254,12 @@ export class AgentRuntime implements AsyncDisposable {
     });
     if (this.options.prewarm ?? true) await thread.prewarm();
     return { thread, transcript };
+  }
+
+  /** Where the default tier computes (`backend cpu, CPU variant zen4, 2 threads`) when it is embedded here. */
+  get compute(): string | null {
+    const engine = this.owned.models?.resolve(this.modelId);
+    return engine instanceof LlamaEngine ? describeBackend(engine.backend, engine.threads) : null;
   }
 
   /** The context size of a tier's engine when it is known (embedded and loaded). */

@@ -15,8 +15,8 @@ import {
   tierAdmission,
 } from "../config/spark-config.js";
 import type { Engine } from "../engine/engine.js";
-import { describeBackend, gpuBinaryInstalled } from "../engine/llama/backend-info.js";
-import { gpuNotice, probeGpu } from "../engine/llama/gpu-probe.js";
+import { describeBackend, unusedGpuNotice } from "../engine/llama/backend-info.js";
+import { probeGpu } from "../engine/llama/gpu-probe.js";
 import { LlamaEngine } from "../engine/llama/llama-engine.js";
 import { ScriptedEngine } from "../engine/scripted/scripted-engine.js";
 import { AgentHost } from "../host/agent-host.js";
@@ -546,15 +546,7 @@ async function loadLlama(
   loading.done(
     `Loaded in ${((performance.now() - started) / 1000).toFixed(1)} s on ${engine.threads} threads (${binary})${drafting}`,
   );
-  const notice =
-    probe &&
-    gpuNotice({
-      probe: await probe,
-      backend: engine.backend.backend,
-      gpuDisabled: false,
-      arch: process.arch,
-      binaryInstalled: (backend) => gpuBinaryInstalled(backend),
-    });
+  const notice = probe && (await unusedGpuNotice(probe, engine.backend.backend));
   if (notice) process.stderr.write(`spark: ${notice}\n`);
   return engine;
 }

@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Llama } from "node-llama-cpp";
-import type { GpuBackend } from "./gpu-probe.js";
+import { type GpuBackend, type GpuProbe, gpuNotice } from "./gpu-probe.js";
 
 /** Where llama.cpp computes. */
 export type ComputeBackend = "cpu" | GpuBackend;
@@ -90,4 +90,21 @@ export function gpuBinaryInstalled(
 function nodeLlamaCppDir(): string {
   // dist/index.js of the package.
   return path.dirname(path.dirname(fileURLToPath(import.meta.resolve("node-llama-cpp"))));
+}
+
+/**
+ * The one line to print when this machine has a GPU the loaded model does not use (with the command
+ * that enables it), or null. `probe` is a {@link probeGpu} started beside the model's load.
+ */
+export async function unusedGpuNotice(
+  probe: Promise<GpuProbe>,
+  backend: ComputeBackend,
+): Promise<string | null> {
+  return gpuNotice({
+    probe: await probe,
+    backend,
+    gpuDisabled: false,
+    arch: process.arch,
+    binaryInstalled: (gpu) => gpuBinaryInstalled(gpu),
+  });
 }
