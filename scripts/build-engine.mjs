@@ -4,14 +4,23 @@
 // (llama/gitRelease.bundle; offline). node-llama-cpp prefers a local build to its prebuilt binary.
 //
 // The build is cached outside the repository, in ${SPARK_ENGINE_CACHE:-~/.cache/spark/engine}/<key>,
-// keyed by the node-llama-cpp version and the patch's hash: after a reinstall this script copies the
+// keyed by the node-llama-cpp version, the patch's hash and the CMake options: after a reinstall this script copies the
 // cached build back in seconds instead of compiling again (a few minutes on 2 cores). Without a
 // compiler it changes nothing and Spark keeps the prebuilt binary. Never run by `npm test`.
 //
 //   npm run build:engine
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+} from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -25,7 +34,14 @@ const patch = path.join(root, "patches", `node-llama-cpp+${version}.patch`);
 const patchHash = existsSync(patch)
   ? createHash("sha256").update(readFileSync(patch)).digest("hex").slice(0, 12)
   : "unpatched";
-const key = `${version}-${patchHash}-${process.platform}-${process.arch}`;
+// ggml's own threadpool, not OpenMP: the addon decodes from several libuv threads, each of which
+// would get its own OpenMP team; with more team threads than cores libgomp stops spinning at its
+// barriers and every barrier (about 150 a token) becomes a sleep and a wake-up.
+const cmakeOptions = { GGML_OPENMP: "OFF" };
+const optionsKey = Object.entries(cmakeOptions)
+  .map(([name, value]) => `${name}=${value}`)
+  .join(",");
+const key = `${version}-${patchHash}-${createHash("sha256").update(optionsKey).digest("hex").slice(0, 6)}-${process.platform}-${process.arch}`;
 const cacheRoot = process.env.SPARK_ENGINE_CACHE ?? path.join(os.homedir(), ".cache", "spark", "engine");
 const cached = path.join(cacheRoot, key);
 
@@ -53,10 +69,28 @@ const cli = path.join(packageDir, "dist", "cli", "cli.js");
 const built = spawnSync(process.execPath, [cli, "source", command, "--gpu", "false"], {
   stdio: "inherit",
   cwd: root,
+  env: {
+    ...process.env,
+    ...Object.fromEntries(
+      Object.entries(cmakeOptions).map(([name, value]) => [`NODE_LLAMA_CPP_CMAKE_OPTION_${name}`, value]),
+    ),
+  },
 });
 if (built.status !== 0) {
   say(`the build failed (exit ${built.status}): Spark keeps node-llama-cpp's prebuilt binary`);
   process.exit(1);
+}
+
+// node-llama-cpp names a build with custom CMake options after their hash and, at run time, looks
+// for one under the plain name (no options are set then): the build takes the plain name.
+const plain = `${{ linux: "linux", darwin: "mac", win32: "win" }[process.platform] ?? process.platform}-${process.arch}`;
+const hashed = readdirSync(localBuilds, { withFileTypes: true })
+  .filter((entry) => entry.isDirectory() && entry.name.startsWith(`${plain}-`))
+  .map((entry) => path.join(localBuilds, entry.name))
+  .sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs)[0];
+if (hashed) {
+  rmSync(path.join(localBuilds, plain), { recursive: true, force: true });
+  renameSync(hashed, path.join(localBuilds, plain));
 }
 
 rmSync(cached, { recursive: true, force: true });

@@ -5,6 +5,7 @@ const GB = 1e9;
 /** A 1.5B Q8_0 model on a 2-core CPU with memory to spare and no GPU. */
 const facts: DoctorFacts = {
   backend: "cpu",
+  engineBuild: "local",
   physicalCores: 2,
   threads: 2,
   freeMemoryBytes: 20 * GB,
@@ -14,6 +15,12 @@ const facts: DoctorFacts = {
 const ids = (f: DoctorFacts) => adviseChanges(f).map((advice) => advice.id);
 
 describe("adviseChanges", () => {
+  test("the prebuilt engine binary on the CPU: build the local engine, ranked before the quantization", () => {
+    expect(ids({ ...facts, engineBuild: "prebuilt" })).toEqual(["local_engine", "smaller_quantization"]);
+    expect(adviseChanges({ ...facts, engineBuild: "prebuilt" })[0]!.change).toContain("npm run build:engine");
+    expect(ids({ ...facts, engineBuild: "prebuilt", backend: "cuda" })).not.toContain("local_engine");
+  });
+
   test("a wide quantization on the CPU: Q4_0, with the speedup from bits per weight", () => {
     const [first] = adviseChanges(facts);
     expect(first).toMatchObject({

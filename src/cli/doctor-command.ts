@@ -125,6 +125,7 @@ export async function diagnose(options: DoctorOptions): Promise<DoctorReport> {
   const step = options.gpu && backend.backend === "cpu" ? gpuEnableStep(probe, process) : null;
   const facts: DoctorFacts = {
     backend: backend.backend,
+    engineBuild: backend.build,
     physicalCores,
     threads,
     freeMemoryBytes: memory.freeBytes,
