@@ -7,6 +7,7 @@
 // keyed by the node-llama-cpp version, the patch's hash and the CMake options: after a reinstall this script copies the
 // cached build back in seconds instead of compiling again (a few minutes on 2 cores). Without a
 // compiler it changes nothing and Spark keeps the prebuilt binary. Never run by `npm test`.
+// `npm install` / `npm ci` run it (`--install`) after patch-package.
 //
 //   npm run build:engine
 import { spawnSync } from "node:child_process";
@@ -46,6 +47,13 @@ const cacheRoot = process.env.SPARK_ENGINE_CACHE ?? path.join(os.homedir(), ".ca
 const cached = path.join(cacheRoot, key);
 
 const say = (line) => process.stderr.write(`build-engine: ${line}\n`);
+// `--install` (npm's postinstall): SPARK_ENGINE_BUILD=0 skips the build, and a failed build keeps
+// the prebuilt binary instead of failing the install.
+const onInstall = process.argv.includes("--install");
+if (onInstall && process.env.SPARK_ENGINE_BUILD === "0") {
+  say("SPARK_ENGINE_BUILD=0: Spark keeps node-llama-cpp's prebuilt binary");
+  process.exit(0);
+}
 
 if (existsSync(path.join(cached, "done"))) {
   copyBuilds(path.join(cached, "localBuilds"), localBuilds);
@@ -78,7 +86,7 @@ const built = spawnSync(process.execPath, [cli, "source", command, "--gpu", "fal
 });
 if (built.status !== 0) {
   say(`the build failed (exit ${built.status}): Spark keeps node-llama-cpp's prebuilt binary`);
-  process.exit(1);
+  process.exit(onInstall ? 0 : 1);
 }
 
 // node-llama-cpp names a build with custom CMake options after their hash and, at run time, looks
