@@ -1,25 +1,11 @@
-import { spawn } from "node:child_process";
 import { stat } from "node:fs/promises";
 import os from "node:os";
-import { fileURLToPath } from "node:url";
 import { describe, expect, test } from "vitest";
 import { testModelPath } from "../engine/test-support/test-model.js";
-
-const bin = fileURLToPath(new URL("../../bin/spark.js", import.meta.url));
+import { runSpark } from "./test-support/spark-binary.js";
 
 /** Runs the real `spark` binary (built by `npm test` first) to its end. */
-function spark(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [bin, ...args], { stdio: ["ignore", "pipe", "pipe"] });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (chunk) => {
-    stdout += chunk;
-  });
-  child.stderr.on("data", (chunk) => {
-    stderr += chunk;
-  });
-  return new Promise((resolve) => child.on("exit", (code) => resolve({ code: code ?? -1, stdout, stderr })));
-}
+const spark = (args: string[]) => runSpark(args, process.cwd());
 
 describe("spark doctor (the real binary)", () => {
   test("--json reports backend, CPU, threads, memory, the model's GGUF header, context, GPU and advice", async () => {

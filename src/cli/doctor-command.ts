@@ -1,6 +1,6 @@
 import { stat } from "node:fs/promises";
 import os from "node:os";
-import { type Command, InvalidArgumentError } from "commander";
+import type { Command } from "commander";
 import { GgufFileType, getLlama, LlamaLogLevel, readGgufFileInfo } from "node-llama-cpp";
 import { type BackendInfo, backendInfoOf, gpuBinaryInstalled } from "../engine/llama/backend-info.js";
 import {
@@ -17,6 +17,7 @@ import { findCachedModel } from "../models/model-cache.js";
 import { DEFAULT_MODEL, parseModelSpec } from "../models/model-uri.js";
 import { formatBytes } from "../terminal/progress-bar.js";
 import { type Advice, adviseChanges, type DoctorFacts } from "./doctor-advice.js";
+import { integer } from "./integer-option.js";
 
 interface DoctorOptions {
   model?: string;
@@ -73,16 +74,6 @@ Examples:
   $ spark doctor --model ./qwen2.5-coder-1.5b-instruct-q8_0.gguf
   $ spark doctor --threads 8 --json                # what a serve with --threads 8 would get, as JSON
 `;
-
-function integer(min: number, max: number) {
-  return (value: string) => {
-    const n = Number(value);
-    if (!Number.isInteger(n) || n < min || n > max) {
-      throw new InvalidArgumentError(`expected a whole number from ${min} to ${max}`);
-    }
-    return n;
-  };
-}
 
 export function registerDoctorCommand(program: Command): void {
   program

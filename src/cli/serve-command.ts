@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { type Command, InvalidArgumentError, Option } from "commander";
+import { type Command, Option } from "commander";
 import { McpHub } from "../agent/mcp/mcp-hub.js";
 import type { McpServerList } from "../agent/mcp/mcp-server-list.js";
 import type { McpServerSettings } from "../agent/mcp/mcp-server-settings.js";
@@ -30,6 +30,7 @@ import { createProgressBar } from "../terminal/progress-bar.js";
 import { StatusLine } from "../terminal/status-line.js";
 import { openBrowser, webAppDir, webAppUrl } from "../web/web-app.js";
 import { AgentRuntime } from "./agent-runtime.js";
+import { integer } from "./integer-option.js";
 import { loadScriptFile } from "./scripted-script.js";
 import {
   addServingFlags,
@@ -88,16 +89,6 @@ Code extension) to a file only you can read, $XDG_STATE_HOME/spark/servers/<port
 (~/.local/state/spark/..., or $SPARK_HOME/servers/...), removed when the server stops.
 --no-auth serves without a key, on a loopback address only.
 `;
-
-function integer(min: number, max: number) {
-  return (value: string) => {
-    const n = Number(value);
-    if (!Number.isInteger(n) || n < min || n > max) {
-      throw new InvalidArgumentError(`expected a whole number from ${min} to ${max}`);
-    }
-    return n;
-  };
-}
 
 function collect(value: string, previous: string[]): string[] {
   return [...previous, value];
