@@ -6,24 +6,8 @@ import type { GenerateRequest } from "../engine/engine.js";
 import type { ScriptedReply } from "../engine/scripted/scripted-engine.js";
 import { agentHarness } from "./test-support/agent-harness.js";
 import { MATH, PATCH } from "./test-support/math-fixture.js";
+import { call, recorded } from "./test-support/scripted-replies.js";
 import { SHELL_NOT_ASKED } from "./tools/shell.js";
-
-/** A script that answers each request in turn, recording what the model was sent. */
-function recorded(replies: ScriptedReply[]) {
-  const requests: GenerateRequest[] = [];
-  let turn = 0;
-  return {
-    requests,
-    script: (request: GenerateRequest) => {
-      requests.push(request);
-      return replies[turn++] ?? { text: "Done." };
-    },
-  };
-}
-
-const call = (name: string, args: object): ScriptedReply => ({
-  toolCalls: [{ name, arguments: JSON.stringify(args) }],
-});
 
 describe("the agent on a temporary git repository (scripted model, real server and client)", () => {
   test("reads a file and applies a patch: the file changes exactly as the patch says", async () => {

@@ -3,9 +3,9 @@ import { createServer } from "node:net";
 import path from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
 import type { GenerateRequest } from "../../engine/engine.js";
-import type { ScriptedReply } from "../../engine/scripted/scripted-engine.js";
 import type { McpServerState, ThreadEvent } from "../../protocol/agent.js";
 import { agentHarness } from "../test-support/agent-harness.js";
+import { call, recorded } from "../test-support/scripted-replies.js";
 import { McpHub } from "./mcp-hub.js";
 import type { McpServerSettings } from "./mcp-server-settings.js";
 
@@ -35,23 +35,6 @@ async function startedHub(
   await hub.whenStarted();
   return hub;
 }
-
-/** A script answering each request in turn, recording what the model was sent. */
-function recorded(replies: ScriptedReply[]) {
-  const requests: GenerateRequest[] = [];
-  let turn = 0;
-  return {
-    requests,
-    script: (request: GenerateRequest) => {
-      requests.push(request);
-      return replies[turn++] ?? { text: "Done." };
-    },
-  };
-}
-
-const call = (name: string, args: object): ScriptedReply => ({
-  toolCalls: [{ name, arguments: JSON.stringify(args) }],
-});
 
 /** The tool results the model read in a request, in order. */
 const toolResults = (request: GenerateRequest | undefined) =>

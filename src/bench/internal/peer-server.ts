@@ -1,8 +1,8 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { createServer } from "node:net";
+import { exitOf, stopChild } from "./child-lifetime.js";
 
 const START_TIMEOUT_MS = 120_000;
-const STOP_TIMEOUT_MS = 5_000;
 
 export interface PeerServerOptions {
   /** The `llama-server` binary (`scripts/build-llama-server.sh` builds one from the bundled llama.cpp). */
@@ -25,10 +25,7 @@ export class PeerServer implements AsyncDisposable {
     /** `http://127.0.0.1:PORT/v1`. */
     readonly baseUrl: string,
   ) {
-    this.exited =
-      child.exitCode !== null
-        ? Promise.resolve()
-        : new Promise((resolve) => child.once("exit", () => resolve()));
+    this.exited = exitOf(child);
   }
 
   static async start(options: PeerServerOptions): Promise<PeerServer> {
@@ -78,11 +75,7 @@ export class PeerServer implements AsyncDisposable {
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
-    if (this.child.exitCode !== null) return;
-    this.child.kill("SIGTERM");
-    const timer = setTimeout(() => this.child.kill("SIGKILL"), STOP_TIMEOUT_MS);
-    await this.exited;
-    clearTimeout(timer);
+    await stopChild(this.child, this.exited);
   }
 }
 

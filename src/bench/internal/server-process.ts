@@ -1,9 +1,9 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
+import { exitOf, stopChild } from "./child-lifetime.js";
 import { sparkBin } from "./repo-paths.js";
 
 const START_TIMEOUT_MS = 30_000;
-const STOP_TIMEOUT_MS = 5_000;
 
 /**
  * `spark serve` in a child process, so its CPU time can be read on its own (client work in the
@@ -18,10 +18,7 @@ export class ServerProcess implements AsyncDisposable {
     /** `http://127.0.0.1:PORT/v1`. */
     readonly baseUrl: string,
   ) {
-    this.exited =
-      child.exitCode !== null
-        ? Promise.resolve()
-        : new Promise((resolve) => child.once("exit", () => resolve()));
+    this.exited = exitOf(child);
   }
 
   /** Starts `spark serve <args> --port 0 --no-auth` (loopback) and waits for it to print its URL. */
@@ -82,11 +79,7 @@ export class ServerProcess implements AsyncDisposable {
 
   /** Stops the server (SIGTERM, then SIGKILL if it lingers); idempotent. */
   async dispose(): Promise<void> {
-    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
-    this.child.kill("SIGTERM");
-    const timer = setTimeout(() => this.child.kill("SIGKILL"), STOP_TIMEOUT_MS);
-    await this.exited;
-    clearTimeout(timer);
+    await stopChild(this.child, this.exited);
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
