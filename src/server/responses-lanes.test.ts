@@ -183,6 +183,36 @@ describe("Responses WebSocket lanes (stream_id) with the SDK's ResponsesWS", () 
   });
 });
 
+describe("a client that vanishes with lanes running", () => {
+  test("every lane's response is cancelled and its admission slot freed; the server serves the next client", async () => {
+    await using t = await startTestServer(new ScriptedEngine({ tokensPerSecond: 50 }), {
+      admission: { maxConcurrent: 2 },
+    });
+    const gone = new ResponsesWS(t.client);
+    const goneLog = new EventLog(gone);
+    // Each would stream for a minute: the next client gets a slot only if they are cancelled.
+    gone.send({ type: "response.create", model: "scripted", input: words(3000), stream_id: "a" });
+    gone.send({ type: "response.create", model: "scripted", input: words(3000), stream_id: "b" });
+    await goneLog.next((e) => e.stream_id === "a" && e.type === "response.output_text.delta");
+    await goneLog.next((e) => e.stream_id === "b" && e.type === "response.output_text.delta");
+    // No close frame: the TCP connection just ends, as when a laptop lid shuts.
+    gone.socket.terminate();
+
+    // Both slots were held by the vanished lanes; a new client runs only once they are released.
+    const next = new ResponsesWS(t.client);
+    const log = new EventLog(next);
+    try {
+      next.send({ type: "response.create", model: "scripted", input: "hi", stream_id: "x" });
+      next.send({ type: "response.create", model: "scripted", input: "there", stream_id: "y" });
+      const x = await log.next((e) => e.stream_id === "x" && TERMINAL.includes(e.type), 0);
+      const y = await log.next((e) => e.stream_id === "y" && TERMINAL.includes(e.type), 0);
+      expect([x.type, y.type]).toEqual(["response.completed", "response.completed"]);
+    } finally {
+      next.close();
+    }
+  });
+});
+
 describe("the connection lifetime cap", () => {
   test("at the cap: the API's error event, running responses finish, then the socket closes; a new one works", async () => {
     await using t = await startTestServer(new ScriptedEngine({ tokensPerSecond: 40 }), {
