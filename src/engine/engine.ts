@@ -1,9 +1,15 @@
-import type { ChatMessage, ToolCall, ToolDefinition } from "../protocol/chat.js";
+import type { ChatMessage, ToolCall, ToolChoice, ToolDefinition } from "../protocol/chat.js";
 
 /** One generation: the whole conversation so far, rendered by the engine with its own template. */
 export interface GenerateRequest {
   messages: ChatMessage[];
   tools?: ToolDefinition[];
+  /**
+   * `"auto"`: the model decides whether to call; `"required"`: it must call one of `tools`; a name:
+   * it must call that tool. (`"none"` never reaches an engine: the server then sends no tools.)
+   * Default: `"auto"`.
+   */
+  toolChoice?: ToolChoice;
   /** Stop after this many output tokens. Default: the rest of the context window. */
   maxOutputTokens?: number;
   /** 0 is greedy. Default: 0. */
@@ -71,8 +77,18 @@ export interface GenerateResult {
   timing: GenerateTiming;
 }
 
+/**
+ * A stream of text, reasoning and function calls. A call may stream: `tool_call_start` (its id and
+ * name), then `tool_call_delta`s whose concatenation is exactly its arguments, then `tool_call`
+ * with the whole call under the same id. An engine that cannot stream a call sends `tool_call`
+ * alone. A started call always completes unless the stream is cancelled (then it ends without a
+ * `tool_call`, and the partial call must not be acted on).
+ */
 export type EngineEvent =
   | { type: "text"; text: string }
+  | { type: "reasoning"; text: string }
+  | { type: "tool_call_start"; callId: string; name: string }
+  | { type: "tool_call_delta"; callId: string; delta: string }
   | { type: "tool_call"; call: ToolCall }
   | { type: "done"; result: GenerateResult };
 

@@ -15,6 +15,9 @@ export interface ToolCall {
   arguments: string;
 }
 
+/** Which tool calls a generation may or must make (`"none"` is served by sending no tools). */
+export type ToolChoice = "auto" | "required" | { name: string };
+
 export interface ToolDefinition {
   name: string;
   description?: string;
