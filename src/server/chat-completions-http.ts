@@ -58,7 +58,7 @@ export async function handleChatCompletionsPost(
     for await (const event of stream) {
       if (event.type === "text") text += event.text;
       else if (event.type === "tool_call") calls.push(event.call);
-      else result = event.result;
+      else if (event.type === "done") result = event.result;
     }
     if (!result) throw new SparkError("server_error", "The engine ended without a result.");
     sendJson(res, 200, {
@@ -100,7 +100,7 @@ export async function handleChatCompletionsPost(
       if (event.type === "text") sse.send(chunk({ content: event.text }, null));
       else if (event.type === "tool_call")
         sse.send(chunk({ tool_calls: [{ index: calls++, ...wireToolCall(event.call) }] }, null));
-      else {
+      else if (event.type === "done") {
         sse.send(chunk({}, finishReason(event.result, calls)));
         if (body.stream_options?.include_usage) {
           sse.send(

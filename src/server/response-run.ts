@@ -165,7 +165,7 @@ export class ResponseRun {
       for await (const event of stream) {
         if (event.type === "text") this.onText(event.text);
         else if (event.type === "tool_call") this.onToolCall(event.call);
-        else result = event.result;
+        else if (event.type === "done") result = event.result;
       }
     } catch (error) {
       return this.fail(SparkError.from(error));
