@@ -414,7 +414,7 @@ class CallsParser {
           this.pos = this.text.length - rest.length + close.length;
           return "end";
         }
-        if ([between, open, close].some((marker) => marker && marker.startsWith(rest))) return "more";
+        if ([between, open, close].some((marker) => marker?.startsWith(rest))) return "more";
         // A section without a closing marker ends where something else starts.
         return close ? "mismatch" : "end";
       }
