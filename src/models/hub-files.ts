@@ -32,7 +32,7 @@ const SHA256 = /^[0-9a-f]{64}$/;
 export function splitParts(file: string): string[] {
   const match = SPLIT_PART.exec(file);
   const parts = Number(match?.[2]);
-  if (match === null || parts < 1 || Number(match[1]) > parts) return [file];
+  if (match === null || Number(match[1]) < 1 || Number(match[1]) > parts) return [file];
   const stem = file.slice(0, match.index);
   return Array.from(
     { length: parts },
@@ -179,7 +179,9 @@ export async function publishedFiles(
   options: HubOptions & { cacheDir: string },
 ): Promise<PublishedFile[]> {
   const first = ref.file ?? (await manifestFile(ref, options));
-  return Promise.all(
-    splitParts(first).map(async (file) => ({ file, sha256: await publishedSha256(ref, file, options) })),
-  );
+  const files: PublishedFile[] = [];
+  // One at a time: the part count comes from the hub's file name.
+  for (const file of splitParts(first))
+    files.push({ file, sha256: await publishedSha256(ref, file, options) });
+  return files;
 }

@@ -36,7 +36,8 @@ export interface CachedModel {
 
 const PARTIAL_SUFFIX = ".ipull";
 
-function envValue(env: NodeJS.ProcessEnv, name: string): string | undefined {
+/** An environment variable, with empty values treated as unset. */
+export function envValue(env: NodeJS.ProcessEnv, name: string): string | undefined {
   const value = env[name]?.trim();
   return value === undefined || value === "" ? undefined : value;
 }

@@ -4,7 +4,7 @@ import { stat, unlink } from "node:fs/promises";
 import { createModelDownloader, type ModelDownloader } from "node-llama-cpp";
 import { SparkError } from "../protocol/errors.js";
 import { type HubOptions, offlineHint, publishedFiles } from "./hub-files.js";
-import { findCachedModel, type ModelCacheOptions, modelCacheDir } from "./model-cache.js";
+import { envValue, findCachedModel, type ModelCacheOptions, modelCacheDir } from "./model-cache.js";
 import { type HfModelRef, parseHfUri } from "./model-uri.js";
 
 /**
@@ -48,11 +48,6 @@ export interface DownloadResult {
   /** True when every file's sha256 matched the one the hub published. */
   verified: boolean;
   alreadyCached: boolean;
-}
-
-function envValue(env: NodeJS.ProcessEnv, name: string): string | undefined {
-  const value = env[name]?.trim();
-  return value === undefined || value === "" ? undefined : value;
 }
 
 function hubOptions(options: DownloadModelOptions): HubOptions {
