@@ -125,6 +125,32 @@ function hubError(
   );
 }
 
+/** A manifest is a few KiB; a hub that sends more is not read past this. */
+const MANIFEST_MAX_BYTES = 1024 * 1024;
+
+/** The body as JSON, or null when it is not JSON or longer than `maxBytes` (read no further). */
+async function boundedJson(response: Response, maxBytes: number): Promise<unknown> {
+  const reader = response.body?.getReader();
+  if (!reader) return null;
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > maxBytes) {
+      await reader.cancel();
+      return null;
+    }
+    chunks.push(value);
+  }
+  try {
+    return JSON.parse(Buffer.concat(chunks).toString("utf8"));
+  } catch {
+    return null;
+  }
+}
+
 /** The file the hub picks for `hf:owner/repo[:tag]`, from the manifest llama.cpp reads too. */
 async function manifestFile(ref: HfModelRef, options: HubOptions & { cacheDir: string }): Promise<string> {
   const url = `${options.endpoint}/v2/${ref.owner}/${ref.repo}/manifests/${ref.tag ?? "latest"}`;
@@ -133,10 +159,15 @@ async function manifestFile(ref: HfModelRef, options: HubOptions & { cacheDir: s
     await response.body?.cancel();
     throw hubError(ref, undefined, response, options);
   }
-  const manifest = (await response.json().catch(() => null)) as { ggufFile?: { rfilename?: unknown } } | null;
+  const manifest = (await boundedJson(response, MANIFEST_MAX_BYTES)) as {
+    ggufFile?: { rfilename?: unknown };
+  } | null;
   const file = manifest?.ggufFile?.rfilename;
   if (typeof file !== "string") {
-    throw new SparkError("download_failed", `The hub's manifest for ${ref.uri} names no GGUF file.`);
+    throw new SparkError(
+      "download_failed",
+      `The hub's manifest for ${ref.uri} names no GGUF file (or is not JSON of at most ${MANIFEST_MAX_BYTES / 1024 / 1024} MiB).`,
+    );
   }
   return parseHfUri(`hf:${ref.owner}/${ref.repo}/${file}`).file!; // checks the path like any URI's
 }

@@ -163,6 +163,13 @@ describe("downloadModel", () => {
     expect(error.message).toContain('No GGUF for "IQ2_XS" in test-org/split-GGUF');
   });
 
+  it("stops reading a manifest past 1 MiB", async () => {
+    const error = await failure(downloadModel("hf:test-org/split-GGUF:oversized-manifest", options()));
+    expect(error.code).toBe("download_failed");
+    expect(error.message).toContain("names no GGUF file (or is not JSON of at most 1 MiB)");
+    expect(await readdir(cacheDir)).toEqual([]);
+  });
+
   it("sends the HF token as a bearer token", async () => {
     await downloadModel(URI, options({ env: { HF_TOKEN: "hf_secret" } }));
     expect(hub.requests[0]?.authorization).toBe("Bearer hf_secret");

@@ -112,6 +112,13 @@ export async function startFakeHub(files: FakeHubFile[]): Promise<FakeHub> {
     }
     if (file === undefined) {
       const tag = third!.toLowerCase();
+      if (tag === "oversized-manifest") {
+        // A hub that answers without end: the client must stop reading.
+        res
+          .writeHead(200, { "Content-Type": "application/json" })
+          .end(`{"pad": "${"x".repeat(2 * 1024 * 1024)}"}`);
+        return;
+      }
       const found = repoFiles.find(
         (f) => !LATER_SPLIT_PART.test(f.file) && (tag === "latest" || f.file.toLowerCase().includes(tag)),
       );
