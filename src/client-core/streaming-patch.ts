@@ -131,10 +131,10 @@ function readString(json: string, start: number): { text: string; complete: bool
       continue;
     }
     text += json.slice(run, at);
-    const escape = json[at + 1];
-    if (escape === undefined) return { text, complete: false, end: at };
-    if (escape !== "u") {
-      const decoded = ESCAPES[escape];
+    const escaped = json[at + 1];
+    if (escaped === undefined) return { text, complete: false, end: at };
+    if (escaped !== "u") {
+      const decoded = ESCAPES[escaped];
       if (decoded === undefined) return { text, complete: false, end: at };
       text += decoded;
       at += 2;

@@ -19,14 +19,18 @@ const delta = (text: string): ThreadEvent => ({ type: "item.delta", turn_id: T, 
 /** The JSON text of `{"patch": ...}` without its end, as the model writes it. */
 const opening = (patch: string) => JSON.stringify({ patch }).slice(0, -2);
 
+function Live({ store }: { store: ConversationStore }): React.ReactElement {
+  return React.createElement(LiveView, {
+    view: React.useSyncExternalStore(store.subscribe, store.getSnapshot),
+  });
+}
+
 /** The live part of the terminal UI over a store fed the agent's events, on a fake terminal. */
 function mountLive(rows = 40) {
   const store = new ConversationStore({ frameMs: 0 });
   const stdout = new FakeStdout();
   stdout.rows = rows;
-  const App = () =>
-    React.createElement(LiveView, { view: React.useSyncExternalStore(store.subscribe, store.getSnapshot) });
-  const instance = render(React.createElement(App), {
+  const instance = render(React.createElement(Live, { store }), {
     stdout: stdout as unknown as NodeJS.WriteStream,
     debug: true,
     patchConsole: false,
