@@ -1,4 +1,5 @@
-import { useEffect, useRef } from "preact/hooks";
+import { useEffect, useMemo, useRef } from "preact/hooks";
+import { patchPreviewOf } from "../../client-core/streaming-patch.js";
 import type { Entry, ThreadView } from "../../client-core/thread-view.js";
 import { type DiffMode, DiffView } from "./diff-view.js";
 import { Markdown } from "./markdown.js";
@@ -70,6 +71,8 @@ function EntryView({
     case "tool": {
       const { item } = entry;
       const display = item.display;
+      if (item.name === "apply_patch" && item.status === "running")
+        return <PatchBeingWritten entry={entry} diffMode={diffMode} />;
       if (display?.kind === "diff") {
         const states = entry.files;
         return (
@@ -115,6 +118,40 @@ function EntryView({
       return String(unknown);
     }
   }
+}
+
+/**
+ * An `apply_patch` the model is still writing: the patch so far as a diff, growing line by line,
+ * until the call completes and the applied patch's diff (or the failure) replaces it.
+ */
+function PatchBeingWritten({
+  entry,
+  diffMode,
+}: {
+  entry: Extract<Entry, { kind: "tool" }>;
+  diffMode: DiffMode;
+}) {
+  const preview = useMemo(() => patchPreviewOf(entry.item), [entry.item]);
+  const files = preview?.files ?? [];
+  return (
+    <div class="tool tool-patch tool-running" aria-busy="true">
+      <p class="tool-title">
+        <span class="tool-name">apply_patch</span> {files.map((file) => file.path).join(", ")}{" "}
+        <span class="tool-status">{preview?.complete ? "applying…" : "writing…"}</span>
+      </p>
+      {files.length > 0 ? (
+        <DiffView
+          itemId={entry.id}
+          files={files}
+          states={{}}
+          mode={diffMode}
+          reviewable={false}
+          onResolve={() => {}}
+        />
+      ) : null}
+      {preview?.truncated ? <p class="tool-status">The rest shows once the patch is applied.</p> : null}
+    </div>
+  );
 }
 
 /** `{"path": "src/a.ts"}` reads as `src/a.ts`; long arguments are cut. */
