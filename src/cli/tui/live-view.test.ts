@@ -66,6 +66,12 @@ describe("a patch being written, in the terminal's live view", () => {
     expect(frame).toContain("@@ function add");
     expect(stdout.screen()).toContain("src/math.ts +1 -1");
     expect(stdout.screen()).not.toContain("half a li");
+    expect(store.getSnapshot().phase).toBe("writing patch");
+    // The whole call is written: the tool runs.
+    store.apply(delta('ne"}'));
+    store.flush();
+    expect(store.getSnapshot().phase).toBe("running tool");
+    await stdout.waitForText("running...");
   });
 
   test("a long patch shows its end only, each line cut to the screen's width", async () => {
