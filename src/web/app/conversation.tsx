@@ -14,13 +14,25 @@ export interface ConversationProps {
 export function Conversation({ view, diffMode, onResolve }: ConversationProps) {
   const ref = useRef<HTMLDivElement>(null);
   const pinned = useRef(true);
+  /** Where following the stream last scrolled to. */
+  const followed = useRef(-1);
   useEffect(() => {
     const element = ref.current;
-    if (element && pinned.current) element.scrollTop = element.scrollHeight;
+    if (element && pinned.current) {
+      element.scrollTop = element.scrollHeight;
+      followed.current = element.scrollTop;
+    }
   });
   const onScroll = () => {
     const element = ref.current;
-    if (element) pinned.current = element.scrollHeight - element.scrollTop - element.clientHeight < 40;
+    if (!element) return;
+    const fromBottom = element.scrollHeight - element.scrollTop - element.clientHeight;
+    // Above where following put it (and not at the end, where a shrinking view clamps it): the
+    // person scrolled up, even by a little. At or below it: the event of that very scroll, maybe
+    // arriving after more content came (a patch grows by many lines a frame), or a scroll down.
+    if (fromBottom < 1) pinned.current = true;
+    else if (element.scrollTop < followed.current) pinned.current = false;
+    else pinned.current = fromBottom < 40 || element.scrollTop === followed.current;
   };
   return (
     <div class="conversation" ref={ref} onScroll={onScroll} role="log" aria-label="Conversation">
@@ -34,13 +46,19 @@ export function Conversation({ view, diffMode, onResolve }: ConversationProps) {
           </li>
         ))}
       </ol>
-      {view.turn && !view.entries.some((e) => e.kind === "agent" && e.streaming) ? (
+      {view.turn && !view.entries.some(isBeingWritten) ? (
         <p class="thinking" aria-live="polite">
           Thinking…
         </p>
       ) : null}
     </div>
   );
+}
+
+/** An agent message or an `apply_patch` call the model is writing now (shown as it grows). */
+function isBeingWritten(entry: Entry): boolean {
+  if (entry.kind === "agent") return entry.streaming;
+  return entry.kind === "tool" && entry.item.name === "apply_patch" && entry.item.status === "running";
 }
 
 function EntryView({
