@@ -27,7 +27,7 @@ const LINES = 30;
 
 /** A file of numbered constants, and a patch that doubles each: 2 x LINES lines of diff. */
 const original = (name: string) =>
-  Array.from({ length: LINES }, (_, i) => `export const ${name}${i} = ${i};`).join("\n") + "\n";
+  Array.from({ length: LINES }, (_, i) => `export const ${name}${i} = ${i};\n`).join("");
 function doubling(file: string, name: string): string {
   const lines = ["*** Begin Patch", `*** Update File: ${file}`, "@@"];
   for (let i = 0; i < LINES; i++)
