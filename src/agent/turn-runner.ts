@@ -86,17 +86,17 @@ export class TurnRunner {
           decodeMs += ((response.usage.output_tokens - 1) * 1000) / response.timing.tokens_per_second;
         }
         if (turn.controller.signal.aborted) {
-          chain.owedOutputs = calls.map((call) => ({
-            type: "function_call_output",
-            call_id: call.call_id,
-            output: "Aborted: the user interrupted.",
-          }));
+          chain.owedOutputs = calls.map((call) => this.notRun(turn, call));
           status = "interrupted";
           break;
         }
         if (calls.length === 0 && turn.steers.length === 0) break;
         next = [];
-        for (const call of calls) next.push(await this.runCall(turn, call));
+        for (const call of calls) {
+          next.push(
+            turn.controller.signal.aborted ? this.notRun(turn, call) : await this.runCall(turn, call),
+          );
+        }
         if (turn.controller.signal.aborted) {
           status = "interrupted";
           chain.owedOutputs = next;
@@ -116,7 +116,12 @@ export class TurnRunner {
     return { status, stats, ...(error ? { error: error.toWire() } : {}) };
   }
 
-  /** One model response (following any steered successors), narrated as an agent_message item. */
+  /**
+   * One model response (following any steered successors), narrated as items: its text as an
+   * agent_message, each function call as a tool_call item from its first token on (`item.delta`
+   * carries the arguments as the model writes them). Returns the calls the model finished; a call
+   * cut off (interrupt, steer) ends failed at once and is never run.
+   */
   private async stream(
     turn: ActiveTurn,
     input: ConversationInput[],
@@ -129,9 +134,34 @@ export class TurnRunner {
     turn.stream = stream;
     let message: { id: string; text: string } | null = null;
     const calls: FunctionCall[] = [];
+    /** Calls being written, by output item id. */
+    const writing = new Map<string, ToolCallItem>();
+    const cutOff = (item: ToolCallItem) =>
+      log.discard(turn.id, { ...item, status: "failed", output: NOT_APPLIED_CUT_OFF });
     try {
       for await (const event of stream) {
-        if (event.type === "response.output_text.delta") {
+        if (event.type === "response.output_item.added" && event.item.type === "function_call") {
+          turn.firstTokenAt ??= performance.now();
+          if (message) log.complete(turn.id, { type: "agent_message", id: message.id, text: message.text });
+          message = null;
+          const item = callItem({ ...event.item, arguments: "" });
+          writing.set(event.item.id, item);
+          log.emit({ type: "item.started", turn_id: turn.id, item: { ...item } });
+        } else if (event.type === "response.function_call_arguments.delta") {
+          const item = writing.get(event.item_id);
+          if (!item) continue;
+          item.arguments += event.delta;
+          log.emit({ type: "item.delta", turn_id: turn.id, item_id: item.id, delta: event.delta });
+        } else if (event.type === "response.output_item.done" && event.item.type === "function_call") {
+          const started = writing.get(event.item.id);
+          writing.delete(event.item.id);
+          if (event.item.status !== "completed") {
+            if (started) cutOff(started);
+            continue;
+          }
+          if (!started) log.emit({ type: "item.started", turn_id: turn.id, item: callItem(event.item) });
+          calls.push(event.item);
+        } else if (event.type === "response.output_text.delta") {
           turn.firstTokenAt ??= performance.now();
           if (!message) {
             message = { id: newItemId(), text: "" };
@@ -143,33 +173,32 @@ export class TurnRunner {
           }
           message.text += event.delta;
           log.emit({ type: "item.delta", turn_id: turn.id, item_id: message.id, delta: event.delta });
-        } else if (event.type === "response.output_item.done" && event.item.type === "function_call") {
-          calls.push(event.item);
         } else if (event.type === "response.created" && message) {
           // A steered successor begins: what was said so far is one finished message.
           log.complete(turn.id, { type: "agent_message", id: message.id, text: message.text });
           message = null;
         }
       }
+      const response = await stream.final;
+      chain.advance(response.id);
+      return { response, calls };
+    } catch (error) {
+      for (const call of calls.splice(0)) {
+        log.complete(turn.id, { ...callItem(call), status: "failed", output: NOT_APPLIED_FAILED });
+      }
+      throw error;
     } finally {
       turn.stream = null;
       if (message) log.complete(turn.id, { type: "agent_message", id: message.id, text: message.text });
+      // Calls whose end never arrived (a cancel over HTTP ends the stream before their last event).
+      for (const item of writing.values()) cutOff(item);
     }
-    const response = await stream.final;
-    chain.advance(response.id);
-    return { response, calls };
   }
 
+  /** Runs a call the model finished (its item has started) and completes its item. */
   private async runCall(turn: ActiveTurn, call: FunctionCall): Promise<ConversationInput> {
     const { tools, journal, log } = this.options;
-    const item: Extract<ThreadItem, { type: "tool_call" }> = {
-      type: "tool_call",
-      id: call.call_id,
-      name: call.name,
-      arguments: call.arguments,
-      status: "running",
-    };
-    log.emit({ type: "item.started", turn_id: turn.id, item: { ...item } });
+    const item = callItem(call);
     const tool = tools.find((candidate) => candidate.name === call.name);
     const newestEdit = journal.newest;
     const result = tool
@@ -190,6 +219,12 @@ export class TurnRunner {
     return { type: "function_call_output", call_id: call.call_id, output: result.output };
   }
 
+  /** A finished call the interrupted turn does not run: its item fails, the model is told why. */
+  private notRun(turn: ActiveTurn, call: FunctionCall): ConversationInput {
+    this.options.log.complete(turn.id, { ...callItem(call), status: "failed", output: NOT_RUN_INTERRUPTED });
+    return { type: "function_call_output", call_id: call.call_id, output: NOT_RUN_INTERRUPTED };
+  }
+
   /** Starts a new chain whose input is a compacted copy of the conversation. */
   private compact(turn: ActiveTurn): void {
     const { chain, log } = this.options;
@@ -207,3 +242,21 @@ interface FunctionCall {
   name: string;
   arguments: string;
 }
+
+type ToolCallItem = Extract<ThreadItem, { type: "tool_call" }>;
+
+/** A call's tool_call item as it starts: running, named by the call's id. */
+function callItem(call: FunctionCall): ToolCallItem {
+  return {
+    type: "tool_call",
+    id: call.call_id,
+    name: call.name,
+    arguments: call.arguments,
+    status: "running",
+  };
+}
+
+const NOT_RUN_INTERRUPTED = "Aborted: the user interrupted, so the call was not run (nothing was applied).";
+const NOT_APPLIED_CUT_OFF =
+  "Not applied: the call was stopped before it was complete (interrupted or steered), so it was not run.";
+const NOT_APPLIED_FAILED = "Not applied: the response failed, so the call was not run.";

@@ -40,8 +40,28 @@ export const chatCompletionBodySchema = z
     model: z.string().max(512).optional(),
     messages: z.array(message).min(1).max(10_000),
     tools: z.array(functionTool).max(512).nullish(),
+    /** An option, a named function, or another tool type (which the server refuses). */
     tool_choice: z
-      .union([z.enum(["auto", "none", "required"]), z.object({ type: z.string() }).loose()])
+      .union([
+        z.enum(["auto", "none", "required"]),
+        z
+          .object({
+            type: z.literal("function"),
+            function: z.object({ name: functionDefinitionFields.name }).loose(),
+          })
+          .loose(),
+        z
+          .object({
+            type: z
+              .string()
+              .max(64)
+              .refine(
+                (type) => type !== "function",
+                "a function tool_choice is {type: 'function', function: {name}}",
+              ),
+          })
+          .loose(),
+      ])
       .nullish(),
     stream: z.boolean().nullish(),
     stream_options: z.object({ include_usage: z.boolean().nullish() }).loose().nullish(),

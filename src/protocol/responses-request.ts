@@ -72,9 +72,18 @@ export const functionToolSchema = z.object({ type: z.literal("function"), ...fun
 const otherToolSchema = z.object({ type: z.string().max(64) }).loose();
 const toolSchema = z.union([functionToolSchema, otherToolSchema]);
 
+/** `tool_choice`: an option, a named function, or another tool type (which the server refuses). */
 const toolChoiceSchema = z.union([
   z.enum(["auto", "none", "required"]),
-  z.object({ type: z.string().max(64) }).loose(),
+  z.object({ type: z.literal("function"), name: functionDefinitionFields.name }).loose(),
+  z
+    .object({
+      type: z
+        .string()
+        .max(64)
+        .refine((type) => type !== "function", "a function tool_choice is {type: 'function', name}"),
+    })
+    .loose(),
 ]);
 
 const textConfigSchema = z

@@ -33,7 +33,23 @@ export interface FunctionCallOutputItem {
   arguments: string;
 }
 
-export type OutputItem = MessageOutputItem | FunctionCallOutputItem;
+/** Reasoning text, as `reasoning_text` content parts of a `reasoning` output item. */
+export interface ReasoningText {
+  type: "reasoning_text";
+  text: string;
+}
+
+/** What a reasoning model thought before answering (Qwen3's `<think>`, gpt-oss's analysis). */
+export interface ReasoningOutputItem {
+  type: "reasoning";
+  id: string;
+  status: "in_progress" | "completed" | "incomplete";
+  /** Spark streams the reasoning itself, never a summary. */
+  summary: never[];
+  content: ReasoningText[];
+}
+
+export type OutputItem = MessageOutputItem | FunctionCallOutputItem | ReasoningOutputItem;
 
 export interface ResponseUsage {
   input_tokens: number;
@@ -100,7 +116,7 @@ export type ResponseStreamEvent =
       item_id: string;
       output_index: number;
       content_index: number;
-      part: OutputText;
+      part: OutputText | ReasoningText;
     }
   | {
       type: "response.output_text.delta";
@@ -118,6 +134,21 @@ export type ResponseStreamEvent =
       text: string;
       logprobs: never[];
     }
+  | {
+      type: "response.reasoning_text.delta";
+      item_id: string;
+      output_index: number;
+      content_index: number;
+      delta: string;
+    }
+  | {
+      type: "response.reasoning_text.done";
+      item_id: string;
+      output_index: number;
+      content_index: number;
+      text: string;
+    }
+  /** A function call's arguments as the model writes them; their concatenation is the arguments. */
   | { type: "response.function_call_arguments.delta"; item_id: string; output_index: number; delta: string }
   | {
       type: "response.function_call_arguments.done";

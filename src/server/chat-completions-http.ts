@@ -10,7 +10,7 @@ import {
 import { SparkError } from "../protocol/errors.js";
 import { validate } from "../protocol/validate.js";
 import { admitHttp } from "./admission/admit-http.js";
-import { checkToolPairing, contentText } from "./input-conversion.js";
+import { checkToolPairing, contentText, engineToolChoice, type WireToolChoice } from "./input-conversion.js";
 import { SseWriter, sendJson } from "./internal/http-io.js";
 import { newId } from "./internal/ids.js";
 import { readJsonBody } from "./internal/json-body.js";
@@ -24,6 +24,11 @@ export async function handleChatCompletionsPost(
 ): Promise<void> {
   const body = validate(chatCompletionBodySchema, await readJsonBody(req, ctx));
   rejectUnsupported(body);
+  const tools = toTools(body);
+  const toolChoice = engineToolChoice(wireToolChoice(body.tool_choice), tools, {
+    choice: "tool_choice",
+    name: "tool_choice.function.name",
+  });
   const engine = ctx.models.resolve(body.model);
   const messages = toMessages(body);
   checkToolPairing(messages, "messages");
@@ -36,7 +41,8 @@ export async function handleChatCompletionsPost(
   const stream = admission.engine.generate(
     {
       messages,
-      tools: toTools(body),
+      tools,
+      ...(toolChoice !== "auto" ? { toolChoice } : {}),
       maxOutputTokens: body.max_completion_tokens ?? body.max_tokens ?? undefined,
       temperature: body.temperature ?? undefined,
       topP: body.top_p ?? undefined,
@@ -53,10 +59,12 @@ export async function handleChatCompletionsPost(
 
   if (!body.stream) {
     let text = "";
+    let reasoning = "";
     const calls: ToolCall[] = [];
     let result: GenerateResult | undefined;
     for await (const event of stream) {
       if (event.type === "text") text += event.text;
+      else if (event.type === "reasoning") reasoning += event.text;
       else if (event.type === "tool_call") calls.push(event.call);
       else if (event.type === "done") result = event.result;
     }
@@ -73,6 +81,7 @@ export async function handleChatCompletionsPost(
             role: "assistant",
             content: text || (calls.length ? null : ""),
             refusal: null,
+            ...(reasoning ? { reasoning_content: reasoning } : {}),
             ...(calls.length ? { tool_calls: calls.map(wireToolCall) } : {}),
           },
           finish_reason: finishReason(result, calls.length),
@@ -95,13 +104,32 @@ export async function handleChatCompletionsPost(
     });
   try {
     sse.send(chunk({ role: "assistant", content: "" }, null));
-    let calls = 0;
+    // Each call's `index`, by call id, from its first chunk (the id and name) to its last.
+    const indexes = new Map<string, number>();
+    let finished = 0;
     for await (const event of stream) {
       if (event.type === "text") sse.send(chunk({ content: event.text }, null));
-      else if (event.type === "tool_call")
-        sse.send(chunk({ tool_calls: [{ index: calls++, ...wireToolCall(event.call) }] }, null));
-      else if (event.type === "done") {
-        sse.send(chunk({}, finishReason(event.result, calls)));
+      else if (event.type === "reasoning") sse.send(chunk({ reasoning_content: event.text }, null));
+      else if (event.type === "tool_call_start") {
+        indexes.set(event.callId, indexes.size);
+        const call = { callId: event.callId, name: event.name, arguments: "" };
+        sse.send(chunk({ tool_calls: [{ index: indexes.size - 1, ...wireToolCall(call) }] }, null));
+      } else if (event.type === "tool_call_delta") {
+        const index = indexes.get(event.callId);
+        if (index === undefined)
+          throw new SparkError(
+            "server_error",
+            `The engine streamed arguments of an unknown call '${event.callId}'.`,
+          );
+        sse.send(chunk({ tool_calls: [{ index, function: { arguments: event.delta } }] }, null));
+      } else if (event.type === "tool_call") {
+        finished++;
+        // A call that streamed has been sent whole already; one sent at once goes in one chunk.
+        if (indexes.has(event.call.callId)) continue;
+        indexes.set(event.call.callId, indexes.size);
+        sse.send(chunk({ tool_calls: [{ index: indexes.size - 1, ...wireToolCall(event.call) }] }, null));
+      } else {
+        sse.send(chunk({}, finishReason(event.result, finished)));
         if (body.stream_options?.include_usage) {
           sse.send(
             JSON.stringify({
@@ -132,12 +160,15 @@ function rejectUnsupported(body: ChatCompletionBody): void {
       param: "response_format",
     });
   }
-  const choice = body.tool_choice;
-  if (choice !== undefined && choice !== null && choice !== "auto" && choice !== "none") {
-    throw new SparkError("unsupported_parameter", "Only tool_choice 'auto' and 'none' are supported.", {
-      param: "tool_choice",
-    });
-  }
+}
+
+/** Chat Completions nests a named function's name under `function`. */
+function wireToolChoice(choice: ChatCompletionBody["tool_choice"]): WireToolChoice | undefined {
+  if (choice === null || choice === undefined || typeof choice === "string") return choice ?? undefined;
+  // The schema refuses a `function` choice without `function.name`.
+  if (choice.type === "function")
+    return { type: "function", name: (choice as { function: { name: string } }).function.name };
+  return choice;
 }
 
 function toMessages(body: ChatCompletionBody): ChatMessage[] {

@@ -1,4 +1,4 @@
-import type { ChatMessage, ToolDefinition } from "../protocol/chat.js";
+import type { ChatMessage, ToolChoice, ToolDefinition } from "../protocol/chat.js";
 import { SparkError } from "../protocol/errors.js";
 import type { InputItem, ResponseCreateBody } from "../protocol/responses-request.js";
 
@@ -89,17 +89,52 @@ export function functionTools(body: ResponseCreateBody): ToolDefinition[] {
   return tools;
 }
 
+/** A `tool_choice` of either API, its function's name taken out of the API's own nesting. */
+export type WireToolChoice =
+  | "auto"
+  | "none"
+  | "required"
+  | { type: "function"; name: string }
+  | { type: string };
+
+/**
+ * What the engine is told about tool calls: `tool_choice` checked against the tools offered.
+ * `"required"` needs a tool; a named function must be one of them (a 400 naming it otherwise);
+ * `"none"` is served by offering no tools, so the engine hears `"auto"`. Other tool types cannot
+ * run on a local model and are refused.
+ */
+export function engineToolChoice(
+  choice: WireToolChoice | null | undefined,
+  tools: readonly ToolDefinition[],
+  param: { choice: string; name: string },
+): ToolChoice {
+  if (choice === undefined || choice === null || choice === "auto" || choice === "none") return "auto";
+  if (choice === "required") {
+    if (tools.length > 0) return "required";
+    throw new SparkError("invalid_request", "tool_choice 'required' needs at least one function tool.", {
+      param: param.choice,
+    });
+  }
+  if ("name" in choice && choice.type === "function") {
+    if (tools.some((tool) => tool.name === choice.name)) return { name: choice.name };
+    throw new SparkError(
+      "invalid_request",
+      `tool_choice names the function '${choice.name}', which is not among the request's tools.`,
+      { param: param.name },
+    );
+  }
+  throw new SparkError(
+    "unsupported_parameter",
+    `tool_choice of type '${choice.type}' is not supported: only function tools run here.`,
+    { param: param.choice },
+  );
+}
+
 /** Refuses settings that Spark would otherwise silently ignore while they change the result. */
 export function rejectUnsupported(body: ResponseCreateBody): void {
   if (body.background) {
     throw new SparkError("unsupported_parameter", "Background responses are not supported.", {
       param: "background",
-    });
-  }
-  const choice = body.tool_choice;
-  if (choice !== undefined && choice !== null && choice !== "auto" && choice !== "none") {
-    throw new SparkError("unsupported_parameter", "Only tool_choice 'auto' and 'none' are supported.", {
-      param: "tool_choice",
     });
   }
   const format = body.text?.format?.type;

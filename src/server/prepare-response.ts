@@ -5,6 +5,7 @@ import type { ResponseCreateBody } from "../protocol/responses-request.js";
 import {
   checkToolPairing,
   contentText,
+  engineToolChoice,
   functionTools,
   inputToMessages,
   rejectUnsupported,
@@ -45,6 +46,11 @@ export function prepareResponse(body: ResponseCreateBody, options: PrepareOption
   while (own[answers]?.role === "tool") answers++;
   const input = [...own.slice(0, answers), ...(options.prepend ?? []), ...own.slice(answers)];
   checkToolPairing([...history, ...input], "input");
+  const tools = functionTools(body);
+  const toolChoice = engineToolChoice(body.tool_choice, tools, {
+    choice: "tool_choice",
+    name: "tool_choice.name",
+  });
   const id = newId("resp");
   return {
     id,
@@ -55,9 +61,10 @@ export function prepareResponse(body: ResponseCreateBody, options: PrepareOption
     conversation: parent?.conversation ?? id,
     settings: {
       instructions: body.instructions ?? null,
-      tools: functionTools(body),
+      tools,
       rawTools: body.tools ?? [],
       toolChoice: body.tool_choice ?? "auto",
+      engineToolChoice: toolChoice,
       maxOutputTokens: body.max_output_tokens ?? null,
       temperature: body.temperature ?? null,
       topP: body.top_p ?? null,

@@ -6,6 +6,7 @@ import type {
   FunctionCallOutputItem,
   IncompleteReason,
   MessageOutputItem,
+  ReasoningOutputItem,
   ResponseObject,
   ResponseStreamEvent,
 } from "../protocol/responses.js";
@@ -73,7 +74,10 @@ export class ResponseRun {
   private readonly controller = new AbortController();
   private abortReason: AbortReason | null = null;
   private message: { item: MessageOutputItem; index: number; text: string } | null = null;
+  private reasoning: { item: ReasoningOutputItem; index: number; text: string } | null = null;
   private text = "";
+  /** Calls the engine started and has not finished, by call id. */
+  private readonly openCalls = new Map<string, OpenCall>();
   private readonly toolCalls: ToolCall[] = [];
 
   constructor(
@@ -151,6 +155,9 @@ export class ResponseRun {
         {
           messages,
           tools: settings.tools,
+          ...(settings.engineToolChoice && settings.engineToolChoice !== "auto"
+            ? { toolChoice: settings.engineToolChoice }
+            : {}),
           maxOutputTokens: settings.maxOutputTokens ?? undefined,
           temperature: settings.temperature ?? undefined,
           topP: settings.topP ?? undefined,
@@ -163,15 +170,36 @@ export class ResponseRun {
         { signal: this.controller.signal },
       );
       for await (const event of stream) {
-        if (event.type === "text") this.onText(event.text);
-        else if (event.type === "tool_call") this.onToolCall(event.call);
-        else if (event.type === "done") result = event.result;
+        switch (event.type) {
+          case "text":
+            this.onText(event.text);
+            break;
+          case "reasoning":
+            this.onReasoning(event.text);
+            break;
+          case "tool_call_start":
+            this.onCallStart(event.callId, event.name);
+            break;
+          case "tool_call_delta":
+            this.onCallDelta(event.callId, event.delta);
+            break;
+          case "tool_call":
+            this.onToolCall(event.call);
+            break;
+          case "done":
+            result = event.result;
+            break;
+          default: {
+            const unknown: never = event;
+            throw new SparkError("server_error", `Unknown engine event ${JSON.stringify(unknown)}.`);
+          }
+        }
       }
     } catch (error) {
       return this.fail(SparkError.from(error));
     }
     if (!result) return this.fail(new SparkError("server_error", "The engine ended without a result."));
-    this.closeMessage();
+    this.closeOpenItems();
     return this.finish(result, performance.now() - started);
   }
 
@@ -212,6 +240,7 @@ export class ResponseRun {
   }
 
   private onText(text: string): void {
+    this.closeReasoning();
     if (!this.message) {
       const item: MessageOutputItem = {
         type: "message",
@@ -270,24 +299,102 @@ export class ResponseRun {
     this.message = null;
   }
 
-  private onToolCall(call: ToolCall): void {
+  private onReasoning(text: string): void {
     this.closeMessage();
+    if (!this.reasoning) {
+      const item: ReasoningOutputItem = {
+        type: "reasoning",
+        id: newId("rs"),
+        status: "in_progress",
+        summary: [],
+        content: [],
+      };
+      const index = this.response.output.push(item) - 1;
+      this.reasoning = { item, index, text: "" };
+      this.emit({ type: "response.output_item.added", output_index: index, item: snapshot(item) });
+      this.emit({
+        type: "response.content_part.added",
+        item_id: item.id,
+        output_index: index,
+        content_index: 0,
+        part: { type: "reasoning_text", text: "" },
+      });
+    }
+    this.reasoning.text += text;
+    const { item, index } = this.reasoning;
+    this.emit({
+      type: "response.reasoning_text.delta",
+      item_id: item.id,
+      output_index: index,
+      content_index: 0,
+      delta: text,
+    });
+  }
+
+  /** Ends the open reasoning item, if any, with the text streamed so far. */
+  private closeReasoning(): void {
+    if (!this.reasoning) return;
+    const { item, index, text } = this.reasoning;
+    const part = { type: "reasoning_text" as const, text };
+    item.content = [part];
+    item.status = this.abortReason ? "incomplete" : "completed";
+    const at = { item_id: item.id, output_index: index, content_index: 0 };
+    this.emit({ type: "response.reasoning_text.done", ...at, text });
+    this.emit({ type: "response.content_part.done", ...at, part });
+    this.emit({ type: "response.output_item.done", output_index: index, item: snapshot(item) });
+    this.reasoning = null;
+  }
+
+  /** A new function_call item, `in_progress` with no arguments yet. */
+  private openCall(callId: string, name: string): OpenCall {
+    this.closeMessage();
+    this.closeReasoning();
     const item: FunctionCallOutputItem = {
       type: "function_call",
       id: newId("fc"),
       status: "in_progress",
-      call_id: call.callId,
-      name: call.name,
+      call_id: callId,
+      name,
       arguments: "",
     };
     const index = this.response.output.push(item) - 1;
     this.emit({ type: "response.output_item.added", output_index: index, item: snapshot(item) });
+    return { item, index };
+  }
+
+  private onCallStart(callId: string, name: string): void {
+    if (this.openCalls.has(callId))
+      throw new SparkError("server_error", `The engine started call '${callId}' twice.`);
+    this.openCalls.set(callId, this.openCall(callId, name));
+  }
+
+  private onCallDelta(callId: string, delta: string): void {
+    const call = this.openCalls.get(callId);
+    if (!call)
+      throw new SparkError("server_error", `The engine streamed arguments of an unknown call '${callId}'.`);
+    call.item.arguments += delta;
     this.emit({
       type: "response.function_call_arguments.delta",
-      item_id: item.id,
-      output_index: index,
-      delta: call.arguments,
+      item_id: call.item.id,
+      output_index: call.index,
+      delta,
     });
+  }
+
+  /** A finished call: the one that streamed under its id, or a whole call sent at once. */
+  private onToolCall(call: ToolCall): void {
+    let open = this.openCalls.get(call.callId);
+    this.openCalls.delete(call.callId);
+    if (!open) {
+      open = this.openCall(call.callId, call.name);
+      this.emit({
+        type: "response.function_call_arguments.delta",
+        item_id: open.item.id,
+        output_index: open.index,
+        delta: call.arguments,
+      });
+    }
+    const { item, index } = open;
     this.emit({
       type: "response.function_call_arguments.done",
       item_id: item.id,
@@ -299,6 +406,21 @@ export class ResponseRun {
     item.status = "completed";
     this.emit({ type: "response.output_item.done", output_index: index, item: snapshot(item) });
     this.toolCalls.push(call);
+  }
+
+  /**
+   * Ends every item still open. A call the engine never finished (a cancelled or cut-off stream)
+   * ends `incomplete` with the arguments streamed so far; it is not part of the conversation, so no
+   * output is owed for it and nobody should run it.
+   */
+  private closeOpenItems(): void {
+    this.closeMessage();
+    this.closeReasoning();
+    for (const { item, index } of this.openCalls.values()) {
+      item.status = "incomplete";
+      this.emit({ type: "response.output_item.done", output_index: index, item: snapshot(item) });
+    }
+    this.openCalls.clear();
   }
 
   private finish(result: GenerateResult, totalMs: number): RunOutcome {
@@ -354,12 +476,17 @@ export class ResponseRun {
   }
 
   private fail(error: SparkError): RunOutcome {
-    this.closeMessage();
+    this.closeOpenItems();
     this.response.status = "failed";
     this.response.error = error.toWire();
     this.emit({ type: "response.failed", response: snapshot(this.response) });
     return { response: this.response, stored: null };
   }
+}
+
+interface OpenCall {
+  item: FunctionCallOutputItem;
+  index: number;
 }
 
 function round(value: number): number {

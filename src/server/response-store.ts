@@ -1,4 +1,4 @@
-import type { ChatMessage, ToolDefinition } from "../protocol/chat.js";
+import type { ChatMessage, ToolChoice, ToolDefinition } from "../protocol/chat.js";
 
 /**
  * What a later `previous_response_id` needs from a finished response. Each entry holds only its
@@ -22,7 +22,10 @@ export interface ResponseSettings {
   instructions: string | null;
   tools: ToolDefinition[];
   rawTools: unknown[];
+  /** `tool_choice` as the request sent it (echoed in the response object). */
   toolChoice: unknown;
+  /** `tool_choice` as the engine applies it. Default: `"auto"`. */
+  engineToolChoice?: ToolChoice;
   maxOutputTokens: number | null;
   temperature: number | null;
   topP: number | null;

@@ -16,7 +16,7 @@ import { validate } from "../protocol/validate.js";
 import { ANONYMOUS } from "./admission/request-key.js";
 import type { Admission } from "./admission/scheduler.js";
 import { contentText } from "./input-conversion.js";
-import { DeltaCoalescer } from "./internal/delta-coalescer.js";
+import { DeltaCoalescer, isDelta } from "./internal/delta-coalescer.js";
 import { newId } from "./internal/ids.js";
 import { newRequestId, type RequestRecord } from "./metrics/request-log.js";
 import { prepareResponse } from "./prepare-response.js";
@@ -483,8 +483,8 @@ export class ResponsesSocket {
 
   private send(event: LaneEvent): void {
     if (this.socket.readyState !== this.socket.OPEN) return;
-    // Text deltas are already one frame per turn (DeltaCoalescer); the events around them come in bursts.
-    if (event.type !== "response.output_text.delta") this.corkUntilNextTick();
+    // Deltas are already one frame per turn (DeltaCoalescer); the events around them come in bursts.
+    if (!isDelta(event)) this.corkUntilNextTick();
     this.socket.send(withSequence(event, this.sequence++));
   }
 

@@ -36,11 +36,16 @@ export async function runPlain(thread: TerminalThread, options: PlainOptions): P
   let status: TurnStatus | null = null;
   /** Whether the agent text written so far ends a line (or nothing was written). */
   let atLineStart = true;
+  /** Tool calls that started: their deltas are arguments being written, not agent text. */
+  const toolCalls = new Set<string>();
 
   const text = (event: ThreadEvent) => {
     switch (event.type) {
+      case "item.started":
+        if (event.item.type === "tool_call") toolCalls.add(event.item.id);
+        return;
       case "item.delta":
-        if (event.delta === "") return;
+        if (event.delta === "" || toolCalls.has(event.item_id)) return;
         stdout.write(event.delta);
         atLineStart = event.delta.endsWith("\n");
         return;
@@ -50,6 +55,7 @@ export async function runPlain(thread: TerminalThread, options: PlainOptions): P
           if (!atLineStart) stdout.write("\n");
           atLineStart = true;
         } else if (item.type === "tool_call") {
+          toolCalls.delete(item.id);
           stderr.write(toolText(item));
         } else if (item.type === "notice") {
           stderr.write(`note: ${item.text}\n`);

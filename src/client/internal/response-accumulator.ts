@@ -42,7 +42,10 @@ export class ResponseAccumulator {
       case "response.content_part.added":
       case "response.content_part.done": {
         const item = this.itemAt(event.output_index);
-        if (item?.type === "message") item.content[event.content_index] = structuredClone(event.part);
+        const part = structuredClone(event.part);
+        if (item?.type === "message" && part.type === "output_text") item.content[event.content_index] = part;
+        if (item?.type === "reasoning" && part.type === "reasoning_text")
+          item.content[event.content_index] = part;
         return;
       }
       case "response.output_text.delta": {
@@ -62,6 +65,19 @@ export class ResponseAccumulator {
         const part = this.itemAt(event.output_index);
         const content = part?.type === "message" ? part.content[event.content_index] : undefined;
         if (content) content.text = event.text;
+        return;
+      }
+      case "response.reasoning_text.delta": {
+        const item = this.itemAt(event.output_index);
+        if (item?.type !== "reasoning") return;
+        item.content[event.content_index] ??= { type: "reasoning_text", text: "" };
+        item.content[event.content_index]!.text += event.delta;
+        return;
+      }
+      case "response.reasoning_text.done": {
+        const item = this.itemAt(event.output_index);
+        const part = item?.type === "reasoning" ? item.content[event.content_index] : undefined;
+        if (part) part.text = event.text;
         return;
       }
       case "response.function_call_arguments.delta": {

@@ -395,6 +395,8 @@ export class SocketTransport implements Transport {
       case "response.content_part.done":
       case "response.output_text.delta":
       case "response.output_text.done":
+      case "response.reasoning_text.delta":
+      case "response.reasoning_text.done":
       case "response.function_call_arguments.delta":
       case "response.function_call_arguments.done":
         wire?.stream.push(event);

@@ -10,8 +10,13 @@ import type {
   StopReason,
 } from "../engine.js";
 
-/** What the scripted model answers to one request. */
+/**
+ * What the scripted model answers to one request: reasoning first, then text, then calls. Each is
+ * emitted a scripted token at a time; a call streams as `tool_call_start`, one `tool_call_delta`
+ * per token of its arguments, then `tool_call`.
+ */
 export interface ScriptedReply {
+  reasoning?: string;
   text?: string;
   toolCalls?: Omit<ToolCall, "callId">[];
 }
@@ -136,38 +141,66 @@ export class ScriptedEngine implements Engine {
     let lastTokenAt = 0;
     const deadline = { next: performance.now() };
 
-    for (const token of scriptedTokens(cutAtStop(reply.text ?? "", request.stop))) {
-      if (signal?.aborted) {
-        stopReason = "cancelled";
-        break;
-      }
-      if (usage.outputTokens >= limit) {
-        stopReason = "length";
-        break;
-      }
+    /** Waits for the next token's slot; the reason to stop instead, if any. */
+    const next = async (): Promise<StopReason | null> => {
+      if (signal?.aborted) return "cancelled";
+      if (usage.outputTokens >= limit) return "length";
       await this.pace(deadline, usage.outputTokens);
-      if (signal?.aborted) {
-        stopReason = "cancelled";
-        break;
-      }
-      if (predicted[usage.outputTokens] === token) usage.acceptedPredictionTokens++;
+      return signal?.aborted ? "cancelled" : null;
+    };
+    /** Counts an output token; `kept` ones stay in the conversation's state (reasoning does not). */
+    const emitted = (token: string, kept = true) => {
       usage.outputTokens++;
-      state.push(token);
+      if (kept) state.push(token);
       lastTokenAt = performance.now();
       if (firstTokenAt === 0) firstTokenAt = lastTokenAt;
-      yield { type: "text", text: token };
+    };
+
+    for (const token of scriptedTokens(reply.reasoning ?? "")) {
+      const stop = await next();
+      if (stop) {
+        stopReason = stop;
+        break;
+      }
+      emitted(token, false);
+      yield { type: "reasoning", text: token };
     }
 
+    if (stopReason === "stop") {
+      for (const token of scriptedTokens(cutAtStop(reply.text ?? "", request.stop))) {
+        const stop = await next();
+        if (stop) {
+          stopReason = stop;
+          break;
+        }
+        if (predicted[usage.outputTokens] === token) usage.acceptedPredictionTokens++;
+        emitted(token);
+        yield { type: "text", text: token };
+      }
+    }
+
+    // Calls are not cut by maxOutputTokens: a started call always completes unless cancelled.
     if (stopReason === "stop" && reply.toolCalls?.length) {
-      for (const [index, call] of reply.toolCalls.entries()) {
+      calls: for (const [index, call] of reply.toolCalls.entries()) {
+        if (signal?.aborted) {
+          stopReason = "cancelled";
+          break;
+        }
         const callId = `call_${this.turn}_${index}`;
-        usage.outputTokens += 1 + scriptedTokens(call.arguments).length;
-        state.push(`<call:${call.name}>`, ...scriptedTokens(call.arguments));
-        lastTokenAt = performance.now();
-        if (firstTokenAt === 0) firstTokenAt = lastTokenAt;
+        emitted(`<call:${call.name}>`);
+        yield { type: "tool_call_start", callId, name: call.name };
+        for (const token of scriptedTokens(call.arguments)) {
+          await this.pace(deadline, usage.outputTokens);
+          if (signal?.aborted) {
+            stopReason = "cancelled";
+            break calls;
+          }
+          emitted(token);
+          yield { type: "tool_call_delta", callId, delta: token };
+        }
         yield { type: "tool_call", call: { callId, name: call.name, arguments: call.arguments } };
       }
-      stopReason = "tool_calls";
+      if (stopReason === "stop") stopReason = "tool_calls";
     }
 
     usage.rejectedPredictionTokens = predicted.length - usage.acceptedPredictionTokens;

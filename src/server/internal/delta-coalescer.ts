@@ -1,6 +1,23 @@
 import type { ResponseStreamEvent } from "../../protocol/responses.js";
 
-type TextDelta = Extract<ResponseStreamEvent, { type: "response.output_text.delta" }>;
+/** Deltas that append to one item's text: answer text, reasoning text, function call arguments. */
+type Delta = Extract<
+  ResponseStreamEvent,
+  {
+    type:
+      | "response.output_text.delta"
+      | "response.reasoning_text.delta"
+      | "response.function_call_arguments.delta";
+  }
+>;
+
+export function isDelta(event: ResponseStreamEvent): event is Delta {
+  return (
+    event.type === "response.output_text.delta" ||
+    event.type === "response.reasoning_text.delta" ||
+    event.type === "response.function_call_arguments.delta"
+  );
+}
 
 export interface CoalescerTransport {
   /** Writes one event to the wire. */
@@ -12,8 +29,8 @@ export interface CoalescerTransport {
 }
 
 /**
- * Merges the text deltas produced within one turn of the event loop into one frame, sent as soon
- * as that turn ends (a model producing one token per forward pass is never delayed; an engine
+ * Merges the deltas (text, reasoning, call arguments) produced within one turn of the event loop
+ * into one frame, sent as soon as that turn ends (a model producing one token per forward pass is never delayed; an engine
  * emitting a burst costs one write instead of one per token — measured: per-delta writes made
  * WebSocket streaming cost 2.4x the CPU of SSE, whose HTTP layer batches writes of a tick). While
  * the transport is backed up (a slow client), deltas keep merging until it drains. Every other
@@ -21,19 +38,20 @@ export interface CoalescerTransport {
  * time and stay gapless.
  */
 export class DeltaCoalescer {
-  private pending: TextDelta | null = null;
+  private pending: Delta | null = null;
   private scheduled = false;
 
   constructor(private readonly transport: CoalescerTransport) {}
 
   push(event: ResponseStreamEvent): void {
-    if (event.type !== "response.output_text.delta") {
+    if (!isDelta(event)) {
       this.flush();
       this.transport.send(event);
       return;
     }
     const pending = this.pending;
-    if (pending && pending.item_id === event.item_id && pending.content_index === event.content_index) {
+    // Each item Spark streams has one content part, so type and item name the text a delta extends.
+    if (pending && pending.type === event.type && pending.item_id === event.item_id) {
       pending.delta += event.delta;
       return;
     }

@@ -22,6 +22,7 @@ export interface ChatCompletionRequestBody {
   stream: true;
   stream_options: { include_usage: true };
   tools?: { type: "function"; function: { name: string; description?: string; parameters?: object } }[];
+  tool_choice?: "required" | { type: "function"; function: { name: string } };
   max_tokens?: number;
   temperature: number;
   top_p?: number;
@@ -37,6 +38,8 @@ export interface ChatCompletionChunk {
     index?: number;
     delta?: {
       content?: string | null;
+      /** Reasoning text (llama-server, vLLM, DeepSeek), never part of the answer. */
+      reasoning_content?: string | null;
       tool_calls?: {
         index?: number;
         id?: string;
@@ -79,6 +82,16 @@ export function chatCompletionBody(request: GenerateRequest, model: string): Cha
               ...(tool.parameters ? { parameters: tool.parameters } : {}),
             },
           })),
+        }
+      : {}),
+    // "auto" is every upstream's default, so only a forced call is sent (servers that do not know
+    // tool_choice then see the request unchanged).
+    ...(request.tools?.length && request.toolChoice && request.toolChoice !== "auto"
+      ? {
+          tool_choice:
+            request.toolChoice === "required"
+              ? ("required" as const)
+              : { type: "function" as const, function: { name: request.toolChoice.name } },
         }
       : {}),
     ...(maxTokens !== undefined ? { max_tokens: maxTokens } : {}),

@@ -3,15 +3,19 @@ import type { EngineEvent, GenerateResult, StopReason } from "../../engine.js";
 import type { ChatCompletionChunk } from "./chat-wire.js";
 
 interface PartialCall {
+  /** The upstream's id, else `call_<index>`; fixed once the call has started streaming. */
   id: string;
   name: string;
   arguments: string;
+  started: boolean;
 }
 
 /**
- * Turns streamed Chat Completions chunks into engine events: text at once, tool calls
- * accumulated by `index` and emitted whole when the choice finishes, usage from the final chunk.
- * Timing is measured here, on arrival, since upstreams do not report it.
+ * Turns streamed Chat Completions chunks into engine events: text and reasoning
+ * (`reasoning_content`, llama-server's and vLLM's field) at once; each tool call, by `index`, as
+ * `tool_call_start` once its name has arrived (whole, in one chunk, as upstreams send it), then its
+ * argument pieces as `tool_call_delta`, and whole as `tool_call` when the choice finishes; usage
+ * from the final chunk. Timing is measured here, on arrival, since upstreams do not report it.
  */
 export class ChunkDecoder {
   private readonly calls = new Map<number, PartialCall>();
@@ -42,18 +46,31 @@ export class ChunkDecoder {
     if (!choice) return events;
     const delta = choice.delta;
     const text = delta?.content;
-    if (text || delta?.tool_calls?.length) this.tick();
+    const reasoning = delta?.reasoning_content;
+    if (text || reasoning || delta?.tool_calls?.length) this.tick();
+    if (reasoning && !this.discardOutput) events.push({ type: "reasoning", text: reasoning });
     if (text && !this.discardOutput) events.push({ type: "text", text });
     for (const part of delta?.tool_calls ?? []) {
       const index = part.index ?? 0;
       let call = this.calls.get(index);
       if (!call) {
-        call = { id: "", name: "", arguments: "" };
+        call = { id: "", name: "", arguments: "", started: false };
         this.calls.set(index, call);
+      }
+      const piece = part.function?.arguments ?? "";
+      call.arguments += piece;
+      if (call.started) {
+        if (piece && !this.discardOutput)
+          events.push({ type: "tool_call_delta", callId: call.id, delta: piece });
+        continue;
       }
       if (part.id) call.id = part.id;
       if (part.function?.name) call.name += part.function.name;
-      if (part.function?.arguments) call.arguments += part.function.arguments;
+      if (!call.name || this.discardOutput) continue;
+      call.id ||= `call_${index}`;
+      call.started = true;
+      events.push({ type: "tool_call_start", callId: call.id, name: call.name });
+      if (call.arguments) events.push({ type: "tool_call_delta", callId: call.id, delta: call.arguments });
     }
     if (choice.finish_reason) {
       this.finishReason = choice.finish_reason;
