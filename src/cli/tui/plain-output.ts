@@ -36,11 +36,16 @@ export async function runPlain(thread: TerminalThread, options: PlainOptions): P
   let status: TurnStatus | null = null;
   /** Whether the agent text written so far ends a line (or nothing was written). */
   let atLineStart = true;
+  /** Agent messages, whose deltas are the answer (a tool call's deltas are its arguments). */
+  const messages = new Set<string>();
 
   const text = (event: ThreadEvent) => {
     switch (event.type) {
+      case "item.started":
+        if (event.item.type === "agent_message") messages.add(event.item.id);
+        return;
       case "item.delta":
-        if (event.delta === "") return;
+        if (event.delta === "" || !messages.has(event.item_id)) return;
         stdout.write(event.delta);
         atLineStart = event.delta.endsWith("\n");
         return;
