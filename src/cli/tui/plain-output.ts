@@ -36,16 +36,16 @@ export async function runPlain(thread: TerminalThread, options: PlainOptions): P
   let status: TurnStatus | null = null;
   /** Whether the agent text written so far ends a line (or nothing was written). */
   let atLineStart = true;
-  /** Agent messages, whose deltas are the answer (a tool call's deltas are its arguments). */
-  const messages = new Set<string>();
+  /** Tool calls that started: their deltas are arguments being written, not agent text. */
+  const toolCalls = new Set<string>();
 
   const text = (event: ThreadEvent) => {
     switch (event.type) {
       case "item.started":
-        if (event.item.type === "agent_message") messages.add(event.item.id);
+        if (event.item.type === "tool_call") toolCalls.add(event.item.id);
         return;
       case "item.delta":
-        if (event.delta === "" || !messages.has(event.item_id)) return;
+        if (event.delta === "" || toolCalls.has(event.item_id)) return;
         stdout.write(event.delta);
         atLineStart = event.delta.endsWith("\n");
         return;
@@ -55,6 +55,7 @@ export async function runPlain(thread: TerminalThread, options: PlainOptions): P
           if (!atLineStart) stdout.write("\n");
           atLineStart = true;
         } else if (item.type === "tool_call") {
+          toolCalls.delete(item.id);
           stderr.write(toolText(item));
         } else if (item.type === "notice") {
           stderr.write(`note: ${item.text}\n`);
