@@ -3,19 +3,29 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Command } from "commander";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cachedPath } from "../models/model-cache.js";
 import { type FakeHub, fakeGguf, startFakeHub } from "../models/test-support/fake-hub.js";
 import { SparkError } from "../protocol/errors.js";
 import { registerModelsCommand } from "./models-command.js";
 
 const URI = "hf:test-org/tiny-GGUF/tiny-q8_0.gguf";
 const content = fakeGguf(64 * 1024);
+const parts = [fakeGguf(30_000), fakeGguf(20_000)];
 let hub: FakeHub;
 let cacheDir: string;
+let path: string;
 
 beforeAll(async () => {
-  hub = await startFakeHub([{ owner: "test-org", repo: "tiny-GGUF", file: "tiny-q8_0.gguf", content }]);
+  hub = await startFakeHub([
+    { owner: "test-org", repo: "tiny-GGUF", file: "tiny-q8_0.gguf", content },
+    ...parts.map((part, i) => ({
+      owner: "o",
+      repo: "big-GGUF",
+      file: `big-Q4_0-0000${i + 1}-of-00002.gguf`,
+      content: part,
+    })),
+  ]);
   cacheDir = await mkdtemp(join(tmpdir(), "spark-models-cmd-"));
+  path = join(cacheDir, "hf_test-org_tiny-q8_0.gguf");
 });
 afterAll(async () => {
   await hub.close();
@@ -45,20 +55,28 @@ describe("spark models", () => {
   });
 
   it("pulls, lists and removes a model", async () => {
-    const path = cachedPath(URI, { cacheDir });
     const pulled = await spark("models", "pull", URI);
     expect(pulled.stdout).toBe(`${path}\n`);
     expect(pulled.stderr).toContain("100%");
-    expect(pulled.stderr).toContain("Verified sha256");
+    expect(pulled.stderr).toContain("Verified the sha256 of 1 file(s)");
     expect(await readFile(path)).toEqual(content);
 
     expect((await spark("models", "pull", URI)).stderr).toContain("already cached");
 
     const table = (await spark("models", "ls")).stdout;
-    expect(table).toMatch(/^URI +SIZE +PATH\n/);
-    expect(table).toContain(`${URI}  65.5 kB  ${path}`);
+    expect(table).toMatch(/^NAME +SIZE +PATH\n/);
+    expect(table).toContain(`hf_test-org_tiny-q8_0.gguf  65.5 kB  ${path}`);
     const json = JSON.parse((await spark("models", "list", "--json")).stdout);
-    expect(json).toEqual([{ uri: URI, path, bytes: content.length, mtime: expect.any(String) }]);
+    expect(json).toEqual([
+      {
+        name: "hf_test-org_tiny-q8_0.gguf",
+        path,
+        files: [path],
+        bytes: content.length,
+        mtime: expect.any(String),
+        partial: false,
+      },
+    ]);
 
     expect((await spark("models", "rm", URI)).stdout).toBe(`Removed ${path}\n`);
     const error = await spark("models", "rm", URI).catch((e: unknown) => e);
@@ -66,8 +84,21 @@ describe("spark models", () => {
     expect((error as SparkError).code).toBe("not_found");
   });
 
+  it("pulls every part of a split model by its :quant tag, lists it once and removes it by name", async () => {
+    const pulled = await spark("models", "pull", "hf:o/big-GGUF:Q4_0");
+    const files = [1, 2].map((n) => join(cacheDir, `hf_o_big.Q4_0-0000${n}-of-00002.gguf`));
+    expect(pulled.stdout).toBe(`${files[0]}\n`);
+    expect(pulled.stderr).toContain("Verified the sha256 of 2 file(s)");
+    expect((await spark("models", "list")).stdout).toContain(
+      "hf_o_big.Q4_0-00001-of-00002.gguf (2 parts)  50.0 kB",
+    );
+    expect((await spark("models", "rm", "hf_o_big.Q4_0-00001-of-00002.gguf")).stdout).toBe(
+      files.map((file) => `Removed ${file}\n`).join(""),
+    );
+    expect((await spark("models", "list")).stdout).toContain("No models in the cache");
+  });
+
   it("removes a model's saved KV states with it, and all of them with --kv-cache", async () => {
-    const path = cachedPath(URI, { cacheDir });
     await spark("models", "pull", URI);
     const kvDir = join(cacheDir, "kv-states");
     await mkdir(kvDir, { recursive: true });
@@ -88,7 +119,7 @@ describe("spark models", () => {
   it("rejects a bad URI with the expected forms", async () => {
     const error = await spark("models", "pull", "owner/repo/file.gguf").catch((e: unknown) => e);
     expect((error as SparkError).code).toBe("invalid_request");
-    expect((error as SparkError).message).toContain("hf:owner/repo/file.gguf");
+    expect((error as SparkError).message).toContain("hf:owner/repo:Q4_K_M");
   });
 
   it("documents itself", async () => {
@@ -102,6 +133,7 @@ describe("spark models", () => {
     expect(out).toContain("pull");
     expect(out).toContain("SPARK_MODELS_DIR");
     expect(out).toContain("spark serve --model ./path/to/model.gguf");
+    expect(out).toContain("hf_<owner>_<file>.gguf");
   });
 });
 

@@ -1,8 +1,7 @@
-import { basename } from "node:path";
 import type { Command } from "commander";
 import { kvStatesUsage, removeKvStates } from "../engine/llama/kv-state-cache.js";
 import { kvStateCacheDir } from "../models/kv-state-settings.js";
-import { cachedPath, listCachedModels, modelCacheDir, removeCachedModel } from "../models/model-cache.js";
+import { listCachedModels, modelCacheDir, removeCachedModel } from "../models/model-cache.js";
 import { downloadModel } from "../models/model-download.js";
 import { DEFAULT_MODEL, parseHfUri } from "../models/model-uri.js";
 import { SparkError } from "../protocol/errors.js";
@@ -26,14 +25,17 @@ Examples:
   $ spark models list                       # what is in the cache
   $ spark models pull                       # download the default model
   $ spark models pull hf:Qwen/Qwen2.5-Coder-7B-Instruct-GGUF/qwen2.5-coder-7b-instruct-q8_0.gguf
-  $ spark models pull hf:owner/repo/path/to/file.gguf@v1.0   # a branch, tag or commit
-  $ spark models rm hf:owner/repo/file.gguf
+  $ spark models pull hf:bartowski/Qwen2.5-Coder-7B-Instruct-GGUF:Q4_0   # a quantization tag
+  $ spark models pull hf:owner/repo/path/to/file.gguf#v1.0   # a branch, tag or commit
+  $ spark models rm hf:owner/repo/file.gguf               # or a name as "spark models list" shows it
   $ spark models rm --kv-cache              # delete every saved KV state
 
 Default model: ${DEFAULT_MODEL}
 
 Cache directory: $SPARK_MODELS_DIR, else $SPARK_HOME/models, else $XDG_CACHE_HOME/spark/models,
-else ~/.cache/spark/models. Layout: <cache>/hf/<owner>/<repo>/<revision>/<file>.
+else ~/.cache/spark/models, in node-llama-cpp's layout: one folder, files named after the URI
+(hf_<owner>_<file>.gguf), every part of a split model beside the first; <file>.ipull is a download
+to resume.
 Saved KV states (pre-warmed prompt prefixes) live in <cache>/kv-states, at most
 $SPARK_KV_CACHE_BYTES (default 2G; 0 turns them off); removing a model removes its states.
 
@@ -77,19 +79,13 @@ export function registerModelsCommand(program: Command, io: ModelsCommandIo = {}
   models
     .command("list")
     .alias("ls")
-    .description("list the models in the cache (URI, size, path)")
-    .option("--json", "print a JSON array of {uri, path, bytes, mtime}")
+    .description("list the models in the cache (name, size, path)")
+    .option("--json", "print a JSON array of {name, path, files, bytes, mtime, partial}")
     .addHelpText("after", "\nExamples:\n  $ spark models list\n  $ spark models list --json\n")
     .action(async (options: ListOptions) => {
       const found = await listCachedModels(cache);
       if (options.json === true) {
-        const json = found.map((m) => ({
-          uri: m.uri,
-          path: m.path,
-          bytes: m.bytes,
-          mtime: m.mtime.toISOString(),
-        }));
-        stdout.write(`${JSON.stringify(json, null, 2)}\n`);
+        stdout.write(`${JSON.stringify(found, null, 2)}\n`);
         return;
       }
       const dir = modelCacheDir(cache);
@@ -97,7 +93,13 @@ export function registerModelsCommand(program: Command, io: ModelsCommandIo = {}
         stdout.write(`No models in the cache (${dir}).\nDownload one with: spark models pull [uri]\n`);
         return;
       }
-      const rows = [["URI", "SIZE", "PATH"], ...found.map((m) => [m.uri, formatBytes(m.bytes), m.path])];
+      const name = (m: (typeof found)[number]) =>
+        m.partial
+          ? `${m.name} (unfinished)`
+          : m.files.length > 1
+            ? `${m.name} (${m.files.length} parts)`
+            : m.name;
+      const rows = [["NAME", "SIZE", "PATH"], ...found.map((m) => [name(m), formatBytes(m.bytes), m.path])];
       const kv = await kvStatesUsage(kvStateCacheDir(cache));
       stdout.write(
         `${table(rows)}\n\nCache: ${dir}\nSaved KV states: ${kv.entries} (${formatBytes(kv.bytes)})\n`,
@@ -107,23 +109,25 @@ export function registerModelsCommand(program: Command, io: ModelsCommandIo = {}
   models
     .command("pull")
     .description("download a model into the cache (resumes an interrupted download, verifies its sha256)")
-    .argument("[uri]", "hf:owner/repo/path/to/file.gguf[@revision]", DEFAULT_MODEL)
+    .argument("[uri]", "hf:owner/repo[:quant] or hf:owner/repo/path/to/file.gguf[#branch]", DEFAULT_MODEL)
     .option("--force", "download again even if the model is already cached")
     .addHelpText(
       "after",
       `
-Prints the path of the downloaded file on stdout; progress goes to stderr.
-Press Ctrl-C to stop: the partial file is kept and the next pull resumes it.
+Prints the path of the file to load on stdout (the first part of a split model, whose parts are
+all downloaded); progress goes to stderr. Press Ctrl-C to stop: the partial files are kept and the
+next pull resumes them.
 
 Examples:
   $ spark models pull
   $ spark models pull hf:Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF/qwen2.5-coder-1.5b-instruct-q4_0.gguf
+  $ spark models pull hf:Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF:Q4_0
   $ HF_TOKEN=hf_xxx spark models pull hf:owner/gated-repo/model.gguf
 `,
     )
     .action(async (uri: string, options: { force?: boolean }) => {
       const ref = parseHfUri(uri);
-      const progress = createProgressBar(basename(ref.file), { stream: stderr });
+      const progress = createProgressBar(ref.name, { stream: stderr });
       const controller = new AbortController();
       const onSigint = () => controller.abort();
       process.once("SIGINT", onSigint);
@@ -142,7 +146,7 @@ Examples:
         progress.finish();
         if (result.alreadyCached)
           stderr.write(`${ref.uri} is already cached (${formatBytes(result.bytes)}).\n`);
-        else if (result.verified) stderr.write(`Verified sha256 ${result.sha256}.\n`);
+        else if (result.verified) stderr.write(`Verified the sha256 of ${result.files.length} file(s).\n`);
         stdout.write(`${result.path}\n`);
       } finally {
         progress.finish();
@@ -154,14 +158,14 @@ Examples:
     .command("rm")
     .alias("remove")
     .description("delete models (any partial download and saved KV states of them too) from the cache")
-    .argument("[uri...]", "hf: URIs as shown by spark models list")
+    .argument("[model...]", "hf: URIs, or names as spark models list shows them")
     .option("--kv-cache", "delete every saved KV state (of any model, cached or local)")
     .addHelpText(
       "after",
-      "\nExamples:\n  $ spark models rm hf:owner/repo/file.gguf\n  $ spark models rm --kv-cache\n",
+      "\nExamples:\n  $ spark models rm hf:owner/repo/file.gguf\n  $ spark models rm hf_owner_file.gguf\n  $ spark models rm --kv-cache\n",
     )
-    .action(async (uris: string[], options: { kvCache?: boolean }) => {
-      if (uris.length === 0 && options.kvCache !== true) {
+    .action(async (specs: string[], options: { kvCache?: boolean }) => {
+      if (specs.length === 0 && options.kvCache !== true) {
         throw new SparkError("invalid_request", "Name the models to remove, or pass --kv-cache.", {
           param: "uri",
         });
@@ -170,9 +174,10 @@ Examples:
       const reportStates = ({ entries, bytes }: { entries: number; bytes: number }) => {
         if (entries > 0) stdout.write(`Removed ${entries} saved KV state(s) (${formatBytes(bytes)})\n`);
       };
-      for (const uri of uris) {
-        for (const path of await removeCachedModel(uri, cache)) stdout.write(`Removed ${path}\n`);
-        reportStates(await removeKvStates(kvDir, { modelPath: cachedPath(uri, cache) }));
+      for (const spec of specs) {
+        const model = await removeCachedModel(spec, cache);
+        for (const path of model.files) stdout.write(`Removed ${path}\n`);
+        reportStates(await removeKvStates(kvDir, { modelPath: model.path }));
       }
       if (options.kvCache === true) reportStates(await removeKvStates(kvDir));
     });

@@ -298,11 +298,10 @@ async function serve(options: ServeOptions): Promise<void> {
   }
 }
 
-/** The id a llama model is served under: its file name without `.gguf` (checked before listening). */
+/** The id a llama model is served under: its file name without `.gguf`, or `repo:quant` (checked before listening). */
 function llamaModelId(spec: string | undefined): string {
   const ref = parseModelSpec(spec === undefined || spec.trim() === "" ? DEFAULT_MODEL : spec);
-  const file = ref.kind === "local" ? ref.path : ref.file;
-  return path.basename(file).replace(/\.gguf$/i, "");
+  return ref.kind === "local" ? path.basename(ref.path).replace(/\.gguf$/i, "") : ref.name;
 }
 
 /** Resolves with a description once the default tier has loaded; rejects with why it could not. */

@@ -129,7 +129,7 @@ describe("thread events", () => {
     ]);
   });
 
-  test("a delta for an unknown item or a tool call changes nothing", () => {
+  test("a delta for an unknown item changes nothing", () => {
     const view = fold(stamp(turn));
     const next = reduceView(
       view,
@@ -160,6 +160,49 @@ describe("thread events", () => {
     );
     expect(runningTools(completed)).toEqual([]);
     expect(completed.entries).toHaveLength(1);
+  });
+
+  test("deltas of a running tool call append to its arguments; item.completed replaces them", () => {
+    const call: ThreadItem = {
+      type: "tool_call",
+      id: "c1",
+      name: "apply_patch",
+      arguments: "",
+      status: "running",
+    };
+    const clock = { now: 0 };
+    const streaming = fold(
+      stamp([
+        ...turn.slice(0, 2),
+        { type: "item.started", turn_id: "t1", item: call },
+        { type: "item.delta", turn_id: "t1", item_id: "c1", delta: '{"patch": "*** Begin' },
+        { type: "item.delta", turn_id: "t1", item_id: "c1", delta: " Patch\\n" },
+      ]),
+      emptyView(),
+      clock,
+    );
+    expect(runningTools(streaming)).toEqual([{ ...call, arguments: '{"patch": "*** Begin Patch\\n' }]);
+    // Argument deltas are tokens too: the live rate counts them.
+    expect(streaming.turn?.deltas).toBe(2);
+    expect(streaming.turn?.lastDeltaAt).toBe(clock.now);
+    const failed = {
+      ...call,
+      arguments: '{"patch": "*** Begin Patch\\n',
+      status: "failed" as const,
+      output: "Not applied: the turn was interrupted.",
+    };
+    const ended = fold(
+      stamp(
+        [
+          { type: "item.completed", turn_id: "t1", item: failed },
+          // A late delta after the call completed changes nothing.
+          { type: "item.delta", turn_id: "t1", item_id: "c1", delta: "more" },
+        ],
+        5,
+      ),
+      streaming,
+    );
+    expect(ended.entries).toEqual([{ kind: "tool", id: "c1", item: failed, files: {} }]);
   });
 
   test("an item notice is a dim notice entry", () => {

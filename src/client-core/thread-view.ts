@@ -48,7 +48,7 @@ export interface LiveTurn {
   startedAt: number;
   /** The first streamed delta, or the first tool call when the model's first output is a call. */
   firstTokenAt: number | null;
-  /** Text deltas of the turn so far, and when the first and the latest arrived. */
+  /** Streamed deltas of the turn so far (text and tool-call arguments), and when the first and the latest arrived. */
   deltas: number;
   firstDeltaAt: number | null;
   lastDeltaAt: number | null;
@@ -303,12 +303,18 @@ function upsertItem(view: ThreadView, item: ThreadItem, completed: boolean, now:
   };
 }
 
+/**
+ * A streamed piece of an agent message's text, or of a running tool call's arguments (the model
+ * writing the call, e.g. an `apply_patch` shown as it grows). Either counts toward the live rate.
+ */
 function delta(view: ThreadView, itemId: string, text: string, now: number): ThreadView {
   const at = view.entries.findIndex((entry) => entry.id === itemId);
   const entry = view.entries[at];
-  if (entry?.kind !== "agent") return view;
   const entries = [...view.entries];
-  entries[at] = { ...entry, text: entry.text + text };
+  if (entry?.kind === "agent") entries[at] = { ...entry, text: entry.text + text };
+  else if (entry?.kind === "tool" && entry.item.status === "running")
+    entries[at] = { ...entry, item: { ...entry.item, arguments: entry.item.arguments + text } };
+  else return view;
   const turn = view.turn
     ? {
         ...view.turn,

@@ -1,16 +1,10 @@
 import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { homedir, tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { SparkError } from "../protocol/errors.js";
-import {
-  cachedPath,
-  listCachedModels,
-  modelCacheDir,
-  partialPath,
-  removeCachedModel,
-} from "./model-cache.js";
+import { findCachedModel, listCachedModels, modelCacheDir, removeCachedModel } from "./model-cache.js";
 
 let cacheDir: string;
 beforeEach(async () => {
@@ -20,9 +14,10 @@ afterEach(async () => {
   await rm(cacheDir, { recursive: true, force: true });
 });
 
-async function put(path: string, bytes: number): Promise<void> {
-  await mkdir(dirname(path), { recursive: true });
+async function put(name: string, bytes: number): Promise<string> {
+  const path = join(cacheDir, name);
   await writeFile(path, Buffer.alloc(bytes));
+  return path;
 }
 
 describe("modelCacheDir", () => {
@@ -36,25 +31,38 @@ describe("modelCacheDir", () => {
   });
 });
 
-describe("cache layout", () => {
-  it("places models at <cache>/hf/<owner>/<repo>/<revision>/<file>", () => {
-    expect(cachedPath("hf:o/r/sub/f.gguf@v2", { cacheDir })).toBe(
-      join(cacheDir, "hf", "o", "r", "v2", "sub", "f.gguf"),
-    );
-    expect(cachedPath("hf:o/r/f.gguf", { cacheDir })).toBe(join(cacheDir, "hf", "o", "r", "main", "f.gguf"));
+describe("the cache", () => {
+  it("finds a model by URI under node-llama-cpp's file names, a split one only with every part", async () => {
+    const file = await put("hf_Qwen_qwen2.5-coder-1.5b-instruct-q8_0.gguf", 10);
+    const uri = "hf:Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF/qwen2.5-coder-1.5b-instruct-q8_0.gguf";
+    expect(await findCachedModel(uri, { cacheDir })).toMatchObject({ path: file, files: [file], bytes: 10 });
+    expect(await findCachedModel(`${uri}#v2`, { cacheDir })).toBeNull();
+
+    const quant = "hf:o/Big-GGUF:Q4_K_M";
+    const first = await put("hf_o_Big.Q4_K_M-00001-of-00002.gguf", 20);
+    expect(await findCachedModel(quant, { cacheDir })).toBeNull();
+    const second = await put("hf_o_Big.Q4_K_M-00002-of-00002.gguf", 30);
+    expect(await findCachedModel(quant, { cacheDir })).toMatchObject({
+      path: first,
+      files: [first, second],
+      bytes: 50,
+    });
   });
 
-  it("lists complete models only, sorted, with size and mtime", async () => {
-    await put(cachedPath("hf:b/r/f.gguf", { cacheDir }), 10);
-    await put(cachedPath("hf:a/r/sub/g.gguf@v1", { cacheDir }), 20);
-    await put(partialPath(cachedPath("hf:c/r/partial.gguf", { cacheDir })), 5);
-    await put(join(cacheDir, "hf", "a", "r", "main", "README.md"), 1);
+  it("lists whole models (split ones once, with every part) and unfinished downloads, sorted by name", async () => {
+    await put("hf_b_f.gguf", 10);
+    await put("hf_a_g-00001-of-00002.gguf", 20);
+    await put("hf_a_g-00002-of-00002.gguf", 5);
+    await put("hf_c_missing-part-00001-of-00002.gguf", 7);
+    await put("hf_d_h.gguf.ipull", 3);
+    await put("README.md", 1);
+    await mkdir(join(cacheDir, "kv-states"));
     const models = await listCachedModels({ cacheDir });
-    expect(models.map((m) => [m.uri, m.bytes])).toEqual([
-      ["hf:a/r/sub/g.gguf@v1", 20],
-      ["hf:b/r/f.gguf", 10],
+    expect(models.map((m) => [m.name, m.bytes, m.files.length, m.partial])).toEqual([
+      ["hf_a_g-00001-of-00002.gguf", 25, 2, false],
+      ["hf_b_f.gguf", 10, 1, false],
+      ["hf_d_h.gguf.ipull", 3, 1, true],
     ]);
-    expect(models[0]?.path).toBe(cachedPath("hf:a/r/sub/g.gguf@v1", { cacheDir }));
     expect(models[0]?.mtime).toBeInstanceOf(Date);
   });
 
@@ -62,21 +70,26 @@ describe("cache layout", () => {
     expect(await listCachedModels({ cacheDir: join(cacheDir, "nope") })).toEqual([]);
   });
 
-  it("removes a model and its partial download, pruning empty directories", async () => {
-    const path = cachedPath("hf:o/r/sub/f.gguf", { cacheDir });
-    await put(path, 10);
-    await put(partialPath(path), 3);
-    await put(cachedPath("hf:o/other/f.gguf", { cacheDir }), 10);
-    expect(await removeCachedModel("hf:o/r/sub/f.gguf", { cacheDir })).toEqual([path, partialPath(path)]);
-    expect(existsSync(join(cacheDir, "hf", "o", "r"))).toBe(false);
-    expect(existsSync(join(cacheDir, "hf", "o", "other"))).toBe(true);
-    expect((await listCachedModels({ cacheDir })).map((m) => m.uri)).toEqual(["hf:o/other/f.gguf"]);
+  it("removes a model by URI or by name, every part and unfinished download of it", async () => {
+    const parts = [await put("hf_o_r-00001-of-00002.gguf", 1), await put("hf_o_r-00002-of-00002.gguf", 1)];
+    await put("hf_o_r-00002-of-00002.gguf.ipull", 1);
+    await put("hf_o_f.gguf", 1);
+    await put("hf_o_g.gguf.ipull", 1);
+    expect(await removeCachedModel("hf:o/r-GGUF/r-00001-of-00002.gguf", { cacheDir })).toMatchObject({
+      files: parts,
+    });
+    expect(await readdir(cacheDir)).toEqual(["hf_o_f.gguf", "hf_o_g.gguf.ipull"].sort());
+    await removeCachedModel("hf_o_g.gguf.ipull", { cacheDir });
+    await removeCachedModel("hf_o_f.gguf", { cacheDir });
+    expect(existsSync(cacheDir) && (await readdir(cacheDir))).toEqual([]);
   });
 
   it("says when the model to remove is not cached", async () => {
-    const error = await removeCachedModel("hf:o/r/f.gguf", { cacheDir }).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(SparkError);
-    expect((error as SparkError).code).toBe("not_found");
-    expect((error as SparkError).message).toContain("spark models list");
+    for (const spec of ["hf:o/r/f.gguf", "hf_o_f.gguf", "../outside.gguf"]) {
+      const error = await removeCachedModel(spec, { cacheDir }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(SparkError);
+      expect((error as SparkError).code).toBe("not_found");
+      expect((error as SparkError).message).toContain("spark models list");
+    }
   });
 });

@@ -1,35 +1,43 @@
-import type { Dirent } from "node:fs";
-import { readdir, rmdir, stat, unlink } from "node:fs/promises";
+import { readdir, stat, unlink } from "node:fs/promises";
 import { homedir } from "node:os";
-import { dirname, join, relative, sep } from "node:path";
+import { basename, dirname, join } from "node:path";
+import { resolveModelFile } from "node-llama-cpp";
 import { SparkError } from "../protocol/errors.js";
-import { formatHfUri, type HfModelRef, parseHfUri } from "./model-uri.js";
+import { splitParts } from "./hub-files.js";
+import { type HfModelRef, parseHfUri } from "./model-uri.js";
 
 /**
- * The on-disk model cache. Layout: `<cache>/hf/<owner>/<repo>/<revision>/<path/to/file.gguf>`.
- * A download in progress (or interrupted, waiting to be resumed) lives next to its target as
- * `<file>.gguf.part` and is never listed as a model.
+ * The on-disk model cache, in node-llama-cpp's layout: one flat folder of files named after the URI
+ * (`hf:Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF/qwen2.5-coder-1.5b-instruct-q8_0.gguf` is
+ * `hf_Qwen_qwen2.5-coder-1.5b-instruct-q8_0.gguf`), every part of a split model beside the first.
+ * A download in progress (or interrupted, waiting to be resumed) is `<file>.gguf.ipull`.
  */
 
 export interface ModelCacheOptions {
   /** Cache root; overrides the environment. */
-  cacheDir?: string;
+  cacheDir?: string | undefined;
   /** Environment to read `SPARK_MODELS_DIR`, `SPARK_HOME`, `XDG_CACHE_HOME` from. Default: `process.env`. */
-  env?: NodeJS.ProcessEnv;
+  env?: NodeJS.ProcessEnv | undefined;
 }
 
 export interface CachedModel {
-  /** Canonical `hf:` URI. */
-  uri: string;
-  /** Absolute path of the GGUF file. */
+  /** The file name in the cache (the first part's, for a split model). */
+  name: string;
+  /** Absolute path of the file to load (the first part of a split model). */
   path: string;
+  /** Every file of the model: the parts of a split model, in order. */
+  files: string[];
+  /** All files together. */
   bytes: number;
   mtime: Date;
+  /** An unfinished download (`.ipull`), resumed by the next download of the same model. */
+  partial: boolean;
 }
 
-export const PART_SUFFIX = ".part";
+const PARTIAL_SUFFIX = ".ipull";
 
-function envValue(env: NodeJS.ProcessEnv, name: string): string | undefined {
+/** An environment variable, with empty values treated as unset. */
+export function envValue(env: NodeJS.ProcessEnv, name: string): string | undefined {
   const value = env[name]?.trim();
   return value === undefined || value === "" ? undefined : value;
 }
@@ -50,131 +58,78 @@ export function modelCacheDir(options: ModelCacheOptions = {}): string {
   return join(homedir(), ".cache", "spark", "models");
 }
 
-function toRef(uri: string | HfModelRef): HfModelRef {
-  return typeof uri === "string" ? parseHfUri(uri) : uri;
-}
-
-/** Where the model lives in the cache (whether or not it has been downloaded). */
-export function cachedPath(uri: string | HfModelRef, options: ModelCacheOptions = {}): string {
-  const ref = toRef(uri);
-  return join(modelCacheDir(options), "hf", ref.owner, ref.repo, ref.revision, ...ref.file.split("/"));
-}
-
-/** Where an unfinished download of `finalPath` is kept. */
-export function partialPath(finalPath: string): string {
-  return finalPath + PART_SUFFIX;
-}
-
-async function fileSize(path: string): Promise<{ bytes: number; mtime: Date } | null> {
-  try {
-    const stats = await stat(path);
-    return stats.isFile() ? { bytes: stats.size, mtime: stats.mtime } : null;
-  } catch {
-    return null;
+/** The model whose first file is `path`, or null when a file of it is missing. */
+async function describe(path: string): Promise<CachedModel | null> {
+  const partial = path.endsWith(PARTIAL_SUFFIX);
+  const first = basename(path);
+  const files = partial ? [path] : splitParts(first).map((name) => join(dirname(path), name));
+  let bytes = 0;
+  let mtime = new Date(0);
+  for (const file of files) {
+    const stats = await stat(file).catch(() => null);
+    if (stats === null || !stats.isFile()) return null;
+    bytes += stats.size;
+    if (stats.mtime > mtime) mtime = stats.mtime;
   }
+  return { name: first, path, files, bytes, mtime, partial };
 }
 
-/** The cached model, or null when it has not been (completely) downloaded. */
+/** The cached model for a URI (every part present), or null when it has not been downloaded. */
 export async function findCachedModel(
   uri: string | HfModelRef,
   options: ModelCacheOptions = {},
 ): Promise<CachedModel | null> {
-  const ref = toRef(uri);
-  const path = cachedPath(ref, options);
-  const found = await fileSize(path);
-  return found === null ? null : { uri: ref.uri, path, ...found };
-}
-
-async function entries(dir: string): Promise<Dirent[]> {
+  const ref = typeof uri === "string" ? parseHfUri(uri) : uri;
   try {
-    return await readdir(dir, { withFileTypes: true });
+    const path = await resolveModelFile(ref.uri, {
+      directory: modelCacheDir(options),
+      download: false,
+      cli: false,
+    });
+    return await describe(path);
   } catch {
-    return [];
+    return null; // not in the cache, or a part of it is missing
   }
 }
 
-async function* walkFiles(dir: string): AsyncGenerator<string> {
-  for (const entry of await entries(dir)) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) yield* walkFiles(path);
-    else if (entry.isFile()) yield path;
-  }
-}
-
-/** Every completely downloaded model in the cache, sorted by URI. Partial downloads are skipped. */
+/** Every model in the cache, complete ones and unfinished downloads, sorted by name. */
 export async function listCachedModels(options: ModelCacheOptions = {}): Promise<CachedModel[]> {
-  const hfRoot = join(modelCacheDir(options), "hf");
+  const dir = modelCacheDir(options);
+  const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
   const models: CachedModel[] = [];
-  for (const owner of await entries(hfRoot)) {
-    if (!owner.isDirectory()) continue;
-    for (const repo of await entries(join(hfRoot, owner.name))) {
-      if (!repo.isDirectory()) continue;
-      for (const revision of await entries(join(hfRoot, owner.name, repo.name))) {
-        if (!revision.isDirectory()) continue;
-        const revisionDir = join(hfRoot, owner.name, repo.name, revision.name);
-        for await (const path of walkFiles(revisionDir)) {
-          if (!path.toLowerCase().endsWith(".gguf")) continue; // skips *.part and stray files
-          const file = relative(revisionDir, path).split(sep).join("/");
-          const uri = formatHfUri({ owner: owner.name, repo: repo.name, file, revision: revision.name });
-          try {
-            parseHfUri(uri); // ignore files a URI could not name
-          } catch {
-            continue;
-          }
-          const found = await fileSize(path);
-          if (found !== null) models.push({ uri, path, ...found });
-        }
-      }
-    }
+  for (const entry of entries) {
+    const name = entry.name.toLowerCase();
+    if (!entry.isFile() || !(name.endsWith(".gguf") || name.endsWith(`.gguf${PARTIAL_SUFFIX}`))) continue;
+    if (!name.endsWith(PARTIAL_SUFFIX) && splitParts(entry.name)[0] !== entry.name) continue; // a later part
+    const model = await describe(join(dir, entry.name));
+    if (model !== null) models.push(model);
   }
-  return models.sort((a, b) => a.uri.localeCompare(b.uri));
-}
-
-/** Removes the empty directories left above a model file, up to (not including) `<cache>/hf`. */
-export async function pruneEmptyDirs(modelPath: string, options: ModelCacheOptions = {}): Promise<void> {
-  const stop = join(modelCacheDir(options), "hf");
-  let current = dirname(modelPath);
-  while (current !== stop && current.startsWith(stop + sep)) {
-    try {
-      await rmdir(current);
-    } catch {
-      return; // not empty, or already gone
-    }
-    current = dirname(current);
-  }
-}
-
-async function removeIfExists(path: string): Promise<boolean> {
-  try {
-    await unlink(path);
-    return true;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return false;
-    throw error;
-  }
+  return models.sort((a, b) => a.name.localeCompare(b.name));
 }
 
 /**
- * Deletes a cached model and any partial download of it, then prunes empty directories.
- * Returns the paths removed; throws `not_found` when neither exists.
+ * Deletes a model from the cache, named by its `hf:` URI or by its name in `spark models list`
+ * (an unfinished download too), with every part and any unfinished download of them. Throws
+ * `not_found` when it is not there.
  */
-export async function removeCachedModel(
-  uri: string | HfModelRef,
-  options: ModelCacheOptions = {},
-): Promise<string[]> {
-  const ref = toRef(uri);
-  const path = cachedPath(ref, options);
-  const removed: string[] = [];
-  for (const candidate of [path, partialPath(path)]) {
-    if (await removeIfExists(candidate)) removed.push(candidate);
-  }
-  if (removed.length === 0) {
+export async function removeCachedModel(spec: string, options: ModelCacheOptions = {}): Promise<CachedModel> {
+  const dir = modelCacheDir(options);
+  const model = spec.startsWith("hf:")
+    ? await findCachedModel(spec, options)
+    : ((await listCachedModels(options)).find((m) => m.name === spec) ?? null);
+  if (model === null) {
     throw new SparkError(
       "not_found",
-      `Model ${ref.uri} is not in the cache (${modelCacheDir(options)}). Run "spark models list" to see cached models.`,
+      `Model ${spec} is not in the cache (${dir}). Run "spark models list" to see cached models.`,
       { param: "model" },
     );
   }
-  await pruneEmptyDirs(path, options);
-  return removed;
+  for (const file of model.files) {
+    for (const path of [file, file + PARTIAL_SUFFIX]) {
+      await unlink(path).catch((error: NodeJS.ErrnoException) => {
+        if (error.code !== "ENOENT") throw error;
+      });
+    }
+  }
+  return model;
 }

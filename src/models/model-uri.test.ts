@@ -25,27 +25,51 @@ describe("parseHfUri", () => {
       owner: "Qwen",
       repo: "Qwen2.5-Coder-1.5B-Instruct-GGUF",
       file: "qwen2.5-coder-1.5b-instruct-q8_0.gguf",
-      revision: "main",
+      branch: "main",
       uri: DEFAULT_MODEL,
+      name: "qwen2.5-coder-1.5b-instruct-q8_0",
     });
   });
 
-  it("parses nested files and revisions, and canonicalises the URI", () => {
-    const ref = parseHfUri("hf:my-org/my_repo.v2/sub/dir/model-Q4_0.gguf@v1.0");
+  it("parses nested files and branches, and canonicalises the URI", () => {
+    const ref = parseHfUri("hf:my-org/my_repo.v2/sub/dir/model-Q4_0.gguf#v1.0");
     expect(ref).toMatchObject({
       owner: "my-org",
       repo: "my_repo.v2",
       file: "sub/dir/model-Q4_0.gguf",
-      revision: "v1.0",
+      branch: "v1.0",
+      name: "model-Q4_0",
     });
-    expect(ref.uri).toBe("hf:my-org/my_repo.v2/sub/dir/model-Q4_0.gguf@v1.0");
-    expect(parseHfUri("hf://a/b/c.gguf@main").uri).toBe("hf:a/b/c.gguf");
-    expect(parseHfUri("hf:a/b/c.gguf@0123456789abcdef0123456789abcdef01234567").revision).toHaveLength(40);
+    expect(ref.uri).toBe("hf:my-org/my_repo.v2/sub/dir/model-Q4_0.gguf#v1.0");
+    expect(parseHfUri("hf://a/b/c.gguf#main").uri).toBe("hf:a/b/c.gguf");
+    expect(parseHfUri("hf:a/b/c.gguf#0123456789abcdef0123456789abcdef01234567").branch).toHaveLength(40);
+  });
+
+  it("parses a repository with or without a quantization tag", () => {
+    expect(parseHfUri("hf:bartowski/Qwen2.5-Coder-7B-Instruct-GGUF:Q4_K_M")).toEqual({
+      kind: "hf",
+      owner: "bartowski",
+      repo: "Qwen2.5-Coder-7B-Instruct-GGUF",
+      tag: "Q4_K_M",
+      branch: "main",
+      uri: "hf:bartowski/Qwen2.5-Coder-7B-Instruct-GGUF:Q4_K_M",
+      name: "Qwen2.5-Coder-7B-Instruct-GGUF:Q4_K_M",
+    });
+    expect(parseHfUri("hf:o/r")).toEqual({
+      kind: "hf",
+      owner: "o",
+      repo: "r",
+      branch: "main",
+      uri: "hf:o/r",
+      name: "r",
+    });
   });
 
   it.each([
-    ["hf:owner/repo", "needs an owner, a repository and a file"],
-    ["hf:owner", "needs an owner"],
+    ["hf:owner", "repository"],
+    ["hf:owner/repo:", "quantization tag"],
+    ["hf:owner/repo:Q4:K", 'more than one ":tag"'],
+    ["hf:owner/repo:Q4/x.gguf", "repository"],
     ["hf:owner/repo/model.bin", ".gguf"],
     ["hf:own er/repo/x.gguf", "owner"],
     ["hf:owner/re$po/x.gguf", "repository"],
@@ -53,15 +77,15 @@ describe("parseHfUri", () => {
     ["hf:owner/repo/../x.gguf", "'..'"],
     ["hf:owner/repo/a//b.gguf", "empty"],
     ["hf:owner/repo/.hidden/x.gguf", "not a valid file name"],
-    ["hf:owner/repo/x.gguf@", "revision"],
-    ["hf:owner/repo/x.gguf@../main", "revision"],
-    ["hf:owner/repo/x.gguf@refs/pr/1", "revision"],
+    ["hf:owner/repo/x.gguf#", "branch"],
+    ["hf:owner/repo/x.gguf#../main", "branch"],
+    ["hf:owner/repo/x.gguf@v1", ".gguf"],
     ["owner/repo/x.gguf", 'starts with "hf:"'],
   ])("rejects %s", (spec, reason) => {
     const error = thrown(() => parseHfUri(spec));
     expect(error.code).toBe("invalid_request");
     expect(error.message).toContain(reason);
-    expect(error.message).toContain("hf:owner/repo/file.gguf");
+    expect(error.message).toContain("hf:owner/repo:Q4_K_M");
     expect(error.message).toContain("./path/to/model.gguf");
   });
 });

@@ -1,6 +1,6 @@
 import { closeSync, openSync, readSync, statSync } from "node:fs";
 import { homedir } from "node:os";
-import { isAbsolute, resolve } from "node:path";
+import { basename, isAbsolute, resolve } from "node:path";
 import { SparkError } from "../protocol/errors.js";
 
 /**
@@ -12,17 +12,25 @@ import { SparkError } from "../protocol/errors.js";
  */
 export const DEFAULT_MODEL = "hf:Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF/qwen2.5-coder-1.5b-instruct-q8_0.gguf";
 
-/** A model stored in a Hugging Face repository: `hf:owner/repo/path/to/file.gguf[@revision]`. */
+/**
+ * A model in a Hugging Face repository, in node-llama-cpp's URI forms: a file,
+ * `hf:owner/repo/path/to/file.gguf[#branch]`, or a quantization the hub picks the file for,
+ * `hf:owner/repo[:tag]` (e.g. `:Q4_K_M`; without a tag, the repository's default).
+ */
 export interface HfModelRef {
   kind: "hf";
   owner: string;
   repo: string;
-  /** Path of the file inside the repository, `/`-separated. */
-  file: string;
-  /** Branch, tag or commit; `main` unless the URI says otherwise. */
-  revision: string;
-  /** The canonical URI: `@revision` is omitted when it is `main`. */
+  /** Path of the file inside the repository, `/`-separated; undefined for `hf:owner/repo[:tag]`. */
+  file?: string;
+  /** The quantization tag of `hf:owner/repo:tag`. */
+  tag?: string;
+  /** Branch, tag or commit of a file URI; `main` unless the URI says otherwise. */
+  branch: string;
+  /** The canonical URI, as node-llama-cpp spells it. */
   uri: string;
+  /** A short name for the model: the file's name without `.gguf`, else `repo:tag`. */
+  name: string;
 }
 
 /** A GGUF file on the local disk. */
@@ -41,13 +49,12 @@ export interface ParseModelSpecOptions {
   homeDir?: string;
 }
 
-export const DEFAULT_REVISION = "main";
-
 const EXPECTED_FORMS = [
   "Expected one of:",
-  "  ./path/to/model.gguf                          a GGUF file on this machine",
-  "  hf:owner/repo/file.gguf                       a file in a Hugging Face repository",
-  "  hf:owner/repo/path/to/file.gguf@revision      ... at a branch, tag or commit",
+  "  ./path/to/model.gguf                      a GGUF file on this machine",
+  "  hf:owner/repo:Q4_K_M                      a quantization in a Hugging Face repository",
+  "  hf:owner/repo/path/to/file.gguf           a file in a Hugging Face repository",
+  "  hf:owner/repo/path/to/file.gguf#branch    ... at a branch, tag or commit",
   `For example: ${DEFAULT_MODEL}`,
 ].join("\n");
 
@@ -55,10 +62,9 @@ const EXPECTED_FORMS = [
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,95}$/;
 /** One path segment of a file inside a repository. */
 const FILE_SEGMENT = /^[A-Za-z0-9_+-][A-Za-z0-9._+-]*$/;
-/** A branch, tag or commit hash. No `/`, so a revision is always one cache directory. */
+/** A branch, tag or commit hash; also a quantization tag. */
 const REVISION = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 const URL_SCHEME = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//;
-const GGUF_MAGIC = "GGUF";
 
 function invalid(spec: string, reason: string): SparkError {
   return new SparkError("invalid_request", `Invalid model "${spec}": ${reason}.\n${EXPECTED_FORMS}`, {
@@ -66,34 +72,51 @@ function invalid(spec: string, reason: string): SparkError {
   });
 }
 
-/** Parses `hf:owner/repo/path/to/file.gguf[@revision]`; throws `invalid_request` on anything else. */
+function checkName(spec: string, what: string, name: string): void {
+  if (!NAME.test(name) || name.includes("..")) {
+    throw invalid(spec, `"${name}" is not a valid ${what} name (letters, digits, "-", "_", ".")`);
+  }
+}
+
+function checkRevision(spec: string, what: string, value: string): void {
+  if (!REVISION.test(value) || value.includes("..")) throw invalid(spec, `"${value}" is not a valid ${what}`);
+}
+
+/** Parses `hf:owner/repo[:tag]` or `hf:owner/repo/path/to/file.gguf[#branch]`; throws `invalid_request` on anything else. */
 export function parseHfUri(spec: string): HfModelRef {
   if (!spec.startsWith("hf:")) throw invalid(spec, 'a Hugging Face model URI starts with "hf:"');
   let body = spec.slice("hf:".length);
   if (body.startsWith("//")) body = body.slice(2); // tolerate hf://owner/repo/...
-  let revision = DEFAULT_REVISION;
-  const at = body.lastIndexOf("@");
-  if (at !== -1) {
-    revision = body.slice(at + 1);
-    body = body.slice(0, at);
-    if (!REVISION.test(revision) || revision.includes("..")) {
-      throw invalid(spec, `"${revision}" is not a valid revision (a branch, tag or commit hash)`);
-    }
+  const [owner = "", repoAndTag = "", ...fileParts] = body.split("/");
+  if (fileParts.length === 0) {
+    const [repo = "", tag, ...more] = repoAndTag.split(":");
+    checkName(spec, "owner", owner);
+    checkName(spec, "repository", repo);
+    if (more.length > 0) throw invalid(spec, 'it has more than one ":tag"');
+    if (tag !== undefined) checkRevision(spec, "quantization tag", tag);
+    const suffix = tag === undefined ? "" : `:${tag}`;
+    const uri = `hf:${owner}/${repo}${suffix}`;
+    return {
+      kind: "hf",
+      owner,
+      repo,
+      ...(tag === undefined ? {} : { tag }),
+      branch: "main",
+      uri,
+      name: repo + suffix,
+    };
   }
-  const parts = body.split("/");
-  const [owner, repo, ...fileParts] = parts;
-  if (owner === undefined || repo === undefined || fileParts.length === 0) {
-    throw invalid(spec, "it needs an owner, a repository and a file name");
+  checkName(spec, "owner", owner);
+  checkName(spec, "repository", repoAndTag);
+  let last = fileParts.pop()!;
+  let branch = "main";
+  const hash = last.indexOf("#");
+  if (hash !== -1) {
+    branch = last.slice(hash + 1);
+    last = last.slice(0, hash);
+    checkRevision(spec, "branch, tag or commit", branch);
   }
-  for (const [what, name] of [
-    ["owner", owner],
-    ["repository", repo],
-  ] as const) {
-    if (!NAME.test(name) || name.includes("..")) {
-      throw invalid(spec, `"${name}" is not a valid ${what} name (letters, digits, "-", "_", ".")`);
-    }
-  }
-  for (const segment of fileParts) {
+  for (const segment of [...fileParts, last]) {
     if (segment === "" || segment === "." || segment === "..") {
       throw invalid(spec, "the file path has an empty, '.' or '..' segment");
     }
@@ -101,15 +124,10 @@ export function parseHfUri(spec: string): HfModelRef {
       throw invalid(spec, `"${segment}" is not a valid file name (letters, digits, "-", "_", ".", "+")`);
     }
   }
-  const file = fileParts.join("/");
-  if (!file.toLowerCase().endsWith(".gguf")) throw invalid(spec, "the file must be a .gguf file");
-  return { kind: "hf", owner, repo, file, revision, uri: formatHfUri({ owner, repo, file, revision }) };
-}
-
-/** The canonical spelling of a Hugging Face model URI. */
-export function formatHfUri(ref: Pick<HfModelRef, "owner" | "repo" | "file" | "revision">): string {
-  const suffix = ref.revision === DEFAULT_REVISION ? "" : `@${ref.revision}`;
-  return `hf:${ref.owner}/${ref.repo}/${ref.file}${suffix}`;
+  if (!last.toLowerCase().endsWith(".gguf")) throw invalid(spec, "the file must be a .gguf file");
+  const file = [...fileParts, last].join("/");
+  const uri = `hf:${owner}/${repoAndTag}/${file}${branch === "main" ? "" : `#${branch}`}`;
+  return { kind: "hf", owner, repo: repoAndTag, file, branch, uri, name: basename(last, ".gguf") };
 }
 
 /** Expands a leading `~` or `~/` and resolves the path to an absolute one. */
@@ -125,8 +143,7 @@ function hasGgufMagic(path: string): boolean {
   const fd = openSync(path, "r");
   try {
     const buffer = Buffer.alloc(4);
-    const read = readSync(fd, buffer, 0, 4, 0);
-    return read === 4 && buffer.toString("latin1") === GGUF_MAGIC;
+    return readSync(fd, buffer, 0, 4, 0) === 4 && buffer.toString("latin1") === "GGUF";
   } finally {
     closeSync(fd);
   }
@@ -138,12 +155,7 @@ function hasGgufMagic(path: string): boolean {
  */
 export function parseLocalPath(spec: string, options: ParseModelSpecOptions = {}): LocalModelRef {
   const path = expandPath(spec, options);
-  let stats: ReturnType<typeof statSync> | undefined;
-  try {
-    stats = statSync(path);
-  } catch {
-    stats = undefined;
-  }
+  const stats = statSync(path, { throwIfNoEntry: false });
   if (stats === undefined) {
     throw new SparkError(
       "model_not_found",
@@ -183,8 +195,8 @@ export function parseLocalPath(spec: string, options: ParseModelSpecOptions = {}
 }
 
 /**
- * Parses a model spec: `hf:owner/repo/file.gguf[@revision]`, or otherwise a local file path.
- * Other URL schemes (`https://...`) are rejected with the list of accepted forms.
+ * Parses a model spec: an `hf:` URI, or otherwise a local file path. Other URL schemes
+ * (`https://...`) are rejected with the list of accepted forms.
  */
 export function parseModelSpec(spec: string, options: ParseModelSpecOptions = {}): ModelRef {
   const trimmed = spec.trim();

@@ -1,11 +1,11 @@
 import { SparkError } from "../protocol/errors.js";
-import { offlineHint } from "./download-errors.js";
+import { offlineHint } from "./hub-files.js";
 import { findCachedModel, modelCacheDir } from "./model-cache.js";
 import { type DownloadModelOptions, downloadModel } from "./model-download.js";
 import { DEFAULT_MODEL, parseModelSpec } from "./model-uri.js";
 
 export interface ResolvedModel {
-  /** Absolute path of the GGUF file to load. */
+  /** Absolute path of the GGUF file to load (the first part of a split model). */
   path: string;
   /** The canonical `hf:` URI, or the absolute path for a local file. */
   uri: string;

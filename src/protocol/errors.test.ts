@@ -2,7 +2,6 @@ import { describe, expect, it } from "vitest";
 import { ToolError } from "../agent/tools/tool-error.js";
 import { ClientError } from "../client/client-error.js";
 import { SseEventTooLarge } from "../engine/upstream/internal/sse-event-cap.js";
-import { Cancelled, NetworkFailure } from "../models/download-errors.js";
 import { CodedError, SparkError } from "./errors.js";
 
 describe("one error base", () => {
@@ -11,8 +10,6 @@ describe("one error base", () => {
     [new SparkError("not_found", "no such thread", { cause }), "not_found", "SparkError"],
     [new ToolError("path_protected", "not there", { cause }), "path_protected", "ToolError"],
     [new ClientError("connection_lost", "socket closed", { cause }), "connection_lost", "ClientError"],
-    [new NetworkFailure("reset", true, cause), "network_failure", "NetworkFailure"],
-    [new Cancelled({ cause }), "cancelled", "Cancelled"],
   ];
 
   it.each(errors)("%s carries its literal code, its name and its cause", (error, code, name) => {

@@ -158,7 +158,8 @@ describe("the web app in a real browser (scripted engine)", () => {
     await send(page, "patch please");
     const app = page.locator('.diff-file[data-path="src/app.ts"]');
     const notes = page.locator('.diff-file[data-path="notes.md"]');
-    await app.waitFor();
+    // The patch shows while it is written; reviewable once it is applied.
+    await page.getByRole("button", { name: "Accept src/app.ts" }).waitFor();
     expect(await h.read("src/app.ts")).toContain("9090");
     expect(await h.read("notes.md")).toBe("# Notes\nThe port moved.\n");
     await page.getByRole("button", { name: "Side by side" }).click();
@@ -176,7 +177,7 @@ describe("the web app in a real browser (scripted engine)", () => {
 
     await page.getByRole("button", { name: "Unified" }).click();
     await send(page, "patch again");
-    await page.locator(".diff-table.unified").nth(1).waitFor();
+    await page.getByRole("button", { name: "Accept src/app.ts" }).waitFor();
     await idle(page);
     expect(await h.read("src/app.ts")).toContain("port = 7070");
     await page.getByRole("button", { name: "Undo" }).click();

@@ -1,3 +1,4 @@
+import { patchPreviewOf } from "../../client-core/streaming-patch.js";
 import {
   type Entry as CoreEntry,
   emptyView,
@@ -37,6 +38,8 @@ export type Phase =
   | "idle"
   | "thinking"
   | "streaming"
+  /** The model is writing an `apply_patch` call (shown as it grows). */
+  | "writing patch"
   | "running tool"
   | "waiting for approval"
   | "interrupting";
@@ -211,7 +214,9 @@ export class ConversationStore {
     // A sub-agent may ask while no turn of this thread runs.
     if (view.approvals.length > 0) return "waiting for approval";
     if (!view.turn) return "idle";
-    if (runningTools(view).length > 0) return "running tool";
+    const running = runningTools(view);
+    if (running.some((item) => patchPreviewOf(item)?.complete === false)) return "writing patch";
+    if (running.length > 0) return "running tool";
     return streamingMessage(view) ? "streaming" : "thinking";
   }
 

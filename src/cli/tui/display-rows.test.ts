@@ -1,6 +1,7 @@
 import { describe, expect, test } from "vitest";
+import { previewPatch } from "../../client-core/streaming-patch.js";
 import type { FileDiff } from "../../protocol/agent.js";
-import { diffRows, outputRows } from "./display-rows.js";
+import { diffRows, outputRows, previewRows } from "./display-rows.js";
 
 const FILE: FileDiff = {
   path: "src/a.ts",
@@ -39,6 +40,34 @@ describe("diffRows", () => {
     expect(rows.filter((row) => row.kind === "file").map((row) => row.kind === "file" && row.label)).toEqual([
       "",
       "new file",
+    ]);
+  });
+});
+
+describe("previewRows", () => {
+  const preview = previewPatch(
+    JSON.stringify({
+      patch:
+        "*** Begin Patch\n*** Update File: a.ts\n*** Move to: b.ts\n@@ f()\n \tkeep\n-old\n+new\n*** Delete File: c.ts\n",
+    }),
+  )!;
+
+  test("the patch so far as diff rows: the @@ lines as written, no line numbers", () => {
+    expect(previewRows(preview)).toEqual([
+      { kind: "file", path: "b.ts", added: 1, removed: 1, label: "moved from a.ts" },
+      { kind: "hunk", text: "@@ f()" },
+      { kind: "context", text: "     keep" },
+      { kind: "remove", text: "-old" },
+      { kind: "add", text: "+new" },
+      { kind: "file", path: "c.ts", added: 0, removed: 0, label: "deleted" },
+    ]);
+  });
+
+  test("only the end, where the model writes, after a count of the rows above", () => {
+    expect(previewRows(preview, { maxRows: 3 })).toEqual([
+      { kind: "omitted", text: "... 4 lines above" },
+      { kind: "add", text: "+new" },
+      { kind: "file", path: "c.ts", added: 0, removed: 0, label: "deleted" },
     ]);
   });
 });

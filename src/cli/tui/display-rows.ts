@@ -1,4 +1,5 @@
-import type { FileDiff } from "../../protocol/agent.js";
+import type { PatchPreview } from "../../client-core/streaming-patch.js";
+import type { DiffLine, FileDiff } from "../../protocol/agent.js";
 
 /** One line of a tool's display, tagged so the view can colour it. */
 export type DisplayRow =
@@ -21,15 +22,7 @@ export function diffRows(files: readonly FileDiff[], options: DiffRowsOptions = 
   let shown = 0;
   let omitted = 0;
   for (const file of files) {
-    const label =
-      file.kind === "add"
-        ? "new file"
-        : file.kind === "delete"
-          ? "deleted"
-          : file.kind === "move"
-            ? `moved from ${file.from ?? "?"}`
-            : "";
-    rows.push({ kind: "file", path: file.path, added: file.added, removed: file.removed, label });
+    rows.push(fileRow(file));
     for (const hunk of file.hunks) {
       if (shown >= maxLines) {
         omitted += hunk.lines.length + 1;
@@ -45,14 +38,57 @@ export function diffRows(files: readonly FileDiff[], options: DiffRowsOptions = 
           omitted++;
           continue;
         }
-        const sign = line.kind === "add" ? "+" : line.kind === "remove" ? "-" : " ";
-        rows.push({ kind: line.kind, text: `${sign}${expandTabs(line.text)}` });
+        rows.push(lineRow(line));
         shown++;
       }
     }
   }
   if (omitted > 0) rows.push({ kind: "omitted", text: `... ${omitted} more diff lines` });
   return rows;
+}
+
+export interface PreviewRowsOptions {
+  /** Rows shown at most: the latest ones, after a count of those left out. Default: 20. */
+  maxRows?: number;
+}
+
+/**
+ * The rows of a patch the model is still writing ({@link PatchPreview}), as {@link diffRows} draws
+ * a finished one, with the `@@` lines as written (the line numbers are not known yet). Only the
+ * end is kept, where the model is writing, so the live part of the screen stays shorter than it.
+ */
+export function previewRows(preview: PatchPreview, options: PreviewRowsOptions = {}): DisplayRow[] {
+  const maxRows = Math.max(2, options.maxRows ?? 20);
+  const rows: DisplayRow[] = [];
+  for (const file of preview.files) {
+    rows.push(fileRow(file));
+    for (const hunk of file.hunks) {
+      rows.push({ kind: "hunk", text: hunk.header });
+      for (const line of hunk.lines) rows.push(lineRow(line));
+    }
+  }
+  if (preview.truncated)
+    rows.push({ kind: "omitted", text: "... the rest is shown once the patch is applied" });
+  if (rows.length <= maxRows) return rows;
+  const kept = rows.slice(rows.length - (maxRows - 1));
+  return [{ kind: "omitted", text: `... ${rows.length - kept.length} lines above` }, ...kept];
+}
+
+function fileRow(file: Pick<FileDiff, "path" | "kind" | "from" | "added" | "removed">): DisplayRow {
+  const label =
+    file.kind === "add"
+      ? "new file"
+      : file.kind === "delete"
+        ? "deleted"
+        : file.kind === "move"
+          ? `moved from ${file.from ?? "?"}`
+          : "";
+  return { kind: "file", path: file.path, added: file.added, removed: file.removed, label };
+}
+
+function lineRow(line: DiffLine): DisplayRow {
+  const sign = line.kind === "add" ? "+" : line.kind === "remove" ? "-" : " ";
+  return { kind: line.kind, text: `${sign}${expandTabs(line.text)}` };
 }
 
 export interface ExcerptOptions {

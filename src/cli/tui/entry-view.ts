@@ -1,8 +1,9 @@
 import { Box, Text } from "ink";
 import React from "react";
+import { patchPreviewOf } from "../../client-core/streaming-patch.js";
 import { type Span, styleAgentText } from "./agent-markdown.js";
 import type { Entry, Tone } from "./conversation-store.js";
-import { type DisplayRow, diffRows, outputRows } from "./display-rows.js";
+import { type DisplayRow, diffRows, outputRows, previewRows } from "./display-rows.js";
 import { McpServersView } from "./mcp-servers-view.js";
 import { firstLine, summarizeToolCall, type ToolCallItem } from "./tool-summary.js";
 
@@ -94,14 +95,24 @@ export function toneStyle(tone: Tone): { color?: string; dimColor?: boolean } {
 
 /**
  * A tool call: a one-line summary with a coloured bullet (yellow running, green done, red failed),
- * then a patch's diff, or a command's exit code and the first and last lines of its output.
+ * then a patch's diff, or a command's exit code and the first and last lines of its output. While
+ * the model writes an `apply_patch`, the patch so far, as a diff: with `liveRows`, its last rows
+ * only, each cut to one screen line, so the live part of the screen stays shorter than the screen.
  */
-export function ToolCallView({ item }: { item: ToolCallItem }): React.ReactElement {
+export function ToolCallView({
+  item,
+  liveRows,
+}: {
+  item: ToolCallItem;
+  liveRows?: number;
+}): React.ReactElement {
   const colour = item.status === "running" ? "yellow" : item.status === "completed" ? "green" : "red";
   const display = item.display;
   const rows: DisplayRow[] = [];
   let exit: React.ReactElement | null = null;
-  if (display?.kind === "diff") rows.push(...diffRows(display.files));
+  const preview = patchPreviewOf(item);
+  if (preview) rows.push(...previewRows(preview, liveRows === undefined ? {} : { maxRows: liveRows }));
+  else if (display?.kind === "diff") rows.push(...diffRows(display.files));
   else if (display?.kind === "command") {
     exit = exitLabel(display.exitCode);
     rows.push(...outputRows(display.output));
@@ -118,24 +129,42 @@ export function ToolCallView({ item }: { item: ToolCallItem }): React.ReactEleme
       // The diff's own file headers carry the counts.
       h(Text, { bold: true }, summarizeToolCall(item, { diffCounts: false })),
       exit ? h(Text, null, "  ", exit) : null,
-      item.status === "running" ? h(Text, { dimColor: true }, "  running...") : null,
+      item.status === "running"
+        ? h(Text, { dimColor: true }, preview && !preview.complete ? "  writing..." : "  running...")
+        : null,
     ),
     rows.length > 0
       ? h(
           Box,
           { flexDirection: "column", paddingLeft: 2 },
-          rows.map((row, index) => h(RowView, { key: index, row, failed: item.status === "failed" })),
+          rows.map((row, index) =>
+            h(RowView, {
+              key: index,
+              row,
+              failed: item.status === "failed",
+              oneLine: liveRows !== undefined,
+            }),
+          ),
         )
       : null,
   );
 }
 
-function RowView({ row, failed }: { row: DisplayRow; failed: boolean }): React.ReactElement {
+function RowView({
+  row,
+  failed,
+  oneLine,
+}: {
+  row: DisplayRow;
+  failed: boolean;
+  oneLine: boolean;
+}): React.ReactElement {
+  const line = oneLine ? { wrap: "truncate-end" as const } : {};
   switch (row.kind) {
     case "file":
       return h(
         Text,
-        null,
+        line,
         h(Text, { bold: true }, row.path),
         " ",
         h(Text, { color: "green" }, `+${row.added}`),
@@ -144,17 +173,17 @@ function RowView({ row, failed }: { row: DisplayRow; failed: boolean }): React.R
         row.label ? h(Text, { dimColor: true }, ` (${row.label})`) : null,
       );
     case "hunk":
-      return h(Text, { color: "cyan", dimColor: true }, row.text);
+      return h(Text, { ...line, color: "cyan", dimColor: true }, row.text);
     case "add":
-      return h(Text, { color: "green" }, row.text);
+      return h(Text, { ...line, color: "green" }, row.text);
     case "remove":
-      return h(Text, { color: "red" }, row.text);
+      return h(Text, { ...line, color: "red" }, row.text);
     case "context":
-      return h(Text, { dimColor: true }, row.text);
+      return h(Text, { ...line, dimColor: true }, row.text);
     case "output":
-      return h(Text, failed ? { color: "red" } : { dimColor: true }, row.text || " ");
+      return h(Text, { ...line, ...(failed ? { color: "red" } : { dimColor: true }) }, row.text || " ");
     case "omitted":
-      return h(Text, { dimColor: true, italic: true }, row.text);
+      return h(Text, { ...line, dimColor: true, italic: true }, row.text);
     default: {
       const unknown: never = row;
       return unknown;

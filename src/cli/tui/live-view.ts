@@ -23,7 +23,9 @@ export function LiveView({ view }: { view: ConversationView }): React.ReactEleme
           marginTop: view.streaming.continued ? 0 : 1,
         })
       : null,
-    view.running.map((item) => h(ToolCallView, { key: item.id, item })),
+    view.running.map((item) =>
+      h(ToolCallView, { key: item.id, item, liveRows: liveRowsEach(rows, view.running.length) }),
+    ),
     approval
       ? h(
           Box,
@@ -80,6 +82,11 @@ function approvalLines(approval: ApprovalRequestEvent): React.ReactElement[] {
       sandboxLabel(approval.sandbox),
     ),
   ];
+}
+
+/** Rows each running tool may show (a patch being written): the live part must fit the screen. */
+function liveRowsEach(screenRows: number, running: number): number {
+  return Math.max(3, Math.floor((screenRows - 12) / Math.max(1, running)));
 }
 
 /**

@@ -44,6 +44,12 @@ describe("summarizeToolCall", () => {
     ).toBe("$ ls");
   });
 
+  test("an apply_patch being written names the files whose header lines are complete", () => {
+    const partial = '{"patch": "*** Begin Patch\\n*** Update File: src/a.ts\\n+x\\n*** Add File: src/b';
+    expect(summarizeToolCall(call("apply_patch", partial))).toBe("apply_patch src/a.ts");
+    expect(summarizeToolCall(call("apply_patch", '{"patch": "*** Beg'))).toBe("apply_patch");
+  });
+
   test("never throws on bad or unknown arguments, and cuts long ones", () => {
     expect(summarizeToolCall(call("read_file", "{not json"))).toBe("read_file ?");
     expect(summarizeToolCall(call("mystery", { x: 1 }))).toBe('mystery {"x":1}');

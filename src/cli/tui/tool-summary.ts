@@ -1,3 +1,4 @@
+import { previewPatch } from "../../client-core/streaming-patch.js";
 import type { FileDiff, ThreadItem } from "../../protocol/agent.js";
 
 export type ToolCallItem = Extract<ThreadItem, { type: "tool_call" }>;
@@ -12,7 +13,7 @@ export interface SummaryOptions {
 
 /**
  * One line naming what a tool call does: `read_file src/a.ts:10-20`, `search "foo" in src`,
- * `$ npm test`, `apply_patch src/a.ts (+3 -1)`. Tools it does not know show their name and their
+ * `$ npm test`, `apply_patch src/a.ts (+3 -1)` (the files named so far while the call streams). Tools it does not know show their name and their
  * arguments, cut short. Never throws, whatever the model sent as arguments.
  */
 export function summarizeToolCall(
@@ -45,8 +46,11 @@ export function summarizeToolCall(
       const command = commandField(args);
       return command === null ? "shell" : `$ ${cut(oneLine(command))}`;
     }
-    case "apply_patch":
-      return `apply_patch ${patchTargets(stringField(args, "patch") ?? "").join(", ")}`.trimEnd();
+    case "apply_patch": {
+      // The files named so far, while the model still writes the call.
+      const files = previewPatch(item.arguments)?.files ?? [];
+      return `apply_patch ${files.map((file) => file.path).join(", ")}`.trimEnd();
+    }
     default: {
       const shown = args === null ? item.arguments.trim() : (path ?? JSON.stringify(args));
       return `${item.name} ${cut(oneLine(shown))}`.trimEnd();
@@ -65,14 +69,6 @@ export function fileLabel(file: FileDiff): string {
 export function firstLine(text: string): string {
   const line = text.trim().split("\n")[0] ?? "";
   return line.length > 200 ? `${line.slice(0, 197)}...` : line;
-}
-
-/** Files named by `*** Add/Update/Delete File:` lines of an apply_patch body. */
-function patchTargets(patch: string): string[] {
-  const targets: string[] = [];
-  for (const match of patch.matchAll(/^\*\*\* (?:Add|Update|Delete) File: (.+)$/gm))
-    targets.push(match[1]!.trim());
-  return targets;
 }
 
 function parseArguments(json: string): Record<string, unknown> | null {

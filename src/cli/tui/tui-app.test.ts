@@ -64,6 +64,30 @@ describe("the terminal UI over a real agent thread (scripted model, real server 
     expect(screen).toContain("  export function add(a: number, b: number) {");
   });
 
+  test("a patch grows in the view as the model writes it; Esc stops it and nothing is applied", async () => {
+    const lines = Array.from({ length: 40 }, (_, i) => `+export const n${i} = ${i};`);
+    const patch = ["*** Begin Patch", "*** Add File: src/numbers.ts", ...lines, "*** End Patch"].join("\n");
+    await using h = await tuiHarness(
+      {},
+      { script: inTurn([call("apply_patch", { patch }), { text: "Added." }]), tokensPerSecond: 40 },
+    );
+    h.mount();
+    await h.send("add numbers");
+    // Part of the patch, coloured, while the call is still being written.
+    const frame = await h.stdout.waitFor((f) => f.includes("+export const n3 = 3;"), { raw: true });
+    expect(frame).toContain("\x1b[32m+export const n3 = 3;");
+    const screen = h.stdout.screen();
+    expect(screen).toContain("• apply_patch src/numbers.ts  writing...");
+    expect(screen).toContain("writing patch");
+    expect(screen).not.toContain("n39 = 39");
+    await h.stdin.press(KEYS.escape);
+    const stopped = await h.stdout.waitFor((f) => f.includes("Interrupted.") && f.includes("idle"));
+    expect(stopped).toContain("• apply_patch src/numbers.ts");
+    expect(stopped).toContain("Not applied");
+    expect(stopped).not.toContain("n39 = 39");
+    await expect(readFile(path.join(h.dir, "src/numbers.ts"), "utf8")).rejects.toThrow(/ENOENT/);
+  });
+
   test("Esc interrupts a slow stream at once and the status says interrupted", async () => {
     await using h = await tuiHarness({}, { script: [{ text: LONG }], tokensPerSecond: 50 });
     h.mount();
@@ -91,6 +115,23 @@ describe("the terminal UI over a real agent thread (scripted model, real server 
     expect(frame).toContain("> steer: say hi instead");
     expect(frame).not.toContain("word199");
     expect(frame).not.toContain("last turn interrupted");
+  });
+
+  test("Enter while a patch is being written steers away from it; the patch is not applied", async () => {
+    const lines = Array.from({ length: 40 }, (_, i) => `+export const n${i} = ${i};`);
+    const patch = ["*** Begin Patch", "*** Add File: src/numbers.ts", ...lines, "*** End Patch"].join("\n");
+    const script = (request: GenerateRequest) =>
+      lastUser(request) === "no, leave it" ? { text: "Left it alone." } : call("apply_patch", { patch });
+    await using h = await tuiHarness({}, { script, tokensPerSecond: 40 });
+    h.mount();
+    await h.send("add numbers");
+    await h.stdout.waitFor((f) => f.includes("+export const n3 = 3;") && f.includes("writing patch"));
+    await h.send("no, leave it");
+    const frame = await h.stdout.waitFor((f) => f.includes("Left it alone.") && f.includes("idle"));
+    expect(frame).toContain("> steer: no, leave it");
+    expect(frame).toContain("Not applied");
+    expect(frame).not.toContain("n39 = 39");
+    await expect(readFile(path.join(h.dir, "src/numbers.ts"), "utf8")).rejects.toThrow(/ENOENT/);
   });
 
   test("Tab queues a message: shown as queued until its turn starts, then run", async () => {

@@ -5,6 +5,8 @@ import {
   type Llama,
   type LlamaContext,
   type LlamaContextSequence,
+  LlamaGrammar,
+  LlamaGrammarEvaluationState,
   LlamaLogLevel,
   type LlamaModel,
   resolveChatWrapper,
@@ -24,14 +26,16 @@ import type {
   StopReason,
 } from "../engine.js";
 import { type BackendInfo, backendInfoOf } from "./backend-info.js";
-import { callSyntaxOf, renderPrompt } from "./internal/chat-rendering.js";
+import { callGrammar } from "./internal/call-grammar.js";
+import { renderPrompt } from "./internal/chat-rendering.js";
 import { DraftModelPredictor } from "./internal/draft-model-predictor.js";
 import { LookupPredictor, type LookupSettings } from "./internal/lookup-predictor.js";
 import { canGenerateNatively, NativeGreedyRun } from "./internal/native-greedy.js";
-import { OutputParser } from "./internal/output-parser.js";
+import { OutputParser, type ParsedOutput } from "./internal/output-parser.js";
 import { physicalCoreCount } from "./internal/physical-cores.js";
 import { restoreGeneratedTokens, SequencePool, type Slot } from "./internal/sequence-pool.js";
 import { SwitchingPredictor } from "./internal/switching-predictor.js";
+import { type CallSyntax, callSyntaxOf, withSparkCallSyntax } from "./internal/tool-call-syntax.js";
 import { TypeAhead } from "./internal/type-ahead.js";
 import { vocabularyMismatch } from "./internal/vocabulary-match.js";
 import { WarmEventLoop } from "./internal/warm-event-loop.js";
@@ -152,7 +156,10 @@ export class LlamaEngine implements Engine {
   private readonly nativeRuns = new Set<NativeGreedyRun>();
   private generating = 0;
   private readonly predictors = new Map<LlamaContextSequence, SequencePredictors>();
-  private readonly parserSetup: { callSyntax: ReturnType<typeof callSyntaxOf> };
+  /** How this model writes function calls. */
+  readonly callSyntax: CallSyntax;
+  /** Parsed call grammars by their text (the same tools come with every request of a client). */
+  private readonly grammars = new Map<string, LlamaGrammar>();
   private readonly warmLoop = new WarmEventLoop();
   private readonly typeAhead: TypeAhead;
   private disposed = false;
@@ -205,7 +212,7 @@ export class LlamaEngine implements Engine {
       nativeLoop: nativeLoop && canGenerateNatively(sequences[0]!),
     };
     this.backend = backendInfoOf(parts.llama);
-    this.parserSetup = { callSyntax: callSyntaxOf(model, chatWrapper) };
+    this.callSyntax = callSyntaxOf(model, chatWrapper);
   }
 
   static async create(options: LlamaEngineOptions): Promise<LlamaEngine> {
@@ -262,7 +269,7 @@ export class LlamaEngine implements Engine {
       const kvStates = options.kvStateCache
         ? new KvStateCache(options.kvStateCache, await kvStateKeyOf(llama, options.modelPath, context))
         : undefined;
-      const wrapper = resolveChatWrapper(model);
+      const wrapper = withSparkCallSyntax(resolveChatWrapper(model));
       const id = options.id ?? path.basename(options.modelPath).replace(/\.gguf$/i, "");
       return new LlamaEngine({
         llama,
@@ -418,7 +425,19 @@ export class LlamaEngine implements Engine {
       return;
     }
 
-    const parser = new OutputParser([...stopTriggers, ...(request.stop ?? [])], this.parserSetup.callSyntax);
+    const tools = request.tools ?? [];
+    const choice = request.toolChoice ?? "auto";
+    if (typeof choice === "object" && !tools.some((tool) => tool.name === choice.name)) {
+      throw new SparkError(
+        "invalid_request",
+        `tool_choice names '${choice.name}', which is not among the tools.`,
+        {
+          param: "tool_choice",
+        },
+      );
+    }
+    const syntax = tools.length > 0 ? this.callSyntax : null;
+    const parser = new OutputParser([...stopTriggers, ...(request.stop ?? [])], syntax);
     const maxOutput = Math.min(
       request.maxOutputTokens ?? Number.POSITIVE_INFINITY,
       this.info.contextSize - tokens.length,
@@ -426,66 +445,173 @@ export class LlamaEngine implements Engine {
     const generated: Token[] = [];
     let pending: Token[] = [];
     let emittedText = "";
+    let reasoned = false;
     let toolCalls = 0;
     let stopReason: StopReason = "stop";
     let firstTokenAt = 0;
     let lastTokenAt = 0;
+    // Where each flush of decoded text ended: tokens so far and output offset (for rewinding to a
+    // call's start), and the output text itself.
+    const flushes: { tokens: number; text: number }[] = [{ tokens: 0, text: 0 }];
+    let output = "";
+    // Characters of regenerated text the parser already has (see `rewind`).
+    let skip = 0;
+    let openCall: { callId: string; name: string } | undefined;
 
     // Drafts come from the request's prediction or prompt lookup, else from the draft model if any.
     if (lookup.kind !== "off") predictors.lookup.configure(lookup);
     predictors.switch.select(lookup.kind !== "off" ? predictors.lookup : drafter);
     const predictionsBefore = { ...sequence.tokenPredictions };
     const native = lookup.kind === "off" && drafter === undefined && (request.temperature ?? 0) === 0;
-    const evaluation = this.decode(sequence, tokens[tokens.length - 1]!, request, native ? maxOutput : 0);
-    for await (const token of evaluation) {
-      lastTokenAt = performance.now();
-      if (firstTokenAt === 0) firstTokenAt = lastTokenAt;
-      if (this.model.isEogToken(token)) break;
-      generated.push(token);
-      pending.push(token);
-      const text = this.model.detokenize(
-        pending,
-        true,
-        generated.slice(-pending.length - 4, -pending.length),
-      );
-      // A multi-byte character split across tokens decodes to U+FFFD until its last byte arrives.
-      if (!(text.endsWith("\uFFFD") && pending.length < 4)) {
-        pending = [];
-        for (const piece of parser.push(text)) {
-          if (piece.type === "text") {
-            emittedText += piece.text;
-            yield { type: "text", text: piece.text };
-          } else if (piece.type === "call") {
-            toolCalls++;
-            yield {
-              type: "tool_call",
-              call: { callId: newCallId(), name: piece.name, arguments: piece.arguments },
-            };
+    // A forced call is under its grammar from the first token; otherwise the grammar switches on
+    // where the model starts a call, and off where the call ends.
+    let grammar =
+      syntax && choice !== "auto"
+        ? this.grammarState(callGrammar(syntax, tools, { choice, withTrigger: true }))
+        : undefined;
+    let evaluation = this.decode(
+      sequence,
+      tokens[tokens.length - 1]!,
+      request,
+      native ? maxOutput : 0,
+      grammar,
+    );
+    decoding: for (;;) {
+      let rewind: { tokens: number; lead: string } | undefined;
+      let callsEnded = false;
+      const events: EngineEvent[] = [];
+      const handle = (pieces: ParsedOutput[]): boolean => {
+        let begun = false;
+        for (const piece of pieces) {
+          switch (piece.type) {
+            case "text":
+              emittedText += piece.text;
+              events.push({ type: "text", text: piece.text });
+              break;
+            case "reasoning":
+              reasoned = true;
+              events.push({ type: "reasoning", text: piece.text });
+              break;
+            case "calls_begin":
+              if (grammar) {
+                begun = true;
+                break;
+              }
+              // Generate the call again from the last token boundary at or before its trigger's
+              // end, under the grammar; the text from that boundary to the trigger's end is
+              // already parsed, so the grammar repeats it and the parser skips it.
+              for (let i = flushes.length - 1; i >= 0; i--) {
+                const flush = flushes[i]!;
+                if (flush.text <= piece.at) {
+                  rewind = { tokens: flush.tokens, lead: output.slice(flush.text, piece.at) };
+                  break;
+                }
+              }
+              parser.truncate(piece.at);
+              break;
+            case "call_start":
+              openCall = { callId: newCallId(), name: piece.name };
+              events.push({ type: "tool_call_start", ...openCall });
+              break;
+            case "call_delta":
+              if (openCall)
+                events.push({ type: "tool_call_delta", callId: openCall.callId, delta: piece.delta });
+              break;
+            case "call":
+              toolCalls++;
+              events.push({
+                type: "tool_call",
+                call: {
+                  callId: openCall?.callId ?? newCallId(),
+                  name: piece.name,
+                  arguments: piece.arguments,
+                },
+              });
+              openCall = undefined;
+              break;
+            case "calls_end":
+              callsEnded = grammar !== undefined;
+              break;
           }
         }
+        return begun;
+      };
+      for await (const token of evaluation) {
+        lastTokenAt = performance.now();
+        if (firstTokenAt === 0) firstTokenAt = lastTokenAt;
+        if (this.model.isEogToken(token)) break decoding;
+        generated.push(token);
+        pending.push(token);
+        const text = this.model.detokenize(
+          pending,
+          true,
+          generated.slice(-pending.length - 4, -pending.length),
+        );
+        // A multi-byte character split across tokens decodes to U+FFFD until its last byte arrives.
+        if (!(text.endsWith("\uFFFD") && pending.length < 4)) {
+          pending = [];
+          output += text;
+          flushes.push({ tokens: generated.length, text: output.length });
+          const fresh = text.slice(Math.min(skip, text.length));
+          skip -= text.length - fresh.length;
+          // Under a grammar already (a forced call), parsing goes on at once after the trigger.
+          let begun = handle(parser.push(fresh));
+          while (begun) begun = handle(parser.push(""));
+          for (const event of events) yield event;
+          events.length = 0;
+        }
+        if (parser.stopped) break decoding;
+        if (rewind || callsEnded) break;
+        if (signal?.aborted) {
+          stopReason = "cancelled";
+          break decoding;
+        }
+        if (generated.length >= maxOutput) {
+          stopReason = "length";
+          break decoding;
+        }
       }
-      if (parser.stopped) break;
-      if (signal?.aborted) {
-        stopReason = "cancelled";
-        break;
+      if (rewind) {
+        generated.length = rewind.tokens;
+        while (flushes.at(-1)!.tokens > rewind.tokens) flushes.pop();
+        output = output.slice(0, flushes.at(-1)!.text);
+        pending = [];
+        skip = rewind.lead.length;
+        const last = generated.at(-1) ?? tokens[tokens.length - 1]!;
+        // `last` goes back in at its own position: everything from there on is generated again.
+        const position = tokens.length - 1 + generated.length;
+        if (position < sequence.nextTokenIndex) {
+          await sequence.eraseContextTokenRanges([{ start: position, end: sequence.nextTokenIndex }]);
+        }
+        grammar = this.grammarState(callGrammar(syntax!, tools, { choice, lead: rewind.lead }));
+        predictors.switch.select(undefined);
+        evaluation = this.decode(sequence, last, request, 0, grammar);
+        continue;
       }
-      if (generated.length >= maxOutput) {
-        stopReason = "length";
-        break;
+      if (callsEnded) {
+        grammar = undefined;
+        predictors.switch.select(lookup.kind !== "off" ? predictors.lookup : drafter);
+        const remaining = maxOutput - generated.length;
+        evaluation = this.decode(sequence, generated.at(-1)!, request, native ? remaining : 0, undefined);
+        continue;
       }
+      break;
     }
     const stoppedByTrigger = parser.stopped;
     for (const piece of parser.finish()) {
       if (piece.type === "text") {
         emittedText += piece.text;
         yield { type: "text", text: piece.text };
+      } else if (piece.type === "reasoning") {
+        reasoned = true;
+        yield { type: "reasoning", text: piece.text };
       }
     }
     if (toolCalls > 0 && stopReason === "stop") stopReason = "tool_calls";
 
     // Remember what was generated, so the next prompt that contains this text reuses its KV state
     // (only when every generated token is in the text: no call or stop trigger was cut out of it).
-    if (toolCalls === 0 && !stoppedByTrigger && emittedText) {
+    if (toolCalls === 0 && !reasoned && !stoppedByTrigger && emittedText) {
       slot.spans.push({ start: tokens.length, generated, rendered: this.model.tokenize(emittedText, false) });
     }
     const after = sequence.tokenPredictions;
@@ -517,9 +643,10 @@ export class LlamaEngine implements Engine {
     lastPromptToken: Token,
     request: GenerateRequest,
     nativeTokens: number,
+    grammar?: LlamaGrammarEvaluationState,
   ): AsyncGenerator<Token> {
     let next = lastPromptToken;
-    if (nativeTokens > 0 && this.binary.nativeLoop && this.generating === 1) {
+    if (nativeTokens > 0 && !grammar && this.binary.nativeLoop && this.generating === 1) {
       const run = new NativeGreedyRun(sequence, next, Math.min(nativeTokens, 2 ** 31 - 1));
       this.nativeRuns.add(run);
       try {
@@ -536,7 +663,19 @@ export class LlamaEngine implements Engine {
       temperature: request.temperature ?? 0,
       topP: request.topP,
       seed: request.seed,
+      grammarEvaluationState: grammar,
     });
+  }
+
+  /** A fresh evaluation state of the grammar `text` (parsed once per text). */
+  private grammarState(text: string): LlamaGrammarEvaluationState {
+    let grammar = this.grammars.get(text);
+    if (!grammar) {
+      grammar = new LlamaGrammar(this.llama, { grammar: text });
+      if (this.grammars.size >= 32) this.grammars.delete(this.grammars.keys().next().value!);
+      this.grammars.set(text, grammar);
+    }
+    return new LlamaGrammarEvaluationState({ model: this.model, grammar });
   }
 
   /**

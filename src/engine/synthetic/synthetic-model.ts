@@ -99,6 +99,8 @@ export interface WriteSyntheticOptions {
   seed?: number;
   /** `general.name`; default "Spark Synthetic". */
   name?: string;
+  /** `tokenizer.chat_template`; default Qwen2.5-Instruct's. */
+  chatTemplate?: string;
   /** Called after each chunk with the fraction of tensor data written (0..1). */
   onProgress?: (fraction: number) => void;
 }
@@ -178,6 +180,7 @@ export function syntheticModelMetadata(
   shape: SyntheticShape,
   quant: SyntheticQuant,
   name = "Spark Synthetic",
+  chatTemplate = QWEN25_CHAT_TEMPLATE,
 ): Array<[string, GgufValue]> {
   validateShape(shape, quant);
   const vocab = buildTokenizerVocab(shape.vocab);
@@ -198,7 +201,7 @@ export function syntheticModelMetadata(
     ["llama.rope.freq_base", gguf.f32(shape.ropeFreqBase ?? 10000)],
     ["llama.attention.layer_norm_rms_epsilon", gguf.f32(shape.rmsNormEps ?? 1e-5)],
     ...tokenizerMetadata(vocab),
-    ["tokenizer.chat_template", gguf.str(QWEN25_CHAT_TEMPLATE)],
+    ["tokenizer.chat_template", gguf.str(chatTemplate)],
   ];
 }
 
@@ -235,7 +238,7 @@ export async function writeSyntheticModel(path: string, options: WriteSyntheticO
   if (!Number.isInteger(seed)) throw invalid(`seed must be an integer, got ${seed}`);
   const plan = syntheticTensorPlan(shape, quant);
   const writer = await GgufFileWriter.open(path, {
-    metadata: syntheticModelMetadata(shape, quant, options.name),
+    metadata: syntheticModelMetadata(shape, quant, options.name, options.chatTemplate),
     tensors: plan.map((t) => t.info),
   });
   let pending: Promise<void> = Promise.resolve();

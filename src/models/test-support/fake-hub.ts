@@ -3,10 +3,14 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 
 /**
- * A local stand-in for the Hugging Face resolve endpoint, for tests. `HEAD|GET
- * /<owner>/<repo>/resolve/<revision>/<file>` answers 302 to `/cdn/<n>` with `X-Linked-Etag` (the
- * sha256) and `X-Linked-Size`, as the hub does for LFS files; `/cdn/<n>` serves the bytes with
- * `Range` support. Unknown repositories get 401 `RepoNotFound`, unknown files 404 `EntryNotFound`.
+ * A local stand-in for the Hugging Face hub, for tests:
+ * - `GET /v2/<owner>/<repo>/manifests/<tag>` names the repository's GGUF for a quantization tag
+ *   (`latest`: its first file), as `{"ggufFile": {"rfilename": ...}}`, the way llama.cpp and
+ *   node-llama-cpp resolve `hf:owner/repo:TAG`;
+ * - `HEAD|GET /<owner>/<repo>/resolve/<revision>/<file>` answers 302 to `/cdn/<n>` with
+ *   `X-Linked-Etag` (the sha256) and `X-Linked-Size`, as the hub does for LFS files;
+ * - `/cdn/<n>` serves the bytes, with `Range` support.
+ * Unknown repositories get 401 `RepoNotFound`, unknown files 404 `EntryNotFound`.
  */
 
 export interface FakeHubFile {
@@ -31,12 +35,8 @@ export interface RecordedRequest {
 export interface FakeHub {
   endpoint: string;
   requests: RecordedRequest[];
-  /** The next CDN GET sends `afterBytes` of its body, then closes the connection. */
-  dropNextAfter(afterBytes: number): void;
-  /** The next CDN GET sends `afterBytes` of its body, then goes silent (never ends). */
+  /** The next ranged CDN GET sends `afterBytes` of its body, then goes silent (never ends). */
   stallNextAfter(afterBytes: number): void;
-  /** Answer Range requests with a full 200 response. */
-  ignoreRanges: boolean;
   close(): Promise<void>;
 }
 
@@ -49,50 +49,39 @@ export function sha256Hex(content: Buffer): string {
   return createHash("sha256").update(content).digest("hex");
 }
 
-type Fault = { kind: "drop" | "stall"; afterBytes: number };
+const LATER_SPLIT_PART = /-(?!00001)\d{5}-of-\d{5}\.gguf$/;
+
+function serveBytes(req: IncomingMessage, res: ServerResponse, content: Buffer, stallAfter?: number): void {
+  const size = content.length;
+  const range = req.headers.range?.match(/^bytes=(\d+)-(\d*)$/);
+  let start = 0;
+  let end = size - 1;
+  if (range) {
+    start = Number(range[1]);
+    if (range[2] !== "") end = Math.min(Number(range[2]), size - 1);
+    if (start > end) {
+      res.writeHead(416, { "Content-Range": `bytes */${size}` }).end();
+      return;
+    }
+    res.writeHead(206, {
+      "Content-Length": end - start + 1,
+      "Content-Range": `bytes ${start}-${end}/${size}`,
+      "Accept-Ranges": "bytes",
+    });
+  } else {
+    res.writeHead(200, { "Content-Length": size, "Accept-Ranges": "bytes" });
+  }
+  if (req.method === "HEAD") res.end();
+  else if (stallAfter === undefined) res.end(content.subarray(start, end + 1));
+  else res.write(content.subarray(start, Math.min(start + stallAfter, end + 1)));
+}
 
 export async function startFakeHub(files: FakeHubFile[]): Promise<FakeHub> {
   const requests: RecordedRequest[] = [];
-  const faults: Fault[] = [];
-  const state = { ignoreRanges: false };
-
-  const serveCdn = (req: IncomingMessage, res: ServerResponse, entry: FakeHubFile) => {
-    const content = entry.content;
-    const size = content.length;
-    const rangeMatch = state.ignoreRanges ? null : req.headers.range?.match(/^bytes=(\d+)-$/);
-    let start = 0;
-    if (rangeMatch) {
-      start = Number(rangeMatch[1]);
-      if (start >= size) {
-        res.writeHead(416, { "Content-Range": `bytes */${size}` }).end();
-        return;
-      }
-      res.writeHead(206, {
-        "Content-Length": size - start,
-        "Content-Range": `bytes ${start}-${size - 1}/${size}`,
-        "Accept-Ranges": "bytes",
-      });
-    } else {
-      res.writeHead(200, { "Content-Length": size, "Accept-Ranges": "bytes" });
-    }
-    if (req.method === "HEAD") {
-      res.end();
-      return;
-    }
-    const body = content.subarray(start);
-    const fault = faults.shift();
-    if (fault === undefined) {
-      res.end(body);
-    } else if (fault.kind === "drop") {
-      res.write(body.subarray(0, fault.afterBytes), () => res.socket?.end());
-    } else {
-      res.write(body.subarray(0, fault.afterBytes));
-    }
-  };
+  const stalls: number[] = [];
 
   const server: Server = createServer((req, res) => {
-    const url = new URL(req.url ?? "/", "http://127.0.0.1");
-    const path = decodeURIComponent(url.pathname);
+    const path = decodeURIComponent(new URL(req.url ?? "/", "http://127.0.0.1").pathname);
     requests.push({
       method: req.method ?? "GET",
       path,
@@ -103,22 +92,45 @@ export async function startFakeHub(files: FakeHubFile[]): Promise<FakeHub> {
     if (cdn) {
       const entry = files[Number(cdn[1])];
       if (entry === undefined) res.writeHead(404).end();
-      else serveCdn(req, res, entry);
+      else
+        serveBytes(
+          req,
+          res,
+          entry.content,
+          req.method === "GET" && req.headers.range ? stalls.shift() : undefined,
+        );
       return;
     }
-    const resolve = path.match(/^\/([^/]+)\/([^/]+)\/resolve\/([^/]+)\/(.+)$/);
-    if (!resolve) {
-      res.writeHead(404).end();
-      return;
-    }
-    const [, owner, repo, revision, file] = resolve;
+    const route =
+      path.match(/^\/v2\/([^/]+)\/([^/]+)\/manifests\/([^/]+)$/) ??
+      path.match(/^\/([^/]+)\/([^/]+)\/resolve\/([^/]+)\/(.+)$/);
+    const [, owner, repo, third, file] = route ?? [];
     const repoFiles = files.filter((f) => f.owner === owner && f.repo === repo);
-    if (repoFiles.length === 0) {
+    if (route === null || repoFiles.length === 0) {
       res.writeHead(401, { "X-Error-Code": "RepoNotFound", "X-Error-Message": "Repository not found" }).end();
       return;
     }
+    if (file === undefined) {
+      const tag = third!.toLowerCase();
+      if (tag === "oversized-manifest") {
+        // A hub that answers without end: the client must stop reading.
+        res
+          .writeHead(200, { "Content-Type": "application/json" })
+          .end(`{"pad": "${"x".repeat(2 * 1024 * 1024)}"}`);
+        return;
+      }
+      const found = repoFiles.find(
+        (f) => !LATER_SPLIT_PART.test(f.file) && (tag === "latest" || f.file.toLowerCase().includes(tag)),
+      );
+      if (found === undefined) res.writeHead(404).end();
+      else
+        res
+          .writeHead(200, { "Content-Type": "application/json" })
+          .end(JSON.stringify({ ggufFile: { rfilename: found.file } }));
+      return;
+    }
     const index = files.findIndex(
-      (f) => f.owner === owner && f.repo === repo && f.file === file && (f.revision ?? "main") === revision,
+      (f) => repoFiles.includes(f) && f.file === file && (f.revision ?? "main") === third,
     );
     const entry = files[index];
     if (entry === undefined) {
@@ -144,14 +156,7 @@ export async function startFakeHub(files: FakeHubFile[]): Promise<FakeHub> {
   return {
     endpoint: `http://127.0.0.1:${port}`,
     requests,
-    dropNextAfter: (afterBytes) => faults.push({ kind: "drop", afterBytes }),
-    stallNextAfter: (afterBytes) => faults.push({ kind: "stall", afterBytes }),
-    get ignoreRanges() {
-      return state.ignoreRanges;
-    },
-    set ignoreRanges(value: boolean) {
-      state.ignoreRanges = value;
-    },
+    stallNextAfter: (afterBytes) => stalls.push(afterBytes),
     close: async () => {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -1,4 +1,5 @@
-import { useEffect, useRef } from "preact/hooks";
+import { useEffect, useMemo, useRef } from "preact/hooks";
+import { patchPreviewOf } from "../../client-core/streaming-patch.js";
 import type { Entry, ThreadView } from "../../client-core/thread-view.js";
 import { type DiffMode, DiffView } from "./diff-view.js";
 import { Markdown } from "./markdown.js";
@@ -13,13 +14,25 @@ export interface ConversationProps {
 export function Conversation({ view, diffMode, onResolve }: ConversationProps) {
   const ref = useRef<HTMLDivElement>(null);
   const pinned = useRef(true);
+  /** Where following the stream last scrolled to. */
+  const followed = useRef(-1);
   useEffect(() => {
     const element = ref.current;
-    if (element && pinned.current) element.scrollTop = element.scrollHeight;
+    if (element && pinned.current) {
+      element.scrollTop = element.scrollHeight;
+      followed.current = element.scrollTop;
+    }
   });
   const onScroll = () => {
     const element = ref.current;
-    if (element) pinned.current = element.scrollHeight - element.scrollTop - element.clientHeight < 40;
+    if (!element) return;
+    const fromBottom = element.scrollHeight - element.scrollTop - element.clientHeight;
+    // Above where following put it (and not at the end, where a shrinking view clamps it): the
+    // person scrolled up, even by a little. At or below it: the event of that very scroll, maybe
+    // arriving after more content came (a patch grows by many lines a frame), or a scroll down.
+    if (fromBottom < 1) pinned.current = true;
+    else if (element.scrollTop < followed.current) pinned.current = false;
+    else pinned.current = fromBottom < 40 || element.scrollTop === followed.current;
   };
   return (
     <div class="conversation" ref={ref} onScroll={onScroll} role="log" aria-label="Conversation">
@@ -33,13 +46,19 @@ export function Conversation({ view, diffMode, onResolve }: ConversationProps) {
           </li>
         ))}
       </ol>
-      {view.turn && !view.entries.some((e) => e.kind === "agent" && e.streaming) ? (
+      {view.turn && !view.entries.some(isBeingWritten) ? (
         <p class="thinking" aria-live="polite">
           Thinking…
         </p>
       ) : null}
     </div>
   );
+}
+
+/** An agent message or an `apply_patch` call the model is writing now (shown as it grows). */
+function isBeingWritten(entry: Entry): boolean {
+  if (entry.kind === "agent") return entry.streaming;
+  return entry.kind === "tool" && entry.item.name === "apply_patch" && entry.item.status === "running";
 }
 
 function EntryView({
@@ -70,6 +89,8 @@ function EntryView({
     case "tool": {
       const { item } = entry;
       const display = item.display;
+      if (item.name === "apply_patch" && item.status === "running")
+        return <PatchBeingWritten entry={entry} diffMode={diffMode} />;
       if (display?.kind === "diff") {
         const states = entry.files;
         return (
@@ -115,6 +136,40 @@ function EntryView({
       return String(unknown);
     }
   }
+}
+
+/**
+ * An `apply_patch` the model is still writing: the patch so far as a diff, growing line by line,
+ * until the call completes and the applied patch's diff (or the failure) replaces it.
+ */
+function PatchBeingWritten({
+  entry,
+  diffMode,
+}: {
+  entry: Extract<Entry, { kind: "tool" }>;
+  diffMode: DiffMode;
+}) {
+  const preview = useMemo(() => patchPreviewOf(entry.item), [entry.item]);
+  const files = preview?.files ?? [];
+  return (
+    <div class="tool tool-patch tool-running" aria-busy="true">
+      <p class="tool-title">
+        <span class="tool-name">apply_patch</span> {files.map((file) => file.path).join(", ")}{" "}
+        <span class="tool-status">{preview?.complete ? "applying…" : "writing…"}</span>
+      </p>
+      {files.length > 0 ? (
+        <DiffView
+          itemId={entry.id}
+          files={files}
+          states={{}}
+          mode={diffMode}
+          reviewable={false}
+          onResolve={() => {}}
+        />
+      ) : null}
+      {preview?.truncated ? <p class="tool-status">The rest shows once the patch is applied.</p> : null}
+    </div>
+  );
 }
 
 /** `{"path": "src/a.ts"}` reads as `src/a.ts`; long arguments are cut. */

@@ -1,11 +1,19 @@
+import type { PatchPreviewFile, PatchPreviewHunk } from "../../client-core/streaming-patch.js";
 import type { FileState } from "../../client-core/thread-view.js";
 import type { DiffHunk, DiffLine, FileDiff } from "../../protocol/agent.js";
 
 export type DiffMode = "unified" | "split";
 
+/**
+ * A hunk of an applied patch, numbered, or of a patch the model is still writing: its `@@` lines
+ * as written and no line numbers yet.
+ */
+type ShownHunk = DiffHunk | PatchPreviewHunk;
+
 export interface DiffViewProps {
   itemId: string;
-  files: FileDiff[];
+  /** An applied patch's files, or those of a patch being written (a preview). */
+  files: readonly (FileDiff | PatchPreviewFile)[];
   states: Record<string, FileState>;
   mode: DiffMode;
   /** Whether the files can still be accepted or rejected (the patch was applied). */
@@ -61,8 +69,8 @@ export function DiffView({ itemId, files, states, mode, reviewable, onResolve }:
               ) : null}
             </header>
             <div class="diff-body" data-item-id={itemId}>
-              {file.hunks.map((hunk) => {
-                const key = `${hunk.oldStart},${hunk.newStart}`;
+              {file.hunks.map((hunk: ShownHunk, index) => {
+                const key = "header" in hunk ? index : `${hunk.oldStart},${hunk.newStart}`;
                 return mode === "split" ? (
                   <SplitHunk key={key} hunk={hunk} />
                 ) : (
@@ -77,26 +85,28 @@ export function DiffView({ itemId, files, states, mode, reviewable, onResolve }:
   );
 }
 
-function hunkHeader(hunk: DiffHunk): string {
+function hunkHeader(hunk: ShownHunk): string {
+  if ("header" in hunk) return hunk.header;
   return `@@ -${hunk.oldStart},${hunk.oldLines} +${hunk.newStart},${hunk.newLines} @@`;
 }
 
 const SIGN: Record<DiffLine["kind"], string> = { context: " ", add: "+", remove: "-" };
 
-function UnifiedHunk({ hunk }: { hunk: DiffHunk }) {
-  let oldNo = hunk.oldStart;
-  let newNo = hunk.newStart;
+function UnifiedHunk({ hunk }: { hunk: ShownHunk }) {
+  const numbered = !("header" in hunk);
+  let oldNo = numbered ? hunk.oldStart : 0;
+  let newNo = numbered ? hunk.newStart : 0;
   return (
     <table class="diff-table unified">
       <tbody>
         <tr class="diff-hunk">
           <td colSpan={4}>{hunkHeader(hunk)}</td>
         </tr>
-        {hunk.lines.map((line) => {
-          const left = line.kind === "add" ? "" : String(oldNo++);
-          const right = line.kind === "remove" ? "" : String(newNo++);
+        {hunk.lines.map((line, index) => {
+          const left = line.kind === "add" || !numbered ? "" : String(oldNo++);
+          const right = line.kind === "remove" || !numbered ? "" : String(newNo++);
           return (
-            <tr key={`${left}:${right}`} class={`line-${line.kind}`}>
+            <tr key={numbered ? `${left}:${right}` : index} class={`line-${line.kind}`}>
               <td class="line-no">{left}</td>
               <td class="line-no">{right}</td>
               <td class="line-sign">{SIGN[line.kind]}</td>
@@ -110,15 +120,18 @@ function UnifiedHunk({ hunk }: { hunk: DiffHunk }) {
 }
 
 interface Side {
-  no: number;
+  /** Null while the patch is still being written (its line numbers are not known). */
+  no: number | null;
   line: DiffLine;
 }
 
 /** Pairs each run of removed lines with the added lines that follow it, row by row. */
-export function splitRows(hunk: DiffHunk): [Side | null, Side | null][] {
+export function splitRows(hunk: ShownHunk): [Side | null, Side | null][] {
   const rows: [Side | null, Side | null][] = [];
-  let oldNo = hunk.oldStart;
-  let newNo = hunk.newStart;
+  const numbered = !("header" in hunk);
+  let oldNo = numbered ? hunk.oldStart : 0;
+  let newNo = numbered ? hunk.newStart : 0;
+  const number = (next: number) => (numbered ? next : null);
   let removed: Side[] = [];
   let added: Side[] = [];
   const flush = () => {
@@ -130,13 +143,13 @@ export function splitRows(hunk: DiffHunk): [Side | null, Side | null][] {
   for (const line of hunk.lines) {
     if (line.kind === "remove") {
       if (added.length > 0) flush();
-      removed.push({ no: oldNo++, line });
-    } else if (line.kind === "add") added.push({ no: newNo++, line });
+      removed.push({ no: number(oldNo++), line });
+    } else if (line.kind === "add") added.push({ no: number(newNo++), line });
     else {
       flush();
       rows.push([
-        { no: oldNo++, line },
-        { no: newNo++, line },
+        { no: number(oldNo++), line },
+        { no: number(newNo++), line },
       ]);
     }
   }
@@ -144,7 +157,7 @@ export function splitRows(hunk: DiffHunk): [Side | null, Side | null][] {
   return rows;
 }
 
-function SplitHunk({ hunk }: { hunk: DiffHunk }) {
+function SplitHunk({ hunk }: { hunk: ShownHunk }) {
   const cell = (side: Side | null, at: "l" | "r") =>
     side
       ? [
@@ -165,8 +178,8 @@ function SplitHunk({ hunk }: { hunk: DiffHunk }) {
         <tr class="diff-hunk">
           <td colSpan={4}>{hunkHeader(hunk)}</td>
         </tr>
-        {splitRows(hunk).map(([left, right]) => (
-          <tr key={`${left?.no ?? ""}:${right?.no ?? ""}`}>
+        {splitRows(hunk).map(([left, right], index) => (
+          <tr key={"header" in hunk ? index : `${left?.no ?? ""}:${right?.no ?? ""}`}>
             {cell(left, "l")}
             {cell(right, "r")}
           </tr>

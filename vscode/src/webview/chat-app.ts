@@ -10,12 +10,8 @@ import {
   type ThreadView,
   type TurnRecord,
 } from "../../../src/client-core/thread-view.js";
-import {
-  type DiffHunk,
-  type FileDiff,
-  type McpServerInfo,
-  sandboxLabel,
-} from "../../../src/protocol/agent.js";
+import { type FileDiff, type McpServerInfo, sandboxLabel } from "../../../src/protocol/agent.js";
+import { type DiffTextLine, hunkLines, type PreviewFileView, patchPreviewView } from "../core/diff-lines.js";
 import { renderMarkdown } from "./markdown.js";
 import type { ConnectionState, FromWebview, ToWebview } from "./messages.js";
 
@@ -340,18 +336,26 @@ function renderTool(entry: Extract<Entry, { kind: "tool" }>): HTMLElement {
   const files = diffOf(entry);
   const undone =
     files !== null && files.length > 0 && files.every((file) => entry.files[file.path] === "undone");
+  // An apply_patch the model is still writing: the patch so far, growing line by line.
+  const preview = patchPreviewView(item);
   const element = h(
     "div",
-    { className: `entry tool ${item.status}${undone ? " undone" : ""}` },
+    { className: `entry tool ${item.status}${undone ? " undone" : ""}${preview ? " streaming" : ""}` },
     h(
       "div",
       { className: "tool-head" },
       h("span", { className: "tool-name", text: item.name }),
-      h("span", { className: "tool-status", text: undone ? "undone" : item.status }),
+      h("span", { className: "tool-status", text: undone ? "undone" : (preview?.status ?? item.status) }),
     ),
   );
   const display = item.display;
-  if (display?.kind === "diff") {
+  if (preview) {
+    for (const file of preview.files) element.append(renderPreviewFile(file));
+    if (preview.truncated)
+      element.append(
+        h("div", { className: "tool-status", text: "The rest shows once the patch is applied." }),
+      );
+  } else if (display?.kind === "diff") {
     for (const file of display.files) element.append(renderFile(entry, file));
   } else if (display?.kind === "command") {
     element.append(h("pre", { className: "command", text: `$ ${display.command}` }));
@@ -394,22 +398,26 @@ function renderFile(entry: Extract<Entry, { kind: "tool" }>, file: FileDiff): HT
     row.append(h("span", { className: `resolution ${resolution.replace(" ", "-")}`, text: resolution }));
   }
   const details = h("details", { className: "diff" }, h("summary", { text: `${file.hunks.length} hunk(s)` }));
-  for (const hunk of file.hunks) details.append(renderHunk(hunk));
+  for (const hunk of file.hunks) details.append(renderHunk(hunkLines(hunk)));
   return h("div", { className: "file" }, row, details);
 }
 
-function renderHunk(hunk: DiffHunk): HTMLElement {
-  const pre = h("pre", { className: "hunk" });
-  pre.append(
-    h("div", {
-      className: "hunk-head",
-      text: `@@ -${hunk.oldStart},${hunk.oldLines} +${hunk.newStart},${hunk.newLines} @@`,
-    }),
+/** A file of a patch being written: its name and counts so far, its hunks open (nothing to review yet). */
+function renderPreviewFile(file: PreviewFileView): HTMLElement {
+  const kind = file.kind === "add" ? " (new file)" : file.kind === "delete" ? " (deleted)" : "";
+  const row = h(
+    "div",
+    { className: "file-row" },
+    h("span", { className: "file-path", text: `${file.label}${kind}`, title: file.kind }),
+    h("span", { className: "added", text: `+${file.added}` }),
+    h("span", { className: "removed", text: `−${file.removed}` }),
   );
-  for (const line of hunk.lines) {
-    const sign = line.kind === "add" ? "+" : line.kind === "remove" ? "-" : " ";
-    pre.append(h("div", { className: `line ${line.kind}`, text: `${sign}${line.text}` }));
-  }
+  return h("div", { className: "file" }, row, ...file.hunks.map(renderHunk));
+}
+
+function renderHunk(lines: DiffTextLine[]): HTMLElement {
+  const pre = h("pre", { className: "hunk" });
+  for (const line of lines) pre.append(h("div", { className: line.className, text: line.text }));
   return pre;
 }
 

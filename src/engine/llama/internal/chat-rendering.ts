@@ -9,7 +9,6 @@ import type {
 } from "node-llama-cpp";
 import type { ChatMessage, ToolDefinition } from "../../../protocol/chat.js";
 import { SparkError } from "../../../protocol/errors.js";
-import type { CallSyntax } from "./output-parser.js";
 
 export interface RenderedPrompt {
   tokens: Token[];
@@ -117,17 +116,6 @@ export function renderPrompt(
     stopTriggers: state.stopGenerationTriggers
       .map((trigger) => textOf(model, trigger))
       .filter((t) => t !== ""),
-  };
-}
-
-/** The call format of the model's wrapper, as plain text, or null when it has none. */
-export function callSyntaxOf(model: LlamaModel, wrapper: ChatWrapper): CallSyntax | null {
-  const call = wrapper.settings.functions?.call;
-  if (!call) return null;
-  return {
-    prefix: textOf(model, call.prefix),
-    paramsPrefix: textOf(model, call.paramsPrefix),
-    suffix: textOf(model, call.suffix),
   };
 }
 

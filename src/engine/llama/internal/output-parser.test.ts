@@ -1,45 +1,114 @@
 import { describe, expect, test } from "vitest";
 import { endOfJsonValue, OutputParser, type ParsedOutput } from "./output-parser.js";
+import { type CallSyntax, SPARK_CALL_SYNTAX } from "./tool-call-syntax.js";
 
-const qwen = {
-  prefix: '\n<tool_call>\n{"name": "',
-  paramsPrefix: '", "arguments": ',
-  suffix: "}\n</tool_call>",
-};
+const hermes = SPARK_CALL_SYNTAX;
 
 /** Feeds the text in pieces of `size` characters, as a token stream would. */
-function parse(text: string, size: number, triggers = ["<|im_end|>"]): ParsedOutput[] {
-  const parser = new OutputParser(triggers, qwen);
+function parse(
+  text: string,
+  size: number,
+  syntax: CallSyntax | null,
+  triggers: string[] = [],
+): ParsedOutput[] {
+  const parser = new OutputParser(triggers, syntax);
   const out: ParsedOutput[] = [];
-  for (let i = 0; i < text.length; i += size) out.push(...parser.push(text.slice(i, i + size)));
+  for (let i = 0; i < text.length; i += size) {
+    let pieces = parser.push(text.slice(i, i + size));
+    out.push(...pieces);
+    // The engine goes on at once when it does not need to generate the call again.
+    while (pieces.at(-1)?.type === "calls_begin") {
+      pieces = parser.push("");
+      out.push(...pieces);
+    }
+  }
   out.push(...parser.finish());
-  return merge(out);
+  return merge(out.filter((item) => item.type !== "calls_begin" && item.type !== "calls_end"));
 }
 
-/** Joins adjacent text pieces, since how text is split is not part of the contract. */
+/** Joins adjacent text and argument pieces, since how text is split is not part of the contract. */
 function merge(items: ParsedOutput[]): ParsedOutput[] {
   const out: ParsedOutput[] = [];
   for (const item of items) {
     const last = out.at(-1);
-    if (item.type === "text" && last?.type === "text") last.text += item.text;
+    if ((item.type === "text" || item.type === "reasoning") && last?.type === item.type)
+      last.text += item.text;
+    else if (item.type === "call_delta" && last?.type === "call_delta") last.delta += item.delta;
     else out.push({ ...item });
   }
   return out;
 }
 
+/** The events of one streamed call. */
+function call(name: string, args: string): ParsedOutput[] {
+  return [
+    { type: "call_start", name },
+    { type: "call_delta", delta: args },
+    { type: "call", name, arguments: args },
+  ];
+}
+
+const SIZES = [1, 2, 3, 7, 1000];
+
 describe("OutputParser", () => {
-  test.each([1, 2, 3, 7, 1000])(
-    "splits text, a native tool call and the end of turn (pieces of %i)",
-    (size) => {
-      const text =
-        'Let me look.\n<tool_call>\n{"name": "read_file", "arguments": {"path": "a}.ts"}}\n</tool_call><|im_end|>ignored';
-      expect(parse(text, size)).toEqual([
-        { type: "text", text: "Let me look." },
-        { type: "call", name: "read_file", arguments: '{"path": "a}.ts"}' },
-        { type: "stop" },
-      ]);
-    },
-  );
+  test.each(SIZES)("splits text, a native tool call and the end of turn (pieces of %i)", (size) => {
+    const text =
+      'Let me look.\n<tool_call>\n{"name": "read_file", "arguments": {"path": "a}.ts"}}\n</tool_call><|im_end|>ignored';
+    expect(parse(text, size, hermes, ["<|im_end|>"])).toEqual([
+      { type: "text", text: "Let me look." },
+      ...call("read_file", '{"path": "a}.ts"}'),
+      { type: "stop" },
+    ]);
+  });
+
+  test("streams the arguments as they arrive, before the call is complete", () => {
+    const parser = new OutputParser([], hermes);
+    const pieces = parser.push('<tool_call>\n{"name": "apply_patch", "arguments": {"patch": "*** Begin');
+    expect(pieces.at(-1)).toEqual({ type: "calls_begin", at: "<tool_call>".length });
+    expect(parser.push("")).toEqual([
+      { type: "call_start", name: "apply_patch" },
+      { type: "call_delta", delta: '{"patch": "*** Begin' },
+    ]);
+    expect(parser.push(' Patch\\n"')).toEqual([{ type: "call_delta", delta: ' Patch\\n"' }]);
+    expect(parser.push("}}\n</tool_call>")).toEqual([
+      { type: "call_delta", delta: "}" },
+      { type: "call", name: "apply_patch", arguments: '{"patch": "*** Begin Patch\\n"}' },
+      { type: "calls_end" },
+    ]);
+  });
+
+  test.each(SIZES)("other spacing and key order parse to the same call (pieces of %i)", (size) => {
+    const spaced = '<tool_call>{ "name" :"list_dir",\n  "arguments":{"path":"src"} }</tool_call>';
+    expect(parse(spaced, size, hermes)).toEqual(call("list_dir", '{"path":"src"}'));
+    const reordered = '<tool_call>\n{"arguments": {"path": "src"}, "name": "list_dir"}\n</tool_call>';
+    expect(parse(reordered, size, hermes)).toEqual(call("list_dir", '{"path":"src"}'));
+    const parameters = '<tool_call>\n{"name": "list_dir", "parameters": {"path": "src"}}\n</tool_call>';
+    expect(parse(parameters, size, hermes)).toEqual(call("list_dir", '{"path": "src"}'));
+  });
+
+  test("parallel calls with text around them", () => {
+    const one = 'First.\n<tool_call>\n{"name": "a", "arguments": {}}\n</tool_call>';
+    const two = '\n<tool_call>\n{"name": "b", "arguments": {"x": [1, 2]}}\n</tool_call>\nDone.';
+    expect(parse(one + two, 5, hermes)).toEqual([
+      { type: "text", text: "First." },
+      ...call("a", "{}"),
+      ...call("b", '{"x": [1, 2]}'),
+      { type: "text", text: "\nDone." },
+    ]);
+  });
+
+  test("what does not fit the syntax is handed back as text", () => {
+    const text = '<tool_call>\n{"name": "a", "arguments": {"x": 1}} oops';
+    expect(parse(text, 4, hermes)).toEqual([
+      { type: "call_start", name: "a" },
+      { type: "call_delta", delta: '{"x": 1}' },
+      { type: "call", name: "a", arguments: '{"x": 1}' },
+      { type: "text", text: "} oops" },
+    ]);
+    expect(parse('<tool_call>\n"not a call"', 4, hermes)).toEqual([
+      { type: "text", text: '<tool_call>\n"not a call"' },
+    ]);
+  });
 
   test("holds back a possible stop trigger until it is known not to be one", () => {
     const parser = new OutputParser(["<|im_end|>"], null);
@@ -49,24 +118,100 @@ describe("OutputParser", () => {
     expect(parser.stopped).toBe(true);
   });
 
-  test("two calls in a row", () => {
-    const one = '<tool_call>\n{"name": "a", "arguments": {}}\n</tool_call>';
-    const two = '\n<tool_call>\n{"name": "b", "arguments": {"x": [1, 2]}}\n</tool_call>';
-    expect(parse(one + two, 5)).toEqual([
-      { type: "call", name: "a", arguments: "{}" },
-      { type: "call", name: "b", arguments: '{"x": [1, 2]}' },
-    ]);
-  });
-
-  test("a malformed call is handed back as text", () => {
-    const text = '<tool_call>\n{"name": "a", "arguments": {"x": 1}} oops';
-    expect(parse(text, 4)).toEqual([
-      { type: "text", text: '<tool_call>\n{"name": "a", "arguments": {"x": 1}} oops' },
-    ]);
-  });
-
   test("unfinished text at the end is flushed", () => {
-    expect(parse("partial <|im", 3)).toEqual([{ type: "text", text: "partial <|im" }]);
+    expect(parse("partial <|im", 3, null, ["<|im_end|>"])).toEqual([{ type: "text", text: "partial <|im" }]);
+  });
+
+  test.each(SIZES)("reasoning is reasoning, never the answer (pieces of %i)", (size) => {
+    const qwen3 = { ...hermes, reasoning: { open: "<think>", close: "</think>" } };
+    const text =
+      '<think>\nThe user wants a file.\n</think>\n\nSure.\n<tool_call>\n{"name": "a", "arguments": {}}\n</tool_call>';
+    expect(parse(text, size, qwen3)).toEqual([
+      { type: "reasoning", text: "\nThe user wants a file.\n" },
+      { type: "text", text: "Sure." },
+      ...call("a", "{}"),
+    ]);
+  });
+});
+
+describe("call syntaxes of other families", () => {
+  const mistral: CallSyntax = {
+    family: "Mistral",
+    trigger: "[TOOL_CALLS]",
+    sectionOpen: "[TOOL_CALLS][",
+    callOpen: '{"name": "',
+    nameEnd: '", "arguments": ',
+    callClose: "}",
+    between: ", ",
+    sectionClose: "]",
+    jsonObject: true,
+  };
+  const llama31: CallSyntax = {
+    family: "Llama 3.1",
+    trigger: "<function=",
+    sectionOpen: "",
+    callOpen: "<function=",
+    nameEnd: ">",
+    callClose: "</function>",
+    between: "",
+    sectionClose: "",
+    jsonObject: false,
+  };
+  const devstral: CallSyntax = {
+    family: "Devstral",
+    trigger: "[TOOL_CALLS]",
+    sectionOpen: "",
+    callOpen: "[TOOL_CALLS]",
+    nameEnd: "[ARGS]",
+    callClose: "",
+    between: "",
+    sectionClose: "",
+    jsonObject: false,
+  };
+  const deepseek: CallSyntax = {
+    family: "deepseek-v3.1",
+    trigger: "<｜tool▁calls▁begin｜>",
+    sectionOpen: "<｜tool▁calls▁begin｜>",
+    callOpen: "<｜tool▁call▁begin｜>",
+    nameEnd: "<｜tool▁sep｜>",
+    callClose: "<｜tool▁call▁end｜>",
+    between: "",
+    sectionClose: "<｜tool▁calls▁end｜>",
+    jsonObject: false,
+  };
+
+  test.each(SIZES)("Mistral: a section of parallel calls, in any key order (pieces of %i)", (size) => {
+    const text = 'Looking.[TOOL_CALLS][{"name": "a", "arguments": {"x": 1}}, {"arguments": {}, "name": "b"}]';
+    expect(parse(text, size, mistral)).toEqual([
+      { type: "text", text: "Looking." },
+      ...call("a", '{"x": 1}'),
+      ...call("b", "{}"),
+    ]);
+  });
+
+  test("Mistral: a reply that is a JSON document is not a call", () => {
+    const text = '{"name": "spark", "version": "1.0.0"}';
+    expect(parse(text, 3, mistral)).toEqual([{ type: "text", text }]);
+  });
+
+  test.each(SIZES)("Llama 3.1: calls end before the end-of-message token (pieces of %i)", (size) => {
+    const text = '<function=read_file>{"path": "a.ts"}</function>';
+    expect(parse(text, size, llama31)).toEqual(call("read_file", '{"path": "a.ts"}'));
+  });
+
+  test.each(SIZES)("Devstral: each call has its own marker (pieces of %i)", (size) => {
+    const text = '[TOOL_CALLS]a[ARGS]{"x": 1}[TOOL_CALLS]b[ARGS]{}';
+    expect(parse(text, size, devstral)).toEqual([...call("a", '{"x": 1}'), ...call("b", "{}")]);
+  });
+
+  test.each(SIZES)("DeepSeek V3.1: a section of calls (pieces of %i)", (size) => {
+    const text =
+      'Ok.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>a<｜tool▁sep｜>{}<｜tool▁call▁end｜><｜tool▁call▁begin｜>b<｜tool▁sep｜>{"y": true}<｜tool▁call▁end｜><｜tool▁calls▁end｜>';
+    expect(parse(text, size, deepseek)).toEqual([
+      { type: "text", text: "Ok." },
+      ...call("a", "{}"),
+      ...call("b", '{"y": true}'),
+    ]);
   });
 });
 

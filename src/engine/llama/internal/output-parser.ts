@@ -1,152 +1,473 @@
-/**
- * How a chat template writes a function call as text:
- * `prefix + name + paramsPrefix + <JSON arguments> + suffix` (e.g. Qwen's
- * `<tool_call>\n{"name": "` ... `", "arguments": ` ... `}\n</tool_call>`).
- */
-export interface CallSyntax {
-  prefix: string;
-  paramsPrefix: string;
-  suffix: string;
-}
+import type { CallSyntax } from "./tool-call-syntax.js";
 
 export type ParsedOutput =
   | { type: "text"; text: string }
+  | { type: "reasoning"; text: string }
+  /** The trigger of a call (or a section of calls) ends at output offset `at`; parsing pauses here. */
+  | { type: "calls_begin"; at: number }
+  | { type: "call_start"; name: string }
+  | { type: "call_delta"; delta: string }
   | { type: "call"; name: string; arguments: string }
+  /** The call, or the section of calls, is over: the model writes freely again. */
+  | { type: "calls_end" }
   | { type: "stop" };
 
+type Mode = "text" | "reasoning" | "calls" | "stopped";
+
 /**
- * Splits streamed model text into plain text, native-format function calls and the end of the
- * turn. Text that might be the start of a stop trigger or of a call is held back until it is
- * known not to be, so nothing of the template ever reaches the client.
+ * Splits streamed model text into answer text, reasoning, function calls in the model's own
+ * syntax (arguments streamed as they are written) and the end of the turn. Text that might be the
+ * start of a marker is held back until it is known not to be, so nothing of the template reaches
+ * the client. Offsets count UTF-16 units of the whole output.
  */
 export class OutputParser {
   private buffer = "";
-  private mode: "text" | "call" | "stopped" = "text";
-  private readonly callPrefix: string | null;
-  private readonly callSuffix: string;
+  /** Output offset of `buffer[0]`. */
+  private offset = 0;
+  private mode: Mode = "text";
   private readonly markers: string[];
+  private paused = false;
+  /** False right after reasoning, until the answer's first visible character. */
+  private answerStarted = true;
+  private calls: CallsParser | undefined;
 
   constructor(
     stopTriggers: readonly string[],
-    private readonly call: CallSyntax | null,
+    private readonly syntax: CallSyntax | null,
   ) {
-    // Templates may put white space before the prefix; match the call on its first visible text.
-    this.callPrefix = call ? call.prefix.trimStart() : null;
-    this.callSuffix = call ? call.suffix.trim() : "";
     this.markers = [
       ...stopTriggers.filter((t) => t.length > 0),
-      ...(this.callPrefix ? [this.callPrefix] : []),
+      ...(syntax ? [syntax.trigger] : []),
+      ...(syntax?.reasoning ? [syntax.reasoning.open] : []),
     ];
+    // A bare JSON opening (Llama 3's `{"name": "`) starts a call only as the whole output: later
+    // in an answer it is a JSON document being shown.
+    this.triggerAnywhere = !syntax?.trigger.startsWith("{");
+  }
+
+  private readonly triggerAnywhere: boolean;
+  /** Visible answer text has been emitted. */
+  private answered = false;
+
+  /** The markers scanned for now. */
+  private active(): string[] {
+    if (this.triggerAnywhere || !this.answered) return this.markers;
+    return this.markers.filter((marker) => marker !== this.syntax?.trigger);
   }
 
   get stopped(): boolean {
     return this.mode === "stopped";
   }
 
-  /** Feeds the next piece of decoded text; returns what is now certain. */
+  /** In a call or a section of calls. */
+  get inCalls(): boolean {
+    return this.mode === "calls";
+  }
+
+  /** Feeds the next piece of decoded text (may be empty, to go on after `calls_begin`). */
   push(text: string): ParsedOutput[] {
     if (this.mode === "stopped") return [];
     this.buffer += text;
+    this.paused = false;
     const out: ParsedOutput[] = [];
-    for (;;) {
-      if (this.mode === "text") {
-        if (!this.scanText(out)) break;
-      } else if (this.mode === "call") {
-        if (!this.scanCall(out)) break;
-      } else break;
-    }
+    while (!this.paused && this.step(out));
     return out;
   }
 
-  /** The model stopped (EOS or length): whatever is held back is plain text after all. */
-  finish(): ParsedOutput[] {
-    if (this.mode === "stopped") return [];
-    // An unfinished call is text after all, written as the model wrote it.
-    const rest = this.mode === "call" ? this.callPrefix + this.buffer : this.buffer;
-    this.buffer = "";
-    this.mode = "stopped";
-    return rest ? [{ type: "text", text: rest }] : [];
+  /**
+   * Drops the text after output offset `at` (the engine is about to generate it again, under the
+   * call grammar). Only valid right after `calls_begin`, for an offset at or after it.
+   */
+  truncate(at: number): void {
+    this.buffer = this.buffer.slice(0, Math.max(0, at - this.offset));
   }
 
-  /** Returns true when it changed mode and scanning should go on. */
-  private scanText(out: ParsedOutput[]): boolean {
-    let first = -1;
-    let marker = "";
-    for (const candidate of this.markers) {
-      const at = this.buffer.indexOf(candidate);
-      if (at !== -1 && (first === -1 || at < first)) {
-        first = at;
-        marker = candidate;
+  /** The model stopped (EOS or length): held-back text is text; an unfinished call is dropped. */
+  finish(): ParsedOutput[] {
+    if (this.mode === "stopped") return [];
+    const out: ParsedOutput[] = [];
+    if (this.mode === "text" && this.buffer) out.push({ type: "text", text: this.buffer });
+    if (this.mode === "reasoning" && this.buffer) out.push({ type: "reasoning", text: this.buffer });
+    if (this.mode === "calls") out.push(...this.calls!.finish());
+    this.buffer = "";
+    this.mode = "stopped";
+    return out;
+  }
+
+  /** One step of scanning; false when more input is needed. */
+  private step(out: ParsedOutput[]): boolean {
+    switch (this.mode) {
+      case "text":
+        return this.scanText(out);
+      case "reasoning":
+        return this.scanReasoning(out);
+      case "calls": {
+        const parsed = this.calls!.push(this.buffer);
+        this.consume(this.buffer.length);
+        out.push(...parsed.out);
+        if (parsed.ended !== undefined) {
+          this.mode = "text";
+          this.buffer = parsed.ended;
+          this.offset -= parsed.ended.length;
+          return true;
+        }
+        return false;
       }
+      default:
+        return false;
     }
-    if (first !== -1) {
-      const before = this.buffer.slice(0, first);
-      const isCall = marker === this.callPrefix;
-      // White space right before a call belongs to the call's template, not to the text.
-      const visible = isCall ? before.trimEnd() : before;
-      if (visible) out.push({ type: "text", text: visible });
-      this.buffer = this.buffer.slice(first + marker.length);
-      if (isCall) {
-        this.mode = "call";
-        return true;
-      }
-      this.mode = "stopped";
-      this.buffer = "";
-      out.push({ type: "stop" });
+  }
+
+  private scanText(out: ParsedOutput[]): boolean {
+    if (!this.answerStarted) {
+      // The answer starts after the white space that separates it from the reasoning.
+      const space = /^\s*/.exec(this.buffer)![0].length;
+      this.consume(space);
+      if (this.buffer === "") return false;
+      this.answerStarted = true;
+    }
+    const markers = this.active();
+    const found = firstMarker(this.buffer, markers);
+    if (!found) {
+      const hold = this.holdBack(markers);
+      this.emit(out, "text", this.buffer.length - hold);
       return false;
     }
-    const hold = this.partialMarkerLength();
-    const ready = this.buffer.slice(0, this.buffer.length - hold);
-    if (ready) out.push({ type: "text", text: ready });
-    this.buffer = this.buffer.slice(this.buffer.length - hold);
+    const { at, marker } = found;
+    const syntax = this.syntax;
+    if (syntax && marker === syntax.trigger) {
+      // White space right before a call belongs to the call's template, not to the text.
+      const visible = this.buffer.slice(0, at).trimEnd();
+      if (visible) out.push({ type: "text", text: visible });
+      this.consume(at + marker.length);
+      this.mode = "calls";
+      this.calls = new CallsParser(syntax);
+      out.push({ type: "calls_begin", at: this.offset });
+      this.paused = true;
+      return false;
+    }
+    if (syntax?.reasoning && marker === syntax.reasoning.open) {
+      this.emit(out, "text", at);
+      this.consume(marker.length);
+      this.mode = "reasoning";
+      return true;
+    }
+    this.emit(out, "text", at);
+    this.mode = "stopped";
+    this.buffer = "";
+    out.push({ type: "stop" });
     return false;
   }
 
-  /** Longest buffer suffix that is a proper prefix of a marker. */
-  private partialMarkerLength(): number {
-    let longest = 0;
-    for (const marker of this.markers) {
-      const max = Math.min(marker.length - 1, this.buffer.length);
-      for (let n = max; n > longest; n--) {
-        if (this.buffer.endsWith(marker.slice(0, n))) {
-          longest = n;
-          break;
-        }
-      }
+  private scanReasoning(out: ParsedOutput[]): boolean {
+    const close = this.syntax!.reasoning!.close;
+    const at = this.buffer.indexOf(close);
+    if (at === -1) {
+      this.emit(out, "reasoning", this.buffer.length - partialSuffix(this.buffer, close));
+      return false;
     }
-    // White space before a (possible) call prefix belongs to the call's template: hold it too.
-    if (this.callPrefix) {
+    this.emit(out, "reasoning", at);
+    this.consume(close.length);
+    this.mode = "text";
+    this.answerStarted = false;
+    return true;
+  }
+
+  /** Emits the first `length` characters of the buffer as `type` (when non-empty). */
+  private emit(out: ParsedOutput[], type: "text" | "reasoning", length: number): void {
+    if (length <= 0) return;
+    const text = this.buffer.slice(0, length);
+    if (type === "text" && text.trim()) this.answered = true;
+    out.push({ type, text });
+    this.consume(length);
+  }
+
+  private consume(length: number): void {
+    this.buffer = this.buffer.slice(length);
+    this.offset += length;
+  }
+
+  /** Length of the buffer's end that may be the start of a marker (with the white space before a call). */
+  private holdBack(markers: readonly string[]): number {
+    let longest = 0;
+    for (const marker of markers) longest = Math.max(longest, partialSuffix(this.buffer, marker));
+    if (this.syntax) {
       let start = this.buffer.length - longest;
       while (start > 0 && /\s/.test(this.buffer[start - 1]!)) start--;
       longest = this.buffer.length - start;
     }
     return longest;
   }
+}
 
-  private scanCall(out: ParsedOutput[]): boolean {
-    const call = this.call!;
-    const nameEnd = this.buffer.indexOf(call.paramsPrefix);
-    if (nameEnd === -1) return false;
-    const argsStart = nameEnd + call.paramsPrefix.length;
-    const argsEnd = endOfJsonValue(this.buffer, argsStart);
-    if (argsEnd === -1) return false;
-    const rest = this.buffer.slice(argsEnd).trimStart();
-    if (rest.length < this.callSuffix.length) return false;
-    if (!rest.startsWith(this.callSuffix)) {
-      // Not a well-formed call after all: hand the text over as it was written.
-      out.push({ type: "text", text: this.callPrefix + this.buffer });
-      this.buffer = "";
-      this.mode = "text";
-      return false;
+function firstMarker(text: string, markers: readonly string[]): { at: number; marker: string } | undefined {
+  let best: { at: number; marker: string } | undefined;
+  for (const marker of markers) {
+    const at = text.indexOf(marker);
+    if (at !== -1 && (!best || at < best.at || (at === best.at && marker.length > best.marker.length))) {
+      best = { at, marker };
     }
-    out.push({
-      type: "call",
-      name: this.buffer.slice(0, nameEnd).trim(),
-      arguments: this.buffer.slice(argsStart, argsEnd).trim(),
-    });
-    this.buffer = rest.slice(this.callSuffix.length);
-    this.mode = "text";
-    return true;
+  }
+  return best;
+}
+
+/** Length of the longest end of `text` that is a proper prefix of `marker`. */
+function partialSuffix(text: string, marker: string): number {
+  for (let n = Math.min(marker.length - 1, text.length); n > 0; n--) {
+    if (text.endsWith(marker.slice(0, n))) return n;
+  }
+  return 0;
+}
+
+type Step =
+  | "sectionOpen"
+  | "callOpen"
+  | "name"
+  | "jsonHead"
+  | "args"
+  | "jsonTail"
+  | "callClose"
+  | "afterCall";
+
+/**
+ * Parses what follows a trigger: one call, or a section of calls, in `syntax`. Tolerates other
+ * white space, and for JSON-object calls other key order (then the call is released whole, once
+ * complete). Anything that does not fit ends the calls: what was read is handed back as text.
+ */
+class CallsParser {
+  private text = "";
+  private pos = 0;
+  private step: Step;
+  private name = "";
+  private argsStart = 0;
+  private streamed = 0;
+  private callStart = 0;
+  /** A call of this section was released: a mismatch hands back only the text after it. */
+  private released = false;
+  private readonly section: boolean;
+
+  constructor(private readonly syntax: CallSyntax) {
+    this.section = syntax.sectionOpen !== "";
+    this.step = this.section ? "sectionOpen" : "callOpen";
+    const brace = syntax.trigger.indexOf("{");
+    if (syntax.jsonObject && !this.section && brace !== -1) {
+      // The trigger opened the object itself (`{"name": "`): parse it from its brace.
+      this.text = syntax.trigger.slice(brace);
+      this.triggerRest = this.text.length;
+      this.step = "jsonHead";
+    }
+  }
+
+  /** Characters of the trigger put back into `text` (handed back with it on a mismatch). */
+  private readonly triggerRest: number = 0;
+
+  /**
+   * Takes all of `more`; returns the parsed events, and `ended` (the text after the calls, to be
+   * parsed as text again) once the calls are over.
+   */
+  push(more: string): { out: ParsedOutput[]; ended?: string } {
+    this.text += more;
+    const out: ParsedOutput[] = [];
+    for (;;) {
+      const result = this.advance(out);
+      if (result === "more") return { out };
+      if (result === "end") {
+        out.push({ type: "calls_end" });
+        const rest = this.text.slice(this.pos);
+        this.text = "";
+        this.pos = 0;
+        return { out, ended: rest };
+      }
+      if (result === "mismatch") {
+        // Not a call after all: hand back the text as it was written (after the calls already
+        // released, whose text is theirs).
+        const text = this.released
+          ? this.text.slice(this.callStart)
+          : this.syntax.trigger + this.text.slice(this.triggerRest);
+        if (text) out.push({ type: "text", text });
+        out.push({ type: "calls_end" });
+        this.text = "";
+        this.pos = 0;
+        return { out, ended: "" };
+      }
+    }
+  }
+
+  finish(): ParsedOutput[] {
+    return [];
+  }
+
+  /** The text after the trigger still to be matched for `literal` (the part the trigger did not cover). */
+  private rest(literal: string): string {
+    const trigger = this.syntax.trigger;
+    return this.pos === 0 && literal.trimStart().startsWith(trigger)
+      ? literal.trimStart().slice(trigger.length)
+      : literal;
+  }
+
+  private advance(out: ParsedOutput[]): "ok" | "more" | "end" | "mismatch" {
+    const syntax = this.syntax;
+    switch (this.step) {
+      case "sectionOpen": {
+        const r = this.literal(this.rest(syntax.sectionOpen));
+        if (r !== "ok") return r;
+        this.step = "callOpen";
+        return "ok";
+      }
+      case "callOpen": {
+        const open = this.rest(syntax.callOpen);
+        if (syntax.jsonObject) {
+          // Up to the object's `{`: a tag like `<tool_call>`, or nothing in a section.
+          const tag = open.slice(0, open.indexOf("{"));
+          const r = this.literal(tag);
+          if (r !== "ok") return r;
+          this.step = "jsonHead";
+          return "ok";
+        }
+        const r = this.literal(open);
+        if (r !== "ok") return r;
+        this.step = "name";
+        return "ok";
+      }
+      case "name": {
+        const end = this.text.indexOf(syntax.nameEnd, this.pos);
+        if (end === -1) return this.text.length - this.pos > 256 ? "mismatch" : "more";
+        this.name = this.text.slice(this.pos, end).trim();
+        if (!/^[\w.:-]{1,128}$/.test(this.name)) return "mismatch";
+        this.pos = end + syntax.nameEnd.length;
+        out.push({ type: "call_start", name: this.name });
+        return this.startArgs();
+      }
+      case "jsonHead": {
+        const head =
+          /^\s*\{\s*"((?:[^"\\]|\\.)*)"\s*:\s*("((?:[^"\\]|\\.)*)"\s*,\s*"((?:[^"\\]|\\.)*)"\s*:)?/.exec(
+            this.text.slice(this.pos),
+          );
+        if (!head) {
+          return /^\s*(\{\s*("(?:[^"\\]|\\.)*"?\s*)?)?$/.test(this.text.slice(this.pos))
+            ? "more"
+            : "mismatch";
+        }
+        if (head[1] === "name" && head[2] === undefined) {
+          // The name's value or the second key is not complete yet.
+          const partial = this.text.slice(this.pos + head[0].length);
+          return /^("(?:[^"\\]|\\.)*("\s*(,\s*("[^"]*)?)?)?)?$/.test(partial) ? "more" : this.whole(out);
+        }
+        if (head[1] === "name" && (head[4] === "arguments" || head[4] === "parameters")) {
+          this.name = JSON.parse(`"${head[3]}"`) as string;
+          this.pos += head[0].length;
+          out.push({ type: "call_start", name: this.name });
+          return this.startArgs();
+        }
+        return this.whole(out);
+      }
+      case "args": {
+        if (this.streamed === 0) {
+          while (this.argsStart < this.text.length && /\s/.test(this.text[this.argsStart]!)) this.argsStart++;
+          if (this.argsStart === this.text.length) return "more";
+        }
+        const end = endOfJsonValue(this.text, this.argsStart);
+        const available = end === -1 ? this.text.length : end;
+        if (available > this.argsStart + this.streamed) {
+          out.push({ type: "call_delta", delta: this.text.slice(this.argsStart + this.streamed, available) });
+          this.streamed = available - this.argsStart;
+        }
+        if (end === -1) return "more";
+        out.push({ type: "call", name: this.name, arguments: this.text.slice(this.argsStart, end) });
+        this.pos = end;
+        this.callStart = end;
+        this.released = true;
+        this.step = syntax.jsonObject ? "jsonTail" : "callClose";
+        return "ok";
+      }
+      case "jsonTail": {
+        const r = this.literal("}");
+        if (r !== "ok") return r;
+        this.step = "callClose";
+        return "ok";
+      }
+      case "callClose": {
+        const close = syntax.jsonObject
+          ? syntax.callClose.slice(syntax.callClose.indexOf("}") + 1)
+          : syntax.callClose;
+        const r = this.literal(close);
+        if (r !== "ok") return r;
+        this.step = "afterCall";
+        return this.section ? "ok" : "end";
+      }
+      case "afterCall": {
+        const between = syntax.between.trim();
+        const close = syntax.sectionClose.trim();
+        const rest = this.text.slice(this.pos).trimStart();
+        if (rest === "") return "more";
+        if (between && rest.startsWith(between)) {
+          this.pos = this.text.length - rest.length + between.length;
+          this.step = "callOpen";
+          return "ok";
+        }
+        const open = syntax.callOpen.trim();
+        if (!between && open && rest.startsWith(open)) {
+          this.step = "callOpen";
+          return "ok";
+        }
+        if (close && rest.startsWith(close)) {
+          this.pos = this.text.length - rest.length + close.length;
+          return "end";
+        }
+        if ([between, open, close].some((marker) => marker?.startsWith(rest))) return "more";
+        // A section without a closing marker ends where something else starts.
+        return close ? "mismatch" : "end";
+      }
+    }
+  }
+
+  /** A JSON-object call in another key order: released whole once its object is complete. */
+  private whole(out: ParsedOutput[]): "ok" | "more" | "mismatch" {
+    const start = this.text.indexOf("{", this.pos);
+    const end = endOfJsonValue(this.text, start);
+    if (end === -1) return "more";
+    let call: { name?: unknown; arguments?: unknown; parameters?: unknown };
+    try {
+      call = JSON.parse(this.text.slice(start, end));
+    } catch {
+      return "mismatch";
+    }
+    const args = call.arguments ?? call.parameters ?? {};
+    if (typeof call.name !== "string" || !/^[\w.:-]{1,128}$/.test(call.name)) return "mismatch";
+    const text = typeof args === "string" ? args : JSON.stringify(args);
+    out.push({ type: "call_start", name: call.name });
+    out.push({ type: "call_delta", delta: text });
+    out.push({ type: "call", name: call.name, arguments: text });
+    this.pos = end;
+    this.callStart = end;
+    this.released = true;
+    this.step = "callClose";
+    return "ok";
+  }
+
+  private startArgs(): "ok" {
+    while (this.pos < this.text.length && /\s/.test(this.text[this.pos]!)) this.pos++;
+    this.argsStart = this.pos;
+    this.streamed = 0;
+    this.step = "args";
+    return "ok";
+  }
+
+  /** Matches `literal` at the cursor, white space-insensitively at its edges. */
+  private literal(literal: string): "ok" | "more" | "mismatch" {
+    const want = literal.trim();
+    let at = this.pos;
+    while (at < this.text.length && /\s/.test(this.text[at]!)) at++;
+    if (want === "") {
+      if (at === this.text.length && literal !== literal.trimEnd()) return "more";
+      this.pos = at;
+      return "ok";
+    }
+    const have = this.text.slice(at, at + want.length);
+    if (have.length < want.length) return want.startsWith(have) ? "more" : "mismatch";
+    if (have !== want) return "mismatch";
+    this.pos = at + want.length;
+    return "ok";
   }
 }
 

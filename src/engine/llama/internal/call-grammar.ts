@@ -1,0 +1,48 @@
+import type { ToolChoice, ToolDefinition } from "../../../protocol/chat.js";
+import { GbnfRules, gbnfLiteral, schemaRule } from "./json-schema-grammar.js";
+import type { CallSyntax } from "./tool-call-syntax.js";
+
+/**
+ * The GBNF grammar for the rest of a call (or a section of calls) in `syntax`, from just after its
+ * trigger, with `lead` (text already generated that the grammar must repeat, see the engine) before
+ * it. With `withTrigger` it starts at the trigger itself: a call forced from the first token
+ * (`tool_choice: "required"` or a named tool). Each call names one of `tools` (only the chosen
+ * one for a named choice) and its arguments match that tool's JSON schema.
+ */
+export function callGrammar(
+  syntax: CallSyntax,
+  tools: readonly ToolDefinition[],
+  options: { choice?: ToolChoice; withTrigger?: boolean; lead?: string } = {},
+): string {
+  const rules = new GbnfRules();
+  const choice = options.choice;
+  const chosen = typeof choice === "object" ? tools.filter((tool) => tool.name === choice.name) : tools;
+  const alternatives = chosen.map((tool) => {
+    const args = schemaRule(rules, tool.parameters ?? { type: "object" }, `${tool.name}-args`);
+    return `${gbnfLiteral(tool.name)} ${gbnfLiteral(syntax.nameEnd)} ${args}`;
+  });
+  const named = rules.add("call-body", alternatives.join(" | "));
+  const open = (literal: string) =>
+    options.withTrigger ? literal.trimStart() : literal.trimStart().slice(syntax.trigger.length);
+  const call = (opening: string) => sequence(literal(opening), named, literal(syntax.callClose));
+  const root = syntax.sectionOpen
+    ? sequence(
+        literal(options.lead ?? ""),
+        literal(open(syntax.sectionOpen)),
+        call(syntax.callOpen),
+        rules.add("more-calls", `(${sequence(literal(syntax.between), call(syntax.callOpen))})*`),
+        literal(syntax.sectionClose),
+      )
+    : sequence(literal(options.lead ?? ""), call(open(syntax.callOpen)));
+  rules.add("root", root);
+  return rules.toString();
+}
+
+/** A GBNF literal, or nothing for empty text. */
+function literal(text: string): string {
+  return text === "" ? "" : gbnfLiteral(text);
+}
+
+function sequence(...parts: string[]): string {
+  return parts.filter((part) => part !== "").join(" ");
+}

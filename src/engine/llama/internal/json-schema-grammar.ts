@@ -1,0 +1,167 @@
+/**
+ * JSON Schema to GBNF (llama.cpp's grammar format), for the arguments of a tool call: whatever the
+ * model samples under the grammar parses as JSON and matches the schema's structure (types,
+ * properties, required keys, enums, items, unions). Constraints GBNF cannot express cheaply
+ * (string lengths, numeric ranges, patterns) are left to the tool's own validation, and so is
+ * anything the converter does not know (`$ref`, `not`, ...): it becomes "any JSON value".
+ */
+
+/** Named GBNF rules, built up as schemas are converted; shared rules are emitted once. */
+export class GbnfRules {
+  private readonly rules = new Map<string, string>();
+
+  constructor() {
+    // As llama.cpp's JSON grammars: a space, or a line break with indentation.
+    this.rules.set("ws", String.raw`| " " | "\n" [ \t]{0,20}`);
+    this.rules.set("json-char", String.raw`[^"\\\x7F\x00-\x1F] | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F]{4})`);
+    this.rules.set("json-string", String.raw`"\"" json-char* "\""`);
+    this.rules.set("json-integer", `"-"? ([0-9] | [1-9] [0-9]{1,15})`);
+    this.rules.set("json-number", `json-integer ("." [0-9]{1,16})? ([eE] [-+]? [0-9]{1,4})?`);
+    this.rules.set("json-boolean", `"true" | "false"`);
+    this.rules.set("json-null", `"null"`);
+    this.rules.set(
+      "json-value",
+      "json-object | json-array | json-string | json-number | json-boolean | json-null",
+    );
+    this.rules.set(
+      "json-object",
+      `"{" ws (json-string ws ":" ws json-value ws ("," ws json-string ws ":" ws json-value ws)*)? "}"`,
+    );
+    this.rules.set("json-array", `"[" ws (json-value ws ("," ws json-value ws)*)? "]"`);
+  }
+
+  /** Adds a rule under a fresh name derived from `hint`; returns the name. */
+  add(hint: string, body: string): string {
+    const base =
+      hint
+        .replace(/[^a-zA-Z0-9-]+/g, "-")
+        .replace(/^-+|-+$/g, "")
+        .toLowerCase() || "r";
+    let name = base;
+    for (let n = 2; this.rules.has(name); n++) name = `${base}-${n}`;
+    this.rules.set(name, body);
+    return name;
+  }
+
+  /** The grammar text, with `root` first. */
+  toString(): string {
+    const lines: string[] = [];
+    const root = this.rules.get("root");
+    if (root !== undefined) lines.push(`root ::= ${root}`);
+    for (const [name, body] of this.rules) if (name !== "root") lines.push(`${name} ::= ${body}`);
+    return `${lines.join("\n")}\n`;
+  }
+}
+
+/** A GBNF string literal for `text`. */
+export function gbnfLiteral(text: string): string {
+  let out = '"';
+  for (const ch of text) {
+    const code = ch.codePointAt(0)!;
+    if (ch === '"' || ch === "\\") out += `\\${ch}`;
+    else if (ch === "\n") out += "\\n";
+    else if (ch === "\r") out += "\\r";
+    else if (ch === "\t") out += "\\t";
+    else if (code < 0x20 || code === 0x7f) out += `\\x${code.toString(16).padStart(2, "0")}`;
+    else out += ch;
+  }
+  return `${out}"`;
+}
+
+/** Deeper schemas than this become "any JSON value" (bounds work on untrusted schemas). */
+const MAX_DEPTH = 16;
+
+/** Converts `schema` into rules; returns the GBNF expression for a value of it. */
+export function schemaRule(rules: GbnfRules, schema: unknown, hint: string, depth = 0): string {
+  if (depth > MAX_DEPTH || schema === true || !isObject(schema)) return "json-value";
+  if ("const" in schema) return gbnfLiteral(JSON.stringify(schema.const));
+  if (Array.isArray(schema.enum) && schema.enum.length > 0) {
+    return rules.add(
+      `${hint}-enum`,
+      schema.enum.map((value) => gbnfLiteral(JSON.stringify(value))).join(" | "),
+    );
+  }
+  const union = (schema.anyOf ?? schema.oneOf) as unknown;
+  if (Array.isArray(union) && union.length > 0) {
+    const parts = union.map((option, i) =>
+      schemaRule(
+        rules,
+        { ...schema, anyOf: undefined, oneOf: undefined, ...asObject(option) },
+        `${hint}-${i}`,
+        depth + 1,
+      ),
+    );
+    return rules.add(`${hint}-union`, parts.join(" | "));
+  }
+  const type = schema.type;
+  if (Array.isArray(type)) {
+    const parts = type.map((t) =>
+      schemaRule(rules, { ...schema, type: t }, `${hint}-${String(t)}`, depth + 1),
+    );
+    return rules.add(`${hint}-types`, parts.join(" | "));
+  }
+  switch (type) {
+    case "string":
+      return "json-string";
+    case "integer":
+      return "json-integer";
+    case "number":
+      return "json-number";
+    case "boolean":
+      return "json-boolean";
+    case "null":
+      return "json-null";
+    case "array": {
+      const items = schemaRule(rules, schema.items, `${hint}-item`, depth + 1);
+      return rules.add(hint, `"[" ws (${items} ws ("," ws ${items} ws)*)? "]"`);
+    }
+    case "object":
+      return objectRule(rules, schema, hint, depth);
+    default:
+      return isObject(schema.properties) ? objectRule(rules, schema, hint, depth) : "json-value";
+  }
+}
+
+/**
+ * An object with its declared properties in declaration order (required and optional alike), and
+ * no others unless `additionalProperties` allows them.
+ */
+function objectRule(rules: GbnfRules, schema: Record<string, unknown>, hint: string, depth: number): string {
+  const properties = isObject(schema.properties) ? Object.entries(schema.properties) : [];
+  if (properties.length === 0) {
+    // Tool arguments: a schema that declares no properties takes none, unless it says otherwise.
+    const open = schema.additionalProperties === true || isObject(schema.additionalProperties);
+    return open ? "json-object" : rules.add(hint, `"{" ws "}"`);
+  }
+  const required = new Set(Array.isArray(schema.required) ? schema.required.map(String) : []);
+  const pairs = properties.map(([key, value]) => ({
+    rule: `${gbnfLiteral(JSON.stringify(key))} ws ":" ws ${schemaRule(rules, value, `${hint}-${key}`, depth + 1)} ws`,
+    required: required.has(key),
+  }));
+  // tail(i): the properties from i on, each preceded by a comma (at least one came before them).
+  const tails: string[] = [];
+  for (let i = pairs.length - 1; i >= 0; i--) {
+    const pair = `"," ws ${pairs[i]!.rule}`;
+    const next = tails[0] ?? "";
+    tails.unshift(pairs[i]!.required ? `${pair} ${next}`.trim() : `(${pair})? ${next}`.trim());
+  }
+  const tailRules = tails.map((body, i) => (body ? rules.add(`${hint}-tail${i}`, body) : ""));
+  // head: the first property present, then the tail after it. Properties before the first
+  // required one may each be the first present.
+  const heads: string[] = [];
+  for (let i = 0; i < pairs.length; i++) {
+    heads.push(`${pairs[i]!.rule} ${tailRules[i + 1] ?? ""}`.trim());
+    if (pairs[i]!.required) break;
+  }
+  const anyRequired = pairs.some((pair) => pair.required);
+  const body = `(${heads.join(" | ")})${anyRequired ? "" : "?"}`;
+  return rules.add(hint, `"{" ws ${body} "}"`);
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function asObject(value: unknown): Record<string, unknown> {
+  return isObject(value) ? value : {};
+}

@@ -1,0 +1,258 @@
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import type { ToolDefinition } from "../../protocol/chat.js";
+import type { EngineEvent } from "../engine.js";
+import { tinyModelWithTemplate } from "../test-support/chat-templates.js";
+import { collect } from "../test-support/engine-conformance.js";
+import { OutputParser, type ParsedOutput } from "./internal/output-parser.js";
+import { LlamaEngine } from "./llama-engine.js";
+
+/**
+ * Tool calls in each common chat template family, read from llama.cpp's real templates: the call
+ * syntax Spark derives, model-shaped outputs (spacing, key order, parallel calls, reasoning, text
+ * around) parsed to calls, and a random-weight model forced to call (`tool_choice: "required"` or a
+ * named tool) producing a call that parses and matches the tool's schema: the grammar does it.
+ */
+interface Family {
+  template: string;
+  trigger: string;
+  /** Model-shaped outputs, each with the calls it holds. */
+  shaped: {
+    output: string;
+    calls: { name: string; arguments: unknown }[];
+    text?: string;
+    reasoning?: string;
+  }[];
+  contextSize?: number;
+}
+
+const FAMILIES: Family[] = [
+  {
+    template: "Qwen-Qwen2.5-7B-Instruct.jinja",
+    trigger: "<tool_call>",
+    shaped: [
+      {
+        output:
+          'Looking.\n<tool_call>\n{"name": "pick", "arguments": {"mode": "fast", "count": 2, "flag": true}}\n</tool_call>\n<tool_call>\n{"arguments": {}, "name": "other"}\n</tool_call>',
+        calls: [
+          { name: "pick", arguments: { mode: "fast", count: 2, flag: true } },
+          { name: "other", arguments: {} },
+        ],
+        text: "Looking.",
+      },
+    ],
+  },
+  {
+    template: "Qwen-Qwen3-0.6B.jinja",
+    trigger: "<tool_call>",
+    shaped: [
+      {
+        output:
+          '<think>\nThe user wants one.\n</think>\n\n<tool_call>\n{ "name":"other","arguments":{} }\n</tool_call>',
+        calls: [{ name: "other", arguments: {} }],
+        reasoning: "\nThe user wants one.\n",
+      },
+    ],
+  },
+  {
+    template: "meta-llama-Llama-3.1-8B-Instruct.jinja",
+    trigger: '{"name": "',
+    shaped: [
+      {
+        output: '{"name": "pick", "parameters": {"mode": "slow", "count": 0, "flag": false}}',
+        calls: [{ name: "pick", arguments: { mode: "slow", count: 0, flag: false } }],
+      },
+      {
+        output: 'Here is JSON: {"name": "x", "parameters": {}}',
+        calls: [],
+        text: 'Here is JSON: {"name": "x", "parameters": {}}',
+      },
+    ],
+  },
+  {
+    template: "mistralai-Mistral-Nemo-Instruct-2407.jinja",
+    trigger: "[TOOL_CALLS]",
+    shaped: [
+      {
+        output:
+          '[TOOL_CALLS][{"name": "other", "arguments": {}}, {"arguments": {"mode": "fast", "count": 1, "flag": true}, "name": "pick"}]',
+        calls: [
+          { name: "other", arguments: {} },
+          { name: "pick", arguments: { mode: "fast", count: 1, flag: true } },
+        ],
+      },
+      {
+        output: '{"name": "spark", "version": "1.0.0"}',
+        calls: [],
+        text: '{"name": "spark", "version": "1.0.0"}',
+      },
+    ],
+  },
+  {
+    template: "unsloth-mistral-Devstral-Small-2507.jinja",
+    trigger: "[TOOL_CALLS]",
+    contextSize: 8192,
+    shaped: [
+      {
+        output: 'Sure.[TOOL_CALLS]other[ARGS]{}[TOOL_CALLS]pick[ARGS]{"mode":"fast","count":3,"flag":false}',
+        calls: [
+          { name: "other", arguments: {} },
+          { name: "pick", arguments: { mode: "fast", count: 3, flag: false } },
+        ],
+        text: "Sure.",
+      },
+    ],
+  },
+  {
+    // No tool support in the template: Spark's own documented syntax.
+    template: "google-gemma-2-2b-it.jinja",
+    trigger: "<tool_call>",
+    shaped: [
+      {
+        output: '<tool_call>\n{"name": "other", "arguments": {}}\n</tool_call>',
+        calls: [{ name: "other", arguments: {} }],
+      },
+    ],
+  },
+  {
+    template: "deepseek-ai-DeepSeek-V3.1.jinja",
+    trigger: "<｜tool▁calls▁begin｜>",
+    shaped: [
+      {
+        output:
+          '<think>hm</think>Ok.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>other<｜tool▁sep｜>{}<｜tool▁call▁end｜><｜tool▁call▁begin｜>pick<｜tool▁sep｜>{"mode": "slow", "count": 7, "flag": true}<｜tool▁call▁end｜><｜tool▁calls▁end｜>',
+        calls: [
+          { name: "other", arguments: {} },
+          { name: "pick", arguments: { mode: "slow", count: 7, flag: true } },
+        ],
+        text: "Ok.",
+        reasoning: "hm",
+      },
+    ],
+  },
+  {
+    template: "openai-gpt-oss-120b.jinja",
+    trigger: "to=functions.",
+    shaped: [
+      {
+        output: ' to=functions.other<|constrain|>json<|message|>{"a":1}<|call|>',
+        calls: [{ name: "other", arguments: { a: 1 } }],
+      },
+    ],
+  },
+];
+
+const TOOLS: ToolDefinition[] = [
+  {
+    name: "pick",
+    description: "Picks a mode.",
+    parameters: {
+      type: "object",
+      properties: {
+        mode: { type: "string", enum: ["fast", "slow"] },
+        count: { type: "integer" },
+        flag: { type: "boolean" },
+      },
+      required: ["mode", "count", "flag"],
+      additionalProperties: false,
+    },
+  },
+  { name: "other", description: "Does the other thing.", parameters: { type: "object", properties: {} } },
+];
+
+/** Checks a call's arguments against the test tools' schemas. */
+function expectValid(name: string, args: string): void {
+  const parsed = JSON.parse(args) as Record<string, unknown>;
+  if (name === "other") {
+    expect(parsed).toEqual({});
+    return;
+  }
+  expect(name).toBe("pick");
+  expect(Object.keys(parsed).sort()).toEqual(["count", "flag", "mode"]);
+  expect(["fast", "slow"]).toContain(parsed.mode);
+  expect(Number.isInteger(parsed.count)).toBe(true);
+  expect(typeof parsed.flag).toBe("boolean");
+}
+
+function parseAll(parser: OutputParser, text: string): ParsedOutput[] {
+  const out: ParsedOutput[] = [];
+  for (const ch of text) {
+    let pieces = parser.push(ch);
+    out.push(...pieces);
+    while (pieces.at(-1)?.type === "calls_begin") {
+      pieces = parser.push("");
+      out.push(...pieces);
+    }
+  }
+  out.push(...parser.finish());
+  return out;
+}
+
+function streamedCalls(events: EngineEvent[]) {
+  const streamed = new Map<string, string>();
+  for (const event of events) {
+    if (event.type === "tool_call_start") streamed.set(event.callId, "");
+    if (event.type === "tool_call_delta")
+      streamed.set(event.callId, `${streamed.get(event.callId)}${event.delta}`);
+  }
+  return streamed;
+}
+
+describe.each(FAMILIES)("tool calls with $template", (family) => {
+  let engine: LlamaEngine;
+  beforeAll(async () => {
+    engine = await LlamaEngine.create({
+      modelPath: await tinyModelWithTemplate(family.template),
+      contextSize: family.contextSize ?? 2048,
+    });
+  });
+  afterAll(async () => {
+    await engine?.dispose();
+  });
+
+  test("the call syntax starts at the family's marker", () => {
+    expect(engine.callSyntax.trigger).toBe(family.trigger);
+  });
+
+  test("model-shaped outputs parse to the same calls", () => {
+    for (const shaped of family.shaped) {
+      const out = parseAll(new OutputParser([], engine.callSyntax), shaped.output);
+      const calls = out.flatMap((piece) =>
+        piece.type === "call" ? [{ name: piece.name, arguments: JSON.parse(piece.arguments) }] : [],
+      );
+      expect(calls).toEqual(shaped.calls);
+      const text = out.map((piece) => (piece.type === "text" ? piece.text : "")).join("");
+      expect(text.trim()).toBe(shaped.text ?? "");
+      const reasoning = out.map((piece) => (piece.type === "reasoning" ? piece.text : "")).join("");
+      expect(reasoning).toBe(shaped.reasoning ?? "");
+    }
+  });
+
+  test("a required call from a random-weight model parses and matches the schema", async () => {
+    const { events, result } = await collect(engine, {
+      messages: [{ role: "user", content: "Pick one." }],
+      tools: TOOLS,
+      toolChoice: "required",
+      maxOutputTokens: 256,
+    });
+    const calls = events.flatMap((event) => (event.type === "tool_call" ? [event.call] : []));
+    expect(calls.length).toBeGreaterThan(0);
+    const streamed = streamedCalls(events);
+    for (const call of calls) {
+      expectValid(call.name, call.arguments);
+      expect(streamed.get(call.callId)).toBe(call.arguments);
+    }
+    expect(result.stopReason === "tool_calls" || result.stopReason === "length").toBe(true);
+  });
+
+  test("a named tool is the one called", async () => {
+    const { events } = await collect(engine, {
+      messages: [{ role: "user", content: "Pick one." }],
+      tools: TOOLS,
+      toolChoice: { name: "pick" },
+      maxOutputTokens: 256,
+    });
+    const first = events.find((event) => event.type === "tool_call");
+    expect(first?.type === "tool_call" && first.call.name).toBe("pick");
+    if (first?.type === "tool_call") expectValid("pick", first.call.arguments);
+  });
+});
