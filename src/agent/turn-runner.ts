@@ -137,7 +137,7 @@ export class TurnRunner {
     /** Calls being written, by output item id. */
     const writing = new Map<string, ToolCallItem>();
     const cutOff = (item: ToolCallItem) =>
-      log.discard(turn.id, { ...item, status: "failed", output: NOT_APPLIED_CUT_OFF });
+      log.complete(turn.id, { ...item, status: "failed", output: NOT_APPLIED_CUT_OFF, partial: true });
     try {
       for await (const event of stream) {
         if (event.type === "response.output_item.added" && event.item.type === "function_call") {
