@@ -115,12 +115,12 @@ export class TurnRunner {
           chain.owedOutputs = calls.map((call) => ({
             type: "function_call_output",
             call_id: call.call_id,
-            output: `Not run: this turn reached its limit of ${maxToolRounds} rounds of tool calls. Say where you are; the person can let you go on.`,
+            output: `Not run: this turn reached its limit of ${rounds(maxToolRounds)} of tool calls. Say where you are; the person can let you go on.`,
           }));
           status = "failed";
           error = new SparkError(
             "limit_reached",
-            `Stopped after ${maxToolRounds} rounds of tool calls, the most one turn may run ` +
+            `Stopped after ${rounds(maxToolRounds)} of tool calls, the most one turn may run ` +
               "(--max-tool-rounds, or max_tool_rounds under [limits] in config.toml). Send a message to let it go on.",
           );
           break;
@@ -232,6 +232,8 @@ export class TurnRunner {
     });
   }
 }
+
+const rounds = (n: number) => (n === 1 ? "1 round" : `${n} rounds`);
 
 /** Resolves once no steer of `turn` waits for its answer (more may be sent while it waits). */
 async function steersAnswered(turn: ActiveTurn): Promise<void> {
