@@ -143,4 +143,38 @@ describe("steers that race the end of a response", () => {
     expect((await notice).text).toMatch(/^Not sent to the model \(the turn was interrupted\): "be brief"/);
     expect(modelSaw(seen, "be brief")).toBe(false);
   });
+
+  test("a message sent once the turn has decided to end starts the next turn instead of joining it", async () => {
+    const seen: GenerateRequest[] = [];
+    const script = (request: GenerateRequest): ScriptedReply => {
+      seen.push(request);
+      return seen.length === 1 ? call("shell", { command: "true" }) : { text: "Summary." };
+    };
+    await using h = await agentHarness(
+      { "a.txt": "a" },
+      { script },
+      { sandbox: new CommandSandbox({ mode: "danger-full-access" }) },
+    );
+    const approval = h.next("approval.requested");
+    const turn = h.thread.startTurn("explain a.txt");
+    await approval;
+    h.thread.submit("also look at b.txt");
+    // The "not sent" notice comes while the ending turn is still the thread's: a face answering it
+    // at once sends into a turn that takes nothing more.
+    const off = h.thread.on((event) => {
+      if (event.type === "item.completed" && event.item.type === "notice") {
+        off();
+        h.thread.submit("then summarize");
+      }
+    });
+    h.thread.interrupt();
+    await turn;
+    expect(h.events.filter((e) => e.type === "turn.started").map((e) => e.input)).toEqual([
+      "explain a.txt",
+      "then summarize",
+    ]);
+    expect(h.events.some((e) => e.type === "turn.steered" && e.input === "then summarize")).toBe(false);
+    expect(seen.at(-1)!.messages.at(-1)).toEqual({ role: "user", content: "then summarize" });
+    expect(agentTexts(h.events).at(-1)).toBe("Summary.");
+  });
 });
