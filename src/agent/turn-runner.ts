@@ -109,6 +109,10 @@ export class TurnRunner {
         if (calls.length === 0) {
           // A steer sent as the response ended is refused by it: it starts the next response.
           await steersAnswered(turn);
+          if (turn.controller.signal.aborted) {
+            status = "interrupted";
+            break;
+          }
           if (turn.steers.length === 0) break;
         } else if (++toolRounds > maxToolRounds) {
           // A model that keeps calling tools: its calls are answered unrun, so the chain stays valid.
