@@ -4,6 +4,7 @@ import path from "node:path";
 import { describe, expect, test } from "vitest";
 import type { GenerateRequest } from "../engine/engine.js";
 import type { ScriptedReply } from "../engine/scripted/scripted-engine.js";
+import { HOST_REQUEST_SCHEMAS } from "../protocol/agent-requests.js";
 import { CommandSandbox } from "./sandbox/command-sandbox.js";
 import { agentHarness } from "./test-support/agent-harness.js";
 import { MATH, PATCH } from "./test-support/math-fixture.js";
@@ -28,6 +29,30 @@ describe("the agent on a temporary git repository (scripted model, real server a
       (e) => e.type === "item.completed" && e.item.type === "tool_call" && e.item.name === "apply_patch",
     );
     expect(patchItem).toMatchObject({ item: { status: "completed", display: { kind: "diff" } } });
+  });
+
+  test("a forced first call: the turn's first response must call the named tool, later ones choose", async () => {
+    const model = recorded([call("list_dir", { path: "." }), { text: "One file." }, { text: "Bye." }]);
+    await using h = await agentHarness({ "a.txt": "a" }, { script: model.script });
+    await h.thread.startTurn("what is here?", { toolChoice: { name: "list_dir" } });
+    await h.thread.startTurn("thanks");
+    expect(model.requests.map((request) => request.toolChoice)).toEqual([
+      { name: "list_dir" },
+      undefined,
+      undefined,
+    ]);
+    const listed = h.events.find((e) => e.type === "item.completed" && e.item.type === "tool_call");
+    expect(listed).toMatchObject({ item: { name: "list_dir", status: "completed" } });
+  });
+
+  test("turn.start's tool_choice is checked at the edge", () => {
+    const schema = HOST_REQUEST_SCHEMAS["turn.start"];
+    const base = { type: "turn.start", thread_id: "t1", input: "hi" };
+    expect(schema.safeParse({ ...base, tool_choice: "required" }).success).toBe(true);
+    expect(schema.safeParse({ ...base, tool_choice: { name: "list_dir" } }).success).toBe(true);
+    expect(schema.safeParse({ ...base, tool_choice: "none" }).success).toBe(false);
+    expect(schema.safeParse({ ...base, tool_choice: { name: "" } }).success).toBe(false);
+    expect(schema.safeParse({ ...base, tool_choice: { name: "x", extra: 1 } }).success).toBe(false);
   });
 
   test("a patch with stale context is rejected, nothing changes, and the model is told why", async () => {

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { DraftAnswer, ResponsesClient } from "../client/responses-client.js";
 import type { PatchResolution, SubAgentInfo, ThreadInfo, ThreadItem } from "../protocol/agent.js";
+import type { TurnToolChoice } from "../protocol/agent-requests.js";
 import { SparkError } from "../protocol/errors.js";
 import type { ApprovalPolicy } from "./approval.js";
 import { historyFromItems } from "./conversation-history.js";
@@ -252,13 +253,14 @@ export class AgentThread {
   }
 
   /** Starts a turn and resolves when it (and anything queued behind it) has finished. */
-  startTurn(input: string): Promise<void> {
+  /** Starts a turn; `toolChoice` forces its first model response to call a tool (or that one). */
+  startTurn(input: string, options: { toolChoice?: TurnToolChoice | undefined } = {}): Promise<void> {
     if (this.active)
       throw new SparkError(
         "response_in_progress",
         "A turn is already running; steer it or queue the message.",
       );
-    this.idle = this.runTurns(input);
+    this.idle = this.runTurns(input, options.toolChoice);
     return this.idle;
   }
 
@@ -364,15 +366,17 @@ export class AgentThread {
     return this.patches.resolvePatchFile(itemId, path, resolution);
   }
 
-  private async runTurns(first: string): Promise<void> {
+  private async runTurns(first: string, toolChoice: TurnToolChoice | undefined): Promise<void> {
     let input: string | undefined = first;
+    let choice = toolChoice;
     while (input !== undefined) {
-      await this.runTurn(input);
+      await this.runTurn(input, choice);
+      choice = undefined;
       input = this.queue.shift();
     }
   }
 
-  private async runTurn(input: string): Promise<void> {
+  private async runTurn(input: string, toolChoice?: TurnToolChoice): Promise<void> {
     const turn: ActiveTurn = {
       id: `turn_${randomUUID().replaceAll("-", "").slice(0, 16)}`,
       controller: new AbortController(),
@@ -381,6 +385,7 @@ export class AgentThread {
       steersInFlight: new Set(),
       closed: false,
       firstTokenAt: null,
+      toolChoice,
     };
     this.active = turn;
     if (!this.toolsFixed) {

@@ -1,5 +1,6 @@
 import type { ResponseStream, ResponsesClient } from "../client/responses-client.js";
 import type { ThreadInfo, ThreadItem, TurnStats, TurnStatus } from "../protocol/agent.js";
+import type { TurnToolChoice } from "../protocol/agent-requests.js";
 import { SparkError, type WireError } from "../protocol/errors.js";
 import type { ResponseObject } from "../protocol/responses.js";
 import { type ConversationInput, compactHistory } from "./conversation-history.js";
@@ -24,6 +25,8 @@ export interface ActiveTurn {
   /** Set as the turn decides to end: from then on nothing joins it (a new message is a new turn). */
   closed: boolean;
   firstTokenAt: number | null;
+  /** What the turn's next model response must call (see `turn.start`); used once. */
+  toolChoice?: TurnToolChoice | undefined;
 }
 
 /** How a turn ended, as `turn.completed` reports it. */
@@ -162,8 +165,18 @@ export class TurnRunner {
     input: ConversationInput[],
   ): Promise<{ response: ResponseObject; calls: FunctionCall[] }> {
     const { client, chain, log } = this.options;
+    const choice = turn.toolChoice;
+    turn.toolChoice = undefined;
     const stream = client.create(
-      { ...this.options.settings(), ...chain.next(input, { consume: true }) },
+      {
+        ...this.options.settings(),
+        ...chain.next(input, { consume: true }),
+        ...(choice === undefined || choice === "auto"
+          ? {}
+          : {
+              tool_choice: choice === "required" ? choice : { type: "function" as const, name: choice.name },
+            }),
+      },
       { signal: turn.controller.signal },
     );
     turn.stream = stream;

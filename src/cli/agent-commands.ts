@@ -6,6 +6,7 @@ import { nodeSocketFactory } from "../client-core/node-socket.js";
 import { listServerStates } from "../config/server-state.js";
 import { type LoadedConfig, loadConfig } from "../config/spark-config.js";
 import { SANDBOX_MODES, type SandboxMode } from "../protocol/agent.js";
+import type { TurnToolChoice } from "../protocol/agent-requests.js";
 import { SparkError } from "../protocol/errors.js";
 import { StatusLine } from "../terminal/status-line.js";
 import type { AgentRuntimeOptions } from "./agent-runtime.js";
@@ -32,6 +33,7 @@ interface AgentFlags {
   maxToolRounds?: number;
   tokensPerSecond?: number;
   json?: boolean;
+  toolChoice?: TurnToolChoice;
   last?: boolean;
   /** False with `--no-attach`. */
   attach: boolean;
@@ -129,6 +131,11 @@ export function registerAgentCommands(program: Command): void {
     .description("run one task non-interactively: prints the final answer (or JSON Lines with --json)")
     .argument("<prompt...>", "the task")
     .option("--json", "print every event as one JSON line", false)
+    .option(
+      "--tool-choice <choice>",
+      'the first model response must call a tool ("required") or the tool named (e.g. list_dir); later ones choose freely (default: auto)',
+      toolChoiceOption,
+    )
     .action(async (prompt: string[], flags: AgentFlags) => {
       process.exitCode = await exec(flags, prompt.join(" "));
     });
@@ -299,6 +306,13 @@ async function startSession(
   }
 }
 
+function toolChoiceOption(value: string): TurnToolChoice {
+  if (value === "auto" || value === "required") return value;
+  if (!/^[\w.:-]{1,128}$/.test(value))
+    throw new InvalidArgumentError('expected "auto", "required" or a tool name such as list_dir');
+  return { name: value };
+}
+
 async function exec(flags: AgentFlags, prompt: string): Promise<number> {
   if (!prompt.trim())
     throw new SparkError(
@@ -360,6 +374,7 @@ async function execOn(
       stdout: process.stdout,
       stderr: output.stderr,
       json: flags.json === true,
+      toolChoice: flags.toolChoice,
       signal: AbortSignal.any([interrupt.signal, output.signal]),
       approvals,
     });
