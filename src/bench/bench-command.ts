@@ -85,7 +85,7 @@ export function registerBenchCommand(program: Command): void {
     .option("--out <file>", "JSON results file (default: bench-results/bench-<time>.json)")
     .addHelpText(
       "after",
-      "\nModels are synthetic (random weights, real shapes), built once; nothing is downloaded.\nResults are ratios: absolute numbers vary from machine to machine.\n",
+      "\nModels are synthetic (random weights, real shapes), built once; nothing is downloaded (agent adds\nthe trained SmolLM2-135M-Instruct once npm run fetch:smollm2 has fetched it).\nResults are ratios: absolute numbers vary from machine to machine.\n",
     )
     .action(async (options: BenchOptions) => {
       await bench(options);

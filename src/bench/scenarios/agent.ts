@@ -107,7 +107,6 @@ export async function agentScenario(options: AgentOptions): Promise<BenchRow[]> 
     options.log(`agent: rows against llama-server left out: ${options.llamaServer.missing}`);
   }
   const threads = physicalCoreCount();
-  let ticket = 0;
   const rows: BenchRow[] = [];
   for (const model of options.models) {
     options.log(`agent: ${model.label}, ${model.path}`);
@@ -146,20 +145,20 @@ export async function agentScenario(options: AgentOptions): Promise<BenchRow[]> 
     }
     const runs = new Map(sides.map((side) => [side.name, { answer: [] as Run[], edit: [] as Run[] }]));
     for (let i = 0; i < options.runs; i++) {
+      // New past the instructions and tools, as each of the agent's turns is; the same on every side.
+      const ticket = 3 * i;
       for (const side of i % 2 === 0 ? sides : [...sides].reverse()) {
-        // Each request is new past the instructions and tools, as each of the agent's turns is.
-        await side.send({ task: `Ticket ${++ticket}: say hello.`, maxTokens: 1 });
+        await side.send({ task: `Ticket ${ticket + 1}: say hello.`, maxTokens: 1 });
         runs.get(side.name)!.answer.push(
           await side.send({
-            task: `Ticket ${++ticket}: what is the difference between a process and a thread? Answer in a few sentences.`,
+            task: `Ticket ${ticket + 2}: what is the difference between a process and a thread? Answer in a few sentences.`,
             maxTokens: model.answerTokens,
           }),
         );
-        const callId = `call_${++ticket}`;
         runs.get(side.name)!.edit.push(
           await side.send({
-            task: `Ticket ${ticket}: in ${EDITED_PATH}, rename the field \`quantity\` to \`count\` everywhere. Then show me the whole updated file.`,
-            read: { callId, output: file },
+            task: `Ticket ${ticket + 3}: in ${EDITED_PATH}, rename the field \`quantity\` to \`count\` everywhere. Then show me the whole updated file.`,
+            read: { callId: `call_${ticket + 3}`, output: file },
             maxTokens: model.editTokens,
           }),
         );
