@@ -1,5 +1,9 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { LlamaEngine } from "../engine/llama/llama-engine.js";
+import { SYNTHETIC_SHAPES, writeSyntheticModel } from "../engine/synthetic/synthetic-model.js";
 import { testModelPath } from "../engine/test-support/test-model.js";
 import { ModelRegistry } from "../server/model-registry.js";
 import { SparkServer } from "../server/spark-server.js";
@@ -134,11 +138,30 @@ const llamaServer = findLlamaServer();
 test.skipIf(!("binary" in llamaServer))(
   "the agent scenario measures Spark against llama-server with the same tools (when one is built)",
   async () => {
-    const rows = await agentScenario(agentOptions(llamaServer, []));
-    expectWellFormed("agent", rows);
-    const againstPeer = rows.filter((row) => row.metric.includes("Spark vs llama-server"));
-    expect(againstPeer.map((row) => row.target)).toEqual([">= 1.0x", "<= 1.0x", ">= 1.0x", "<= 1.0x"]);
-    expect(againstPeer[2]!.metric).toContain("--spec-default");
+    // llama-server caps a slot's context at the model's training context: the tiny shape, trained for 16,384.
+    const dir = await mkdtemp(path.join(os.tmpdir(), "spark-bench-agent-"));
+    try {
+      const modelPath = path.join(dir, "tiny-16k.gguf");
+      await writeSyntheticModel(modelPath, {
+        shape: { ...SYNTHETIC_SHAPES.tiny, contextLength: 16384 },
+        quant: "Q8_0",
+      });
+      const options = agentOptions(llamaServer, []);
+      options.models = options.models.map((model) => ({ ...model, path: modelPath }));
+      const rows = await agentScenario(options);
+      expectWellFormed("agent", rows);
+      const againstPeer = rows.filter((row) => row.metric.includes("Spark vs llama-server"));
+      expect(againstPeer.map((row) => row.target)).toEqual([">= 1.0x", "<= 1.0x", ">= 1.0x", "<= 1.0x"]);
+      expect(againstPeer[2]!.metric).toContain("--spec-default");
+      // Both engines render the same conversation with the model's own template and the tools.
+      const prompts = [...againstPeer[2]!.detail!.matchAll(/(\d+)-token prompt/g)].map((match) =>
+        Number(match[1]),
+      );
+      expect(prompts[0]! / prompts[1]!).toBeGreaterThan(0.9);
+      expect(prompts[0]! / prompts[1]!).toBeLessThan(1.1);
+    } finally {
+      await rm(dir, { recursive: true });
+    }
   },
   300_000,
 );
