@@ -100,6 +100,11 @@ async function bench(options: BenchOptions): Promise<void> {
     process.exitCode = 2;
     return;
   }
+  if (options.realModel !== undefined && !existsSync(options.realModel)) {
+    process.stderr.write(`spark bench: --real-model ${options.realModel}: no such file\n`);
+    process.exitCode = 2;
+    return;
+  }
   const scenarios = options.scenario.filter(
     (name): name is ScenarioName => name !== "peer" && name !== "agent",
   );
@@ -206,9 +211,6 @@ async function agentModels(options: BenchOptions, log: (line: string) => void): 
     log(`agent: building synthetic ${shape} ${options.quant}`);
     const modelPath = await ensureSyntheticModel(options.modelsDir, shape, options.quant);
     models.push({ label, path: modelPath, randomWeights: true, answerTokens, editTokens });
-  }
-  if (options.realModel !== undefined && !existsSync(options.realModel)) {
-    throw new Error(`spark bench: --real-model ${options.realModel}: no such file`);
   }
   const real = options.realModel ?? smollm2ModelPath();
   if (real === undefined) {
