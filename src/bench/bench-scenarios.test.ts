@@ -99,7 +99,7 @@ function expectWellFormed(name: string, rows: BenchRow[]): void {
 // model; the agent's system prompt and tools take about 4,000 of its byte-level tokens.
 function agentOptions(llamaServer: AgentOptions["llamaServer"], log: string[]): AgentOptions {
   return {
-    models: [{ label: "tiny", path: ctx.modelPath, randomWeights: true, answerTokens: 8, editTokens: 16 }],
+    models: [{ label: "tiny", path: ctx.modelPath, randomWeights: true, answerTokens: 32, editTokens: 48 }],
     llamaServer,
     fileLines: 30,
     runs: 1,

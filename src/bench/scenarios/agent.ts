@@ -184,7 +184,7 @@ function modelRows(
 ): BenchRow[] {
   const weights = model.randomWeights ? "random weights" : "trained";
   const rows: BenchRow[] = [];
-  const decode = (list: Run[]) => median(list.map((run) => run.tokensPerSecond));
+  const decode = (list: Run[]) => median(list.map((run) => run.tokensPerSecond).filter(Number.isFinite));
   const ttft = (list: Run[]) => median(list.map((run) => run.ttftMs));
   for (const kind of ["answer", "edit"] as const) {
     const what = kind === "answer" ? "plain answer" : `edit copying a ${options.fileLines}-line file`;
@@ -217,8 +217,12 @@ function modelRows(
     );
     if (!peer) continue;
     const vs = `Spark vs llama-server, same GGUF, threads and tools (--jinja${kind === "edit" ? "; its n-gram speculation, --spec-default" : ""})`;
+    const differ = promptsDiffer(tools, plain, peer);
+    // A claim holds only for the same prompt on both; otherwise the row is for context.
+    const claim = (fields: Omit<BenchRow, "ratio" | "holds">, holds: (ratio: number) => boolean) =>
+      differ ? infoRow({ ...fields, detail: `${fields.detail}; ${differ}` }) : row(fields, holds);
     rows.push(
-      row(
+      claim(
         {
           scenario: "agent",
           metric: `${where}: decode tokens/s, ${vs}`,
@@ -230,7 +234,7 @@ function modelRows(
         },
         (ratio) => ratio >= 1,
       ),
-      row(
+      claim(
         {
           scenario: "agent",
           metric: `${where}: time to first token, ${vs}`,
@@ -247,6 +251,25 @@ function modelRows(
   return rows;
 }
 
+/**
+ * Why Spark's and llama-server's prompts are not the same request (more than 5% apart in tokens),
+ * or undefined when they are. A chat template without tool support (SmolLM2's) is rendered by
+ * llama-server without the tools, while Spark still offers them.
+ */
+function promptsDiffer(spark: Run[], sparkWithout: Run[], peer: Run[]): string | undefined {
+  const [ours, without, theirs] = [spark, sparkWithout, peer].map((list) => list.at(-1)!.promptTokens) as [
+    number,
+    number,
+    number,
+  ];
+  const near = (a: number, b: number) => Math.abs(a - b) <= 0.05 * Math.max(a, b);
+  if (near(ours, theirs)) return undefined;
+  const why = near(without, theirs)
+    ? "llama-server's prompt is the size of Spark's without tools: its rendering of this chat template left the tools out"
+    : "the two render this conversation differently";
+  return `not the same prompt (Spark ${ours} tokens, llama-server ${theirs}): ${why}`;
+}
+
 /** The last run's token counts, e.g. "128 output tokens, 40 of 52 drafted tokens accepted, 2300-token prompt (2250 cached)". */
 function describe(list: Run[]): string {
   const run = list.at(-1)!;
@@ -256,7 +279,9 @@ function describe(list: Run[]): string {
       : run.drafted === undefined
         ? `${run.accepted} drafted tokens accepted`
         : `${run.accepted} of ${run.drafted} drafted tokens accepted`;
-  return `${run.outputTokens} output tokens, ${drafts}, ${run.promptTokens}-token prompt (${run.cachedTokens} cached)`;
+  const untimed =
+    run.outputTokens >= 2 && Number.isNaN(run.tokensPerSecond) ? " (arrived at once: not timed)" : "";
+  return `${run.outputTokens} output tokens${untimed}, ${drafts}, ${run.promptTokens}-token prompt (${run.cachedTokens} cached)`;
 }
 
 function responsesInput(request: AgentRequest) {
@@ -357,8 +382,12 @@ async function llamaServerRun(baseUrl: string, body: Record<string, unknown>): P
   };
 }
 
+/**
+ * Decode tokens/s between the first and the last output's arrival; NaN with fewer than 2 tokens or
+ * when all of them arrived within a millisecond (in one read), too fast to time from the client.
+ */
 function rate(tokens: number, firstAt: number, lastAt: number): number {
-  return tokens >= 2 && lastAt > firstAt ? ((tokens - 1) * 1000) / (lastAt - firstAt) : Number.NaN;
+  return tokens >= 2 && lastAt - firstAt >= 1 ? ((tokens - 1) * 1000) / (lastAt - firstAt) : Number.NaN;
 }
 
 /** `read_file`'s output: each line after its 1-based number and a tab. */
