@@ -41,8 +41,8 @@ export interface AgentOptions {
 
 /**
  * llama-server's own configuration for an agent: the model's chat template with the tools
- * (`--jinja`) and its default speculation (`--spec-default`: n-gram drafts from the token
- * history, prompt included, as llama.cpp recommends for rewriting code).
+ * (`--jinja`) and its default speculation (`--spec-default`: ngram-mod, drafts from n-grams of
+ * the token history, prompt included, 48 to 64 tokens long).
  */
 const LLAMA_SERVER_AGENT_ARGS = ["--jinja", "--spec-default"];
 /** A response may spend minutes evaluating a long prompt on a slow CPU before its first event. */
@@ -65,7 +65,7 @@ interface AgentRequest {
 
 interface Run {
   ttftMs: number;
-  /** Output tokens after the first over the time from the first output to the last; NaN under 2. */
+  /** Output tokens after the first over the time from the first output to the last (see `rate`). */
   tokensPerSecond: number;
   outputTokens: number;
   promptTokens: number;
