@@ -115,7 +115,8 @@ export function renderPrompt(
   // Wrappers open with BOS; where BOS is the turn opener itself (SmolLM2's `<|im_start|>`) and the
   // model asks for no BOS, that would open the prompt twice.
   const bos = model.tokens.bos;
-  if (bos !== null && !model.tokens.shouldPrependBosToken && tokens[0] === bos && tokens[1] === bos) tokens.shift();
+  if (bos !== null && !model.tokens.shouldPrependBosToken && tokens[0] === bos && tokens[1] === bos)
+    tokens.shift();
   return {
     tokens,
     stopTriggers: state.stopGenerationTriggers

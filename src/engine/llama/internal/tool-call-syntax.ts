@@ -71,7 +71,8 @@ export function callSyntaxOf(model: LlamaModel, wrapper: ChatWrapper): CallSynta
   const functions = wrapper.settings.functions;
   const text = (value: unknown) => visibleText(model, value);
   const callOpen = text(functions.call.prefix);
-  if (withSpark.has(wrapper) || callOpen.trimStart().startsWith(GENERIC_CALL_PREFIX)) return SPARK_CALL_SYNTAX;
+  if (withSpark.has(wrapper) || callOpen.trimStart().startsWith(GENERIC_CALL_PREFIX))
+    return SPARK_CALL_SYNTAX;
   const template = templateOf(wrapper);
   if (template.includes("tool▁calls▁begin")) return DEEPSEEK_V3_CALL_SYNTAX;
   const section = functions.parallelism?.call;
