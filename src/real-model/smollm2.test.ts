@@ -1,6 +1,6 @@
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, readFile, realpath, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, realpath, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
@@ -80,7 +80,10 @@ describe.skipIf(!model)("SmolLM2-135M-Instruct through the real spark binary", (
   let sessions: string;
 
   beforeAll(async () => {
-    repo = await realpath(await mkdtemp(path.join(os.tmpdir(), "spark-smollm2-repo-")));
+    // A fixed path: the system prompt names the workspace, and greedy output follows the prompt.
+    repo = path.join(await realpath(os.tmpdir()), "spark-smollm2-repo");
+    await rm(repo, { recursive: true, force: true });
+    await mkdir(repo);
     sessions = await mkdtemp(path.join(os.tmpdir(), "spark-smollm2-sessions-"));
     execFileSync("git", ["init", "-q"], { cwd: repo });
     await mkdir(path.join(repo, "src"));
