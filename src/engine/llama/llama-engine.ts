@@ -30,7 +30,7 @@ import { callGrammar } from "./internal/call-grammar.js";
 import { renderPrompt } from "./internal/chat-rendering.js";
 import { DraftModelPredictor } from "./internal/draft-model-predictor.js";
 import { LookupPredictor, type LookupSettings } from "./internal/lookup-predictor.js";
-import { canGenerateNatively, NativeGreedyRun } from "./internal/native-greedy.js";
+import { canGenerateNatively, NativeDecodeRun, type NativeDrafts } from "./internal/native-decode.js";
 import { OutputParser, type ParsedOutput } from "./internal/output-parser.js";
 import { physicalCoreCount } from "./internal/physical-cores.js";
 import { restoreGeneratedTokens, SequencePool, type Slot } from "./internal/sequence-pool.js";
@@ -153,7 +153,9 @@ export class LlamaEngine implements Engine {
   readonly backend: BackendInfo;
   private readonly pool: SequencePool;
   /** Native greedy runs in progress: each holds the context to itself until stopped. */
-  private readonly nativeRuns = new Set<NativeGreedyRun>();
+  private readonly nativeRuns = new Set<NativeDecodeRun>();
+  /** Native runs started so far, and those of them that verified drafts (for tests and `spark bench`). */
+  readonly nativeRunCounts = { runs: 0, withDrafts: 0 };
   private generating = 0;
   private readonly predictors = new Map<LlamaContextSequence, SequencePredictors>();
   /** How this model writes function calls. */
@@ -391,7 +393,7 @@ export class LlamaEngine implements Engine {
     }
 
     const predictors = this.predictors.get(sequence)!;
-    const lookup = this.lookupSettings(request, tokens);
+    const lookup = this.lookupSettings(request);
     const drafter = lookup.kind === "off" ? predictors.draft : undefined;
     // Where the prefix worth saving ends, when this run evaluates it: the prefill stops there once.
     const saveAt = kvStates && this.prefixToSave(request, tokens, { after: reused, upTo: prefillEnd });
@@ -459,23 +461,40 @@ export class LlamaEngine implements Engine {
     let openCall: { callId: string; name: string } | undefined;
 
     // Drafts come from the request's prediction or prompt lookup, else from the draft model if any.
-    if (lookup.kind !== "off") predictors.lookup.configure(lookup);
+    // Greedy requests decode in the native loop (when the addon has it and nothing else generates),
+    // which verifies prediction and prompt-lookup drafts itself; the draft model drafts only on the
+    // batched path, as do models whose state cannot drop refuted drafts (they need checkpoints).
+    if (lookup.kind !== "off") predictors.lookup.configure(lookup, tokens.length);
     predictors.switch.select(lookup.kind !== "off" ? predictors.lookup : drafter);
     const predictionsBefore = { ...sequence.tokenPredictions };
-    const native = lookup.kind === "off" && drafter === undefined && (request.temperature ?? 0) === 0;
+    const nativeDrafted = { drafted: 0, accepted: 0 };
+    const native =
+      (request.temperature ?? 0) === 0 &&
+      (lookup.kind === "off" ? drafter === undefined : !sequence.needsCheckpoints);
+    // What a native run drafts from, given the output so far.
+    const nativeDrafts = (): NativeDrafts | undefined => {
+      if (lookup.kind === "text") {
+        const fromStart = generated.length === 0;
+        return { maxDraft: lookup.maxDraft, prediction: lookup.text, fromStart, recent: output.slice(-64) };
+      }
+      if (lookup.kind === "tokens") {
+        const history = Uint32Array.from([...tokens, ...generated]);
+        return { maxDraft: lookup.maxDraft, history, minPattern: lookup.minPattern };
+      }
+      return undefined;
+    };
     // A forced call is under its grammar from the first token; otherwise the grammar switches on
     // where the model starts a call, and off where the call ends.
     let grammar =
       syntax && choice !== "auto"
         ? this.grammarState(callGrammar(syntax, tools, { choice, withTrigger: true }))
         : undefined;
-    let evaluation = this.decode(
-      sequence,
-      tokens[tokens.length - 1]!,
-      request,
-      native ? maxOutput : 0,
+    let evaluation = this.decode(sequence, tokens[tokens.length - 1]!, request, {
+      nativeTokens: native ? maxOutput : 0,
+      nativeDrafts,
+      nativeDrafted,
       grammar,
-    );
+    });
     decoding: for (;;) {
       let rewind: { tokens: number; lead: string } | undefined;
       let callsEnded = false;
@@ -585,14 +604,18 @@ export class LlamaEngine implements Engine {
         }
         grammar = this.grammarState(callGrammar(syntax!, tools, { choice, lead: rewind.lead }));
         predictors.switch.select(undefined);
-        evaluation = this.decode(sequence, last, request, 0, grammar);
+        evaluation = this.decode(sequence, last, request, { nativeTokens: 0, grammar });
         continue;
       }
       if (callsEnded) {
         grammar = undefined;
         predictors.switch.select(lookup.kind !== "off" ? predictors.lookup : drafter);
         const remaining = maxOutput - generated.length;
-        evaluation = this.decode(sequence, generated.at(-1)!, request, native ? remaining : 0, undefined);
+        evaluation = this.decode(sequence, generated.at(-1)!, request, {
+          nativeTokens: native ? remaining : 0,
+          nativeDrafts,
+          nativeDrafted,
+        });
         continue;
       }
       break;
@@ -623,8 +646,12 @@ export class LlamaEngine implements Engine {
       cachedInputTokens: reused,
       outputTokens: generated.length,
       predictions: {
-        accepted: after.used - predictionsBefore.used,
-        rejected: after.refuted - predictionsBefore.refuted + (after.unused - predictionsBefore.unused),
+        accepted: after.used - predictionsBefore.used + nativeDrafted.accepted,
+        rejected:
+          after.refuted -
+          predictionsBefore.refuted +
+          (after.unused - predictionsBefore.unused) +
+          (nativeDrafted.drafted - nativeDrafted.accepted),
       },
       started,
       prefilled,
@@ -634,30 +661,49 @@ export class LlamaEngine implements Engine {
   }
 
   /**
-   * The generated tokens after `lastPromptToken`. Up to `nativeTokens` of them come from the addon's
-   * native greedy loop, when it has one and this is the only generation running; the rest (all of
-   * them otherwise) from node-llama-cpp's batched evaluation, which also drafts and samples.
+   * The generated tokens after `lastToken`. Up to `nativeTokens` of them come from the addon's
+   * native greedy loop, when it has one and this is the only generation running, with drafts from
+   * `nativeDrafts()` verified there (counted into `nativeDrafted`); the rest (all of them otherwise)
+   * from node-llama-cpp's batched evaluation, which drafts with the sequence's predictor and samples.
    */
   private async *decode(
     sequence: LlamaContextSequence,
-    lastPromptToken: Token,
+    lastToken: Token,
     request: GenerateRequest,
-    nativeTokens: number,
-    grammar?: LlamaGrammarEvaluationState,
+    {
+      nativeTokens,
+      nativeDrafts,
+      nativeDrafted,
+      grammar,
+    }: {
+      nativeTokens: number;
+      nativeDrafts?: () => NativeDrafts | undefined;
+      nativeDrafted?: { drafted: number; accepted: number };
+      grammar?: LlamaGrammarEvaluationState;
+    },
   ): AsyncGenerator<Token> {
-    let next = lastPromptToken;
+    let next = lastToken;
     if (nativeTokens > 0 && !grammar && this.binary.nativeLoop && this.generating === 1) {
-      const run = new NativeGreedyRun(sequence, next, Math.min(nativeTokens, 2 ** 31 - 1));
+      const drafts = nativeDrafts?.();
+      const run = new NativeDecodeRun(sequence, next, Math.min(nativeTokens, 2 ** 31 - 1), drafts);
+      this.nativeRunCounts.runs++;
+      if (drafts) this.nativeRunCounts.withDrafts++;
       this.nativeRuns.add(run);
       try {
         for await (const token of run) {
           next = token;
           yield token;
         }
-        if ((await run.finished) !== "stopped") return;
       } finally {
         this.nativeRuns.delete(run);
+        // Also when the consumer stopped early: the loop has stopped by now.
+        const result = await run.finished.catch(() => undefined);
+        if (result && nativeDrafted) {
+          nativeDrafted.drafted += result.drafted;
+          nativeDrafted.accepted += result.accepted;
+        }
       }
+      if ((await run.finished).end !== "stopped") return;
     }
     yield* sequence.evaluate([next], {
       temperature: request.temperature ?? 0,
@@ -723,7 +769,7 @@ export class LlamaEngine implements Engine {
    * What to draft from: the request's prediction (long drafts: most of it will match), or with
    * prompt lookup the conversation itself (shorter drafts, longer patterns: matches are rarer).
    */
-  private lookupSettings(request: GenerateRequest, prompt: Token[]): LookupSettings {
+  private lookupSettings(request: GenerateRequest): LookupSettings {
     const model = this.model;
     if (request.prediction) {
       return {
@@ -736,7 +782,7 @@ export class LlamaEngine implements Engine {
       };
     }
     if (request.promptLookup)
-      return { kind: "tokens", source: prompt, minPattern: 3, maxDraft: Math.max(1, this.draftTokens >> 1) };
+      return { kind: "tokens", minPattern: 3, maxDraft: Math.max(1, this.draftTokens >> 1) };
     return { kind: "off" };
   }
 
