@@ -89,8 +89,9 @@ export interface LlamaEngineOptions {
   kvStateCache?: KvStateCacheOptions;
   /**
    * Generate greedy tokens in the addon's native loop, where the local build of the patched addon
-   * has one (`npm run build:engine`) and no other generation runs. `false` keeps every token on
-   * node-llama-cpp's batched path. Same tokens either way. Default: true.
+   * has one (`npm run build:engine`) and no other generation runs; Predicted Outputs and prompt
+   * lookup drafts are verified there too. `false` keeps every token on node-llama-cpp's batched
+   * path. Same tokens either way. Default: true.
    */
   nativeLoop?: boolean;
   /** Called with load progress from 0 to 1. */
