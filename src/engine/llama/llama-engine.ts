@@ -29,6 +29,7 @@ import { type BackendInfo, backendInfoOf } from "./backend-info.js";
 import { callGrammar } from "./internal/call-grammar.js";
 import { renderPrompt } from "./internal/chat-rendering.js";
 import { DraftModelPredictor } from "./internal/draft-model-predictor.js";
+import { FirstDraftPredictor } from "./internal/first-draft-predictor.js";
 import { LookupPredictor, type LookupSettings } from "./internal/lookup-predictor.js";
 import { canGenerateNatively, NativeDecodeRun, type NativeDrafts } from "./internal/native-decode.js";
 import { OutputParser, type ParsedOutput } from "./internal/output-parser.js";
@@ -111,6 +112,8 @@ interface SequencePredictors {
   switch: SwitchingPredictor;
   lookup: LookupPredictor;
   draft: DraftModelPredictor | undefined;
+  /** Prompt lookup's drafts where it has one, else the draft model's (with a draft model only). */
+  lookupThenDraft: FirstDraftPredictor | undefined;
 }
 
 /**
@@ -197,9 +200,12 @@ export class LlamaEngine implements Engine {
             minConfidence: draftSetup.minConfidence,
           })
         : undefined;
-      const predictors = new SwitchingPredictor(drafter ? [lookup, drafter] : [lookup]);
+      const lookupThenDraft = drafter ? new FirstDraftPredictor([lookup, drafter]) : undefined;
+      const predictors = new SwitchingPredictor(
+        drafter && lookupThenDraft ? [lookup, drafter, lookupThenDraft] : [lookup],
+      );
       const sequence = context.getSequence({ tokenPredictor: predictors });
-      this.predictors.set(sequence, { switch: predictors, lookup, draft: drafter });
+      this.predictors.set(sequence, { switch: predictors, lookup, draft: drafter, lookupThenDraft });
       return sequence;
     });
     this.pool = new SequencePool(sequences);
@@ -395,7 +401,9 @@ export class LlamaEngine implements Engine {
 
     const predictors = this.predictors.get(sequence)!;
     const lookup = this.lookupSettings(request);
-    const drafter = lookup.kind === "off" ? predictors.draft : undefined;
+    // The draft model drafts for requests without a prediction: alone, or where prompt lookup
+    // (every request with tools) finds nothing to copy.
+    const drafter = lookup.kind === "text" ? undefined : predictors.draft;
     // Where the prefix worth saving ends, when this run evaluates it: the prefill stops there once.
     const saveAt = kvStates && this.prefixToSave(request, tokens, { after: reused, upTo: prefillEnd });
     for (let at = reused; at < prefillEnd; ) {
@@ -461,28 +469,44 @@ export class LlamaEngine implements Engine {
     let skip = 0;
     let openCall: { callId: string; name: string } | undefined;
 
-    // Drafts come from the request's prediction or prompt lookup, else from the draft model if any.
-    // Greedy requests decode in the native loop (when the addon has it and nothing else generates),
-    // which verifies prediction and prompt-lookup drafts itself; the draft model drafts only on the
-    // batched path, as do models whose state cannot drop refuted drafts (they need checkpoints).
+    // Drafts come from the request's prediction, or from prompt lookup and the draft model. Greedy
+    // requests decode in the native loop (when the addon has it and nothing else generates), which
+    // verifies the drafts itself, unless refuted drafts cannot be dropped from a model's state (it
+    // needs checkpoints): node-llama-cpp's batched path drafts with the same predictors.
     if (lookup.kind !== "off") predictors.lookup.configure(lookup, tokens.length);
-    predictors.switch.select(lookup.kind !== "off" ? predictors.lookup : drafter);
+    const predictor =
+      lookup.kind === "text" || (lookup.kind === "tokens" && !drafter)
+        ? predictors.lookup
+        : lookup.kind === "tokens"
+          ? predictors.lookupThenDraft
+          : drafter;
+    predictors.switch.select(predictor);
     const predictionsBefore = { ...sequence.tokenPredictions };
     const nativeDrafted = { drafted: 0, accepted: 0 };
     const native =
       (request.temperature ?? 0) === 0 &&
-      (lookup.kind === "off" ? drafter === undefined : !sequence.needsCheckpoints);
+      (predictor === undefined ||
+        (!sequence.needsCheckpoints && !(drafter?.sequence.needsCheckpoints ?? false)));
     // What a native run drafts from, given the output so far.
-    const nativeDrafts = (): NativeDrafts | undefined => {
+    const nativeDrafts = async (): Promise<NativeDrafts | undefined> => {
       if (lookup.kind === "text") {
         const fromStart = generated.length === 0;
         return { maxDraft: lookup.maxDraft, prediction: lookup.text, fromStart, recent: output.slice(-64) };
       }
-      if (lookup.kind === "tokens") {
-        const history = Uint32Array.from([...tokens, ...generated]);
-        return { maxDraft: lookup.maxDraft, history, minPattern: lookup.minPattern };
-      }
-      return undefined;
+      const history = [...tokens, ...generated];
+      const lookupDrafts =
+        lookup.kind === "tokens"
+          ? { maxDraft: lookup.maxDraft, history: Uint32Array.from(history), minPattern: lookup.minPattern }
+          : undefined;
+      if (!drafter) return lookupDrafts;
+      // The draft model's sequence must hold exactly what the main sequence holds.
+      await drafter.catchUp(history, sequence.nextTokenIndex, this.prefillChunk);
+      return {
+        ...lookupDrafts,
+        maxDraft: drafter.settings.maxTokens,
+        draftSequence: drafter.sequence,
+        minConfidence: drafter.settings.minConfidence,
+      };
     };
     // A forced call is under its grammar from the first token; otherwise the grammar switches on
     // where the model starts a call, and off where the call ends.
@@ -610,7 +634,7 @@ export class LlamaEngine implements Engine {
       }
       if (callsEnded) {
         grammar = undefined;
-        predictors.switch.select(lookup.kind !== "off" ? predictors.lookup : drafter);
+        predictors.switch.select(predictor);
         const remaining = maxOutput - generated.length;
         evaluation = this.decode(sequence, generated.at(-1)!, request, {
           nativeTokens: native ? remaining : 0,
@@ -678,14 +702,16 @@ export class LlamaEngine implements Engine {
       grammar,
     }: {
       nativeTokens: number;
-      nativeDrafts?: () => NativeDrafts | undefined;
+      nativeDrafts?: () => Promise<NativeDrafts | undefined>;
       nativeDrafted?: { drafted: number; accepted: number };
       grammar?: LlamaGrammarEvaluationState;
     },
   ): AsyncGenerator<Token> {
     let next = lastToken;
-    if (nativeTokens > 0 && !grammar && this.binary.nativeLoop && this.generating === 1) {
-      const drafts = nativeDrafts?.();
+    const nativeNow = () => nativeTokens > 0 && !grammar && this.binary.nativeLoop && this.generating === 1;
+    // Getting the drafts ready may wait (the draft model catching up): another request may come.
+    const drafts = nativeNow() ? await nativeDrafts?.() : undefined;
+    if (nativeNow()) {
       const run = new NativeDecodeRun(sequence, next, Math.min(nativeTokens, 2 ** 31 - 1), drafts);
       this.nativeRunCounts.runs++;
       if (drafts) this.nativeRunCounts.withDrafts++;

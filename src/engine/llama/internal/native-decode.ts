@@ -1,14 +1,31 @@
 import type { LlamaContextSequence, Token } from "node-llama-cpp";
 
 /**
- * What a native run drafts from; verified in the same forward pass as the token before them.
- * A prediction's text is followed from the output's start (`fromStart`) or found again from the
- * `recent` output text; prompt lookup drafts what follows the longest recent run of at least
- * `minPattern` tokens that occurs earlier in `history` (the conversation so far).
+ * What a native run drafts from; each draft is verified in the same forward pass as the token
+ * before it, and is at most `maxDraft` tokens.
  */
-export type NativeDrafts =
-  | { maxDraft: number; prediction: string; fromStart: boolean; recent: string }
-  | { maxDraft: number; history: Uint32Array; minPattern: number };
+export interface NativeDrafts {
+  maxDraft: number;
+  /** Predicted Outputs: the text the output is expected to be. */
+  prediction?: string;
+  /** The output starts here, at the prediction's start; else its place is found from `recent`. */
+  fromStart?: boolean;
+  /** The end of the output so far (up to 64 characters). */
+  recent?: string;
+  /**
+   * Prompt lookup: the conversation so far (ending with the token the run starts from). Drafts what
+   * follows the longest recent run of at least `minPattern` tokens that occurred earlier in it.
+   */
+  history?: Uint32Array;
+  minPattern?: number;
+  /**
+   * A draft model's sequence holding the same tokens as the run's sequence (in another context, of
+   * a model with the same vocabulary). It drafts greedily where prompt lookup has nothing, and stops
+   * after a token it gives less than `minConfidence`.
+   */
+  draftSequence?: LlamaContextSequence;
+  minConfidence?: number;
+}
 
 /** Why a native run ended: asked to stop, an end-of-generation token, or `maxTokens` tokens. */
 export type NativeDecodeEnd = "stopped" | "eog" | "length";
