@@ -67,8 +67,9 @@ export interface LlamaEngineOptions {
    */
   draftTokens?: number;
   /**
-   * A smaller GGUF with the same vocabulary that drafts tokens for requests without a prediction or
-   * prompt lookup (up to `draftTokens` per forward pass). Greedy output is unchanged. It pays off
+   * A smaller GGUF with the same vocabulary that drafts tokens for requests without a prediction
+   * (with prompt lookup, where the conversation has nothing to copy), up to `draftTokens` per
+   * forward pass. Greedy output is unchanged. It pays off
    * mainly on a GPU: on a CPU its own decode steps cost about as much as they save. Default: none.
    */
   draftModelPath?: string;
