@@ -159,7 +159,7 @@ export class LlamaEngine implements Engine {
   private readonly pool: SequencePool;
   /** Native greedy runs in progress: each holds the context to itself until stopped. */
   private readonly nativeRuns = new Set<NativeDecodeRun>();
-  /** Native runs started so far, and those of them that verified drafts (for tests and `spark bench`). */
+  /** Native runs started so far, and how many of them verified drafts (tests read them). */
   readonly nativeRunCounts = { runs: 0, withDrafts: 0 };
   private generating = 0;
   private readonly predictors = new Map<LlamaContextSequence, SequencePredictors>();
@@ -476,11 +476,11 @@ export class LlamaEngine implements Engine {
     // needs checkpoints): node-llama-cpp's batched path drafts with the same predictors.
     if (lookup.kind !== "off") predictors.lookup.configure(lookup, tokens.length);
     const predictor =
-      lookup.kind === "text" || (lookup.kind === "tokens" && !drafter)
-        ? predictors.lookup
-        : lookup.kind === "tokens"
+      lookup.kind === "off"
+        ? drafter
+        : lookup.kind === "tokens" && drafter
           ? predictors.lookupThenDraft
-          : drafter;
+          : predictors.lookup;
     predictors.switch.select(predictor);
     const predictionsBefore = { ...sequence.tokenPredictions };
     const nativeDrafted = { drafted: 0, accepted: 0 };
