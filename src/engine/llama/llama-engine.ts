@@ -79,6 +79,14 @@ export interface LlamaEngineOptions {
    */
   draftMinConfidence?: number;
   /**
+   * In the native loop, what verifying one draft token costs as a share of a decode step. A draft
+   * stops before the token whose chance of being accepted (the source's recent acceptance, to the
+   * power of its place in the draft) falls below this: on a GPU a token more costs next to nothing
+   * and drafts are long; on a CPU it can cost most of a step. Default: measured as it decodes, for
+   * each 128 positions of context.
+   */
+  draftTokenCost?: number;
+  /**
    * Tokens a type-ahead draft evaluates between cancellation checks: a real request waits at most
    * this long for a running draft to stop (the tokens are usually its own prefix). Default: 32.
    */
@@ -135,6 +143,7 @@ interface LlamaEngineParts {
   chatWrapper: ChatWrapper;
   prefillChunk: number;
   draftTokens: number;
+  draftTokenCost: number | undefined;
   id: string;
   draftSetup: DraftSetup | undefined;
   kvStates: KvStateCache | undefined;
@@ -177,6 +186,7 @@ export class LlamaEngine implements Engine {
   readonly chatWrapper: ChatWrapper;
   private readonly prefillChunk: number;
   private readonly draftTokens: number;
+  private readonly draftTokenCost: number | undefined;
   private readonly draftSetup: DraftSetup | undefined;
   private readonly kvStates: KvStateCache | undefined;
 
@@ -188,6 +198,7 @@ export class LlamaEngine implements Engine {
     this.chatWrapper = chatWrapper;
     this.prefillChunk = parts.prefillChunk;
     this.draftTokens = draftTokens;
+    this.draftTokenCost = parts.draftTokenCost;
     this.draftSetup = draftSetup;
     this.kvStates = parts.kvStates;
     this.info = { id, engine: "llama", contextSize: context.contextSize };
@@ -226,6 +237,13 @@ export class LlamaEngine implements Engine {
   }
 
   static async create(options: LlamaEngineOptions): Promise<LlamaEngine> {
+    const cost = options.draftTokenCost;
+    if (cost !== undefined && !(cost > 0 && cost <= 1)) {
+      throw new SparkError(
+        "invalid_request",
+        `draftTokenCost is a share of a decode step, above 0 and at most 1; got ${cost}.`,
+      );
+    }
     const threads = options.threads ?? physicalCoreCount();
     const llama = await getLlama({
       gpu: options.gpu ?? "auto",
@@ -288,6 +306,7 @@ export class LlamaEngine implements Engine {
         chatWrapper: wrapper,
         prefillChunk: options.prefillChunk ?? 128,
         draftTokens: options.draftTokens ?? 16,
+        draftTokenCost: options.draftTokenCost,
         id,
         draftSetup: draft,
         kvStates,
@@ -489,21 +508,29 @@ export class LlamaEngine implements Engine {
       (predictor === undefined ||
         (!sequence.needsCheckpoints && !(drafter?.sequence.needsCheckpoints ?? false)));
     // What a native run drafts from, given the output so far.
+    const tokenCost = this.draftTokenCost;
     const nativeDrafts = async (): Promise<NativeDrafts | undefined> => {
       if (lookup.kind === "text") {
         const fromStart = generated.length === 0;
-        return { maxDraft: lookup.maxDraft, prediction: lookup.text, fromStart, recent: output.slice(-64) };
+        const recent = output.slice(-64);
+        return { maxDraft: lookup.maxDraft, tokenCost, prediction: lookup.text, fromStart, recent };
       }
       const history = [...tokens, ...generated];
       const lookupDrafts =
         lookup.kind === "tokens"
-          ? { maxDraft: lookup.maxDraft, history: Uint32Array.from(history), minPattern: lookup.minPattern }
+          ? {
+              maxDraft: lookup.maxDraft,
+              tokenCost,
+              history: Uint32Array.from(history),
+              minPattern: lookup.minPattern,
+            }
           : undefined;
       if (!drafter) return lookupDrafts;
       // The draft model's sequence must hold exactly what the main sequence holds.
       await drafter.catchUp(history, sequence.nextTokenIndex, this.prefillChunk);
       return {
         ...lookupDrafts,
+        tokenCost,
         maxDraft: drafter.settings.maxTokens,
         draftSequence: drafter.sequence,
         minConfidence: drafter.settings.minConfidence,

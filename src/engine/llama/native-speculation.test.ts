@@ -50,7 +50,14 @@ describe.each([
 
   beforeAll(async () => {
     if (skip) return;
-    engine = await LlamaEngine.create({ modelPath: await path(), contextSize: 1024, sequences: 2 });
+    // A fixed verification cost, so how far it drafts depends on acceptance only, not on this
+    // machine's timings (a token more in a pass is measured as it decodes, by default).
+    engine = await LlamaEngine.create({
+      modelPath: await path(),
+      contextSize: 1024,
+      sequences: 2,
+      draftTokenCost: 0.05,
+    });
     plain = await collect(engine, request);
     expect(plain.result.usage.outputTokens).toBeGreaterThan(60);
   });
@@ -176,6 +183,57 @@ describe.each([
   );
 });
 
+describe("what a draft token costs decides how far the native loop drafts", () => {
+  const messages: ChatMessage[] = [{ role: "user", content: "Write a function that adds two numbers." }];
+  const engines: LlamaEngine[] = [];
+  const create = async (draftTokenCost?: number) => {
+    const engine = await LlamaEngine.create({
+      modelPath: await testModelPath(),
+      contextSize: 1024,
+      draftTokenCost,
+    });
+    engines.push(engine);
+    return engine;
+  };
+  afterAll(async () => {
+    for (const engine of engines) await engine.dispose();
+  });
+
+  test("a draft token that costs a whole decode step is never drafted; a cheap one is", async () => {
+    const dear = await create(1);
+    const plain = await collect(dear, { messages, maxOutputTokens: 80 });
+    const predicted = await collect(dear, { messages, maxOutputTokens: 80, prediction: plain.text });
+    expect(predicted.text).toBe(plain.text);
+    if (dear.binary.nativeLoop) {
+      expect(predicted.result.usage.acceptedPredictionTokens).toBe(0);
+      expect(predicted.result.usage.rejectedPredictionTokens).toBe(0);
+    }
+    const cheap = await create(0.01);
+    const drafted = await collect(cheap, { messages, maxOutputTokens: 80, prediction: plain.text });
+    expect(drafted.text).toBe(plain.text);
+    expect(drafted.result.usage.acceptedPredictionTokens).toBeGreaterThan(0);
+  });
+
+  test("measured as it decodes by default: the output is plain decoding's all the same", async () => {
+    const engine = await create();
+    const plain = await collect(engine, { messages, maxOutputTokens: 80 });
+    for (let i = 0; i < 3; i++) {
+      const predicted = await collect(engine, { messages, maxOutputTokens: 80, prediction: plain.text });
+      expect(predicted.text).toBe(plain.text);
+      const { acceptedPredictionTokens: accepted, outputTokens } = predicted.result.usage;
+      expect(accepted).toBeLessThanOrEqual(outputTokens);
+    }
+  });
+
+  test("a cost that is not a share of a step is refused", async () => {
+    for (const draftTokenCost of [0, -1, 1.5, Number.NaN]) {
+      await expect(
+        LlamaEngine.create({ modelPath: await testModelPath(), contextSize: 1024, draftTokenCost }),
+      ).rejects.toMatchObject({ code: "invalid_request" });
+    }
+  });
+});
+
 describe("speculation in the native loop around a tool call's grammar", () => {
   const tools: ToolDefinition[] = [
     {
@@ -192,7 +250,7 @@ describe("speculation in the native loop around a tool call's grammar", () => {
   let batched: LlamaEngine;
   beforeAll(async () => {
     const modelPath = await tinyModelWithTemplate("Qwen-Qwen2.5-7B-Instruct.jinja");
-    native = await LlamaEngine.create({ modelPath, contextSize: 2048 });
+    native = await LlamaEngine.create({ modelPath, contextSize: 2048, draftTokenCost: 0.05 });
     batched = await LlamaEngine.create({ modelPath, contextSize: 2048, nativeLoop: false });
   });
   afterAll(async () => {

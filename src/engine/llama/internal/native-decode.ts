@@ -6,6 +6,8 @@ import type { LlamaContextSequence, Token } from "node-llama-cpp";
  */
 export interface NativeDrafts {
   maxDraft: number;
+  /** What verifying a draft token costs, as a share of a decode step; measured when not given. */
+  tokenCost?: number;
   /** Predicted Outputs: the text the output is expected to be. */
   prediction?: string;
   /** The output starts here, at the prediction's start; else its place is found from `recent`. */
