@@ -30,8 +30,9 @@ import { type BackendInfo, backendInfoOf } from "./backend-info.js";
 import { callGrammar } from "./internal/call-grammar.js";
 import { renderPrompt } from "./internal/chat-rendering.js";
 import { DraftModelPredictor } from "./internal/draft-model-predictor.js";
+import { FirstDraftPredictor } from "./internal/first-draft-predictor.js";
 import { LookupPredictor, type LookupSettings } from "./internal/lookup-predictor.js";
-import { canGenerateNatively, NativeGreedyRun } from "./internal/native-greedy.js";
+import { canGenerateNatively, NativeDecodeRun, type NativeDrafts } from "./internal/native-decode.js";
 import { OutputParser, type ParsedOutput } from "./internal/output-parser.js";
 import { physicalCoreCount } from "./internal/physical-cores.js";
 import { restoreGeneratedTokens, SequencePool, type Slot } from "./internal/sequence-pool.js";
@@ -67,8 +68,9 @@ export interface LlamaEngineOptions {
    */
   draftTokens?: number;
   /**
-   * A smaller GGUF with the same vocabulary that drafts tokens for requests without a prediction or
-   * prompt lookup (up to `draftTokens` per forward pass). Greedy output is unchanged. It pays off
+   * A smaller GGUF with the same vocabulary that drafts tokens for requests without a prediction
+   * (with prompt lookup, where the conversation has nothing to copy), up to `draftTokens` per
+   * forward pass. Greedy output is unchanged. It pays off
    * mainly on a GPU: on a CPU its own decode steps cost about as much as they save. Default: none.
    */
   draftModelPath?: string;
@@ -77,6 +79,14 @@ export interface LlamaEngineOptions {
    * still drafted, as in llama.cpp). 0 always drafts `draftTokens`. Default: 0.75 (llama-server's).
    */
   draftMinConfidence?: number;
+  /**
+   * In the native loop, what verifying one draft token costs as a share of a decode step. A draft
+   * stops before the token whose chance of being accepted (the source's recent acceptance, to the
+   * power of its place in the draft) falls below this: on a GPU a token more costs next to nothing
+   * and drafts are long; on a CPU it can cost most of a step. Default: measured as it decodes, for
+   * each 128 positions of context.
+   */
+  draftTokenCost?: number;
   /**
    * Tokens a type-ahead draft evaluates between cancellation checks: a real request waits at most
    * this long for a running draft to stop (the tokens are usually its own prefix). Default: 32.
@@ -90,8 +100,9 @@ export interface LlamaEngineOptions {
   kvStateCache?: KvStateCacheOptions;
   /**
    * Generate greedy tokens in the addon's native loop, where the local build of the patched addon
-   * has one (`npm run build:engine`) and no other generation runs. `false` keeps every token on
-   * node-llama-cpp's batched path. Same tokens either way. Default: true.
+   * has one (`npm run build:engine`) and no other generation runs; Predicted Outputs and prompt
+   * lookup drafts are verified there too. `false` keeps every token on node-llama-cpp's batched
+   * path. Same tokens either way. Default: true.
    */
   nativeLoop?: boolean;
   /** Called with load progress from 0 to 1. */
@@ -111,6 +122,8 @@ interface SequencePredictors {
   switch: SwitchingPredictor;
   lookup: LookupPredictor;
   draft: DraftModelPredictor | undefined;
+  /** Prompt lookup's drafts where it has one, else the draft model's (with a draft model only). */
+  lookupThenDraft: FirstDraftPredictor | undefined;
 }
 
 /**
@@ -131,6 +144,7 @@ interface LlamaEngineParts {
   chatWrapper: ChatWrapper;
   prefillChunk: number;
   draftTokens: number;
+  draftTokenCost: number | undefined;
   id: string;
   draftSetup: DraftSetup | undefined;
   kvStates: KvStateCache | undefined;
@@ -154,7 +168,9 @@ export class LlamaEngine implements Engine {
   readonly backend: BackendInfo;
   private readonly pool: SequencePool;
   /** Native greedy runs in progress: each holds the context to itself until stopped. */
-  private readonly nativeRuns = new Set<NativeGreedyRun>();
+  private readonly nativeRuns = new Set<NativeDecodeRun>();
+  /** Native runs started so far, and how many of them verified drafts (tests read them). */
+  readonly nativeRunCounts = { runs: 0, withDrafts: 0 };
   private generating = 0;
   private readonly predictors = new Map<LlamaContextSequence, SequencePredictors>();
   /** How this model writes function calls. */
@@ -171,6 +187,7 @@ export class LlamaEngine implements Engine {
   readonly chatWrapper: ChatWrapper;
   private readonly prefillChunk: number;
   private readonly draftTokens: number;
+  private readonly draftTokenCost: number | undefined;
   private readonly draftSetup: DraftSetup | undefined;
   private readonly kvStates: KvStateCache | undefined;
 
@@ -182,6 +199,7 @@ export class LlamaEngine implements Engine {
     this.chatWrapper = chatWrapper;
     this.prefillChunk = parts.prefillChunk;
     this.draftTokens = draftTokens;
+    this.draftTokenCost = parts.draftTokenCost;
     this.draftSetup = draftSetup;
     this.kvStates = parts.kvStates;
     this.info = { id, engine: "llama", contextSize: context.contextSize };
@@ -195,9 +213,12 @@ export class LlamaEngine implements Engine {
             minConfidence: draftSetup.minConfidence,
           })
         : undefined;
-      const predictors = new SwitchingPredictor(drafter ? [lookup, drafter] : [lookup]);
+      const lookupThenDraft = drafter ? new FirstDraftPredictor([lookup, drafter]) : undefined;
+      const predictors = new SwitchingPredictor(
+        drafter && lookupThenDraft ? [lookup, drafter, lookupThenDraft] : [lookup],
+      );
       const sequence = context.getSequence({ tokenPredictor: predictors });
-      this.predictors.set(sequence, { switch: predictors, lookup, draft: drafter });
+      this.predictors.set(sequence, { switch: predictors, lookup, draft: drafter, lookupThenDraft });
       return sequence;
     });
     this.pool = new SequencePool(sequences);
@@ -217,6 +238,13 @@ export class LlamaEngine implements Engine {
   }
 
   static async create(options: LlamaEngineOptions): Promise<LlamaEngine> {
+    const cost = options.draftTokenCost;
+    if (cost !== undefined && !(cost > 0 && cost <= 1)) {
+      throw new SparkError(
+        "invalid_request",
+        `draftTokenCost is a share of a decode step, above 0 and at most 1; got ${cost}.`,
+      );
+    }
     const threads = options.threads ?? physicalCoreCount();
     const llama = await getLlama({
       gpu: options.gpu ?? "auto",
@@ -279,6 +307,7 @@ export class LlamaEngine implements Engine {
         chatWrapper: wrapper,
         prefillChunk: options.prefillChunk ?? 128,
         draftTokens: options.draftTokens ?? 16,
+        draftTokenCost: options.draftTokenCost,
         id,
         draftSetup: draft,
         kvStates,
@@ -392,8 +421,10 @@ export class LlamaEngine implements Engine {
     }
 
     const predictors = this.predictors.get(sequence)!;
-    const lookup = this.lookupSettings(request, tokens);
-    const drafter = lookup.kind === "off" ? predictors.draft : undefined;
+    const lookup = this.lookupSettings(request);
+    // The draft model drafts for requests without a prediction: alone, or where prompt lookup
+    // (every request with tools) finds nothing to copy.
+    const drafter = lookup.kind === "text" ? undefined : predictors.draft;
     // Where the prefix worth saving ends, when this run evaluates it: the prefill stops there once.
     const saveAt = kvStates && this.prefixToSave(request, tokens, { after: reused, upTo: prefillEnd });
     for (let at = reused; at < prefillEnd; ) {
@@ -459,24 +490,65 @@ export class LlamaEngine implements Engine {
     let skip = 0;
     let openCall: { callId: string; name: string } | undefined;
 
-    // Drafts come from the request's prediction or prompt lookup, else from the draft model if any.
-    if (lookup.kind !== "off") predictors.lookup.configure(lookup);
-    predictors.switch.select(lookup.kind !== "off" ? predictors.lookup : drafter);
+    // Drafts come from the request's prediction, or from prompt lookup and the draft model. Greedy
+    // requests decode in the native loop (when the addon has it and nothing else generates), which
+    // verifies the drafts itself, unless refuted drafts cannot be dropped from a model's state (it
+    // needs checkpoints): node-llama-cpp's batched path drafts with the same predictors.
+    if (lookup.kind !== "off") predictors.lookup.configure(lookup, tokens.length);
+    const predictor =
+      lookup.kind === "off"
+        ? drafter
+        : lookup.kind === "tokens" && drafter
+          ? predictors.lookupThenDraft
+          : predictors.lookup;
+    predictors.switch.select(predictor);
     const predictionsBefore = { ...sequence.tokenPredictions };
-    const native = lookup.kind === "off" && drafter === undefined && (request.temperature ?? 0) === 0;
+    const nativeDrafted = { drafted: 0, accepted: 0 };
+    const native =
+      (request.temperature ?? 0) === 0 &&
+      (predictor === undefined ||
+        (!sequence.needsCheckpoints && !(drafter?.sequence.needsCheckpoints ?? false)));
+    // What a native run drafts from, given the output so far.
+    const tokenCost = this.draftTokenCost;
+    const nativeDrafts = async (): Promise<NativeDrafts | undefined> => {
+      if (lookup.kind === "text") {
+        const fromStart = generated.length === 0;
+        const recent = output.slice(-64);
+        return { maxDraft: lookup.maxDraft, tokenCost, prediction: lookup.text, fromStart, recent };
+      }
+      const history = [...tokens, ...generated];
+      const lookupDrafts =
+        lookup.kind === "tokens"
+          ? {
+              maxDraft: lookup.maxDraft,
+              tokenCost,
+              history: Uint32Array.from(history),
+              minPattern: lookup.minPattern,
+            }
+          : undefined;
+      if (!drafter) return lookupDrafts;
+      // The draft model's sequence must hold exactly what the main sequence holds.
+      await drafter.catchUp(history, sequence.nextTokenIndex, this.prefillChunk);
+      return {
+        ...lookupDrafts,
+        tokenCost,
+        maxDraft: drafter.settings.maxTokens,
+        draftSequence: drafter.sequence,
+        minConfidence: drafter.settings.minConfidence,
+      };
+    };
     // A forced call is under its grammar from the first token; otherwise the grammar switches on
     // where the model starts a call, and off where the call ends.
     let grammar =
       syntax && choice !== "auto"
         ? this.grammarState(callGrammar(syntax, tools, { choice, withTrigger: true }))
         : undefined;
-    let evaluation = this.decode(
-      sequence,
-      tokens[tokens.length - 1]!,
-      request,
-      native ? maxOutput : 0,
+    let evaluation = this.decode(sequence, tokens[tokens.length - 1]!, request, {
+      nativeTokens: native ? maxOutput : 0,
+      nativeDrafts,
+      nativeDrafted,
       grammar,
-    );
+    });
     decoding: for (;;) {
       let rewind: { tokens: number; lead: string } | undefined;
       let callsEnded = false;
@@ -585,14 +657,18 @@ export class LlamaEngine implements Engine {
         }
         grammar = this.grammarState(callGrammar(syntax!, tools, { choice, lead: rewind.lead }));
         predictors.switch.select(undefined);
-        evaluation = this.decode(sequence, last, request, 0, grammar);
+        evaluation = this.decode(sequence, last, request, { nativeTokens: 0, grammar });
         continue;
       }
       if (callsEnded) {
         grammar = undefined;
-        predictors.switch.select(lookup.kind !== "off" ? predictors.lookup : drafter);
+        predictors.switch.select(predictor);
         const remaining = maxOutput - generated.length;
-        evaluation = this.decode(sequence, generated.at(-1)!, request, native ? remaining : 0, undefined);
+        evaluation = this.decode(sequence, generated.at(-1)!, request, {
+          nativeTokens: native ? remaining : 0,
+          nativeDrafts,
+          nativeDrafted,
+        });
         continue;
       }
       break;
@@ -626,8 +702,12 @@ export class LlamaEngine implements Engine {
       cachedInputTokens: reused,
       outputTokens: generated.length,
       predictions: {
-        accepted: after.used - predictionsBefore.used,
-        rejected: after.refuted - predictionsBefore.refuted + (after.unused - predictionsBefore.unused),
+        accepted: after.used - predictionsBefore.used + nativeDrafted.accepted,
+        rejected:
+          after.refuted -
+          predictionsBefore.refuted +
+          (after.unused - predictionsBefore.unused) +
+          (nativeDrafted.drafted - nativeDrafted.accepted),
       },
       started,
       prefilled,
@@ -637,30 +717,51 @@ export class LlamaEngine implements Engine {
   }
 
   /**
-   * The generated tokens after `lastPromptToken`. Up to `nativeTokens` of them come from the addon's
-   * native greedy loop, when it has one and this is the only generation running; the rest (all of
-   * them otherwise) from node-llama-cpp's batched evaluation, which also drafts and samples.
+   * The generated tokens after `lastToken`. Up to `nativeTokens` of them come from the addon's
+   * native greedy loop, when it has one and this is the only generation running, with drafts from
+   * `nativeDrafts()` verified there (counted into `nativeDrafted`); the rest (all of them otherwise)
+   * from node-llama-cpp's batched evaluation, which drafts with the sequence's predictor and samples.
    */
   private async *decode(
     sequence: LlamaContextSequence,
-    lastPromptToken: Token,
+    lastToken: Token,
     request: GenerateRequest,
-    nativeTokens: number,
-    grammar?: LlamaGrammarEvaluationState,
+    {
+      nativeTokens,
+      nativeDrafts,
+      nativeDrafted,
+      grammar,
+    }: {
+      nativeTokens: number;
+      nativeDrafts?: () => Promise<NativeDrafts | undefined>;
+      nativeDrafted?: { drafted: number; accepted: number };
+      grammar?: LlamaGrammarEvaluationState;
+    },
   ): AsyncGenerator<Token> {
-    let next = lastPromptToken;
-    if (nativeTokens > 0 && !grammar && this.binary.nativeLoop && this.generating === 1) {
-      const run = new NativeGreedyRun(sequence, next, Math.min(nativeTokens, 2 ** 31 - 1));
+    let next = lastToken;
+    const nativeNow = () => nativeTokens > 0 && !grammar && this.binary.nativeLoop && this.generating === 1;
+    // Getting the drafts ready may wait (the draft model catching up): another request may come.
+    const drafts = nativeNow() ? await nativeDrafts?.() : undefined;
+    if (nativeNow()) {
+      const run = new NativeDecodeRun(sequence, next, Math.min(nativeTokens, 2 ** 31 - 1), drafts);
+      this.nativeRunCounts.runs++;
+      if (drafts) this.nativeRunCounts.withDrafts++;
       this.nativeRuns.add(run);
       try {
         for await (const token of run) {
           next = token;
           yield token;
         }
-        if ((await run.finished) !== "stopped") return;
       } finally {
         this.nativeRuns.delete(run);
+        // Also when the consumer stopped early: the loop has stopped by now.
+        const result = await run.finished.catch(() => undefined);
+        if (result && nativeDrafted) {
+          nativeDrafted.drafted += result.drafted;
+          nativeDrafted.accepted += result.accepted;
+        }
       }
+      if ((await run.finished).end !== "stopped") return;
     }
     yield* sequence.evaluate([next], {
       temperature: request.temperature ?? 0,
@@ -759,7 +860,7 @@ export class LlamaEngine implements Engine {
    * What to draft from: the request's prediction (long drafts: most of it will match), or with
    * prompt lookup the conversation itself (shorter drafts, longer patterns: matches are rarer).
    */
-  private lookupSettings(request: GenerateRequest, prompt: Token[]): LookupSettings {
+  private lookupSettings(request: GenerateRequest): LookupSettings {
     const model = this.model;
     if (request.prediction) {
       return {
@@ -772,7 +873,7 @@ export class LlamaEngine implements Engine {
       };
     }
     if (request.promptLookup)
-      return { kind: "tokens", source: prompt, minPattern: 3, maxDraft: Math.max(1, this.draftTokens >> 1) };
+      return { kind: "tokens", minPattern: 3, maxDraft: Math.max(1, this.draftTokens >> 1) };
     return { kind: "off" };
   }
 

@@ -10,7 +10,12 @@ describe("Predicted Outputs on the llama engine (greedy)", () => {
   let plain: Awaited<ReturnType<typeof collect>>;
 
   beforeAll(async () => {
-    engine = await LlamaEngine.create({ modelPath: await testModelPath(), contextSize: 2048 });
+    // A fixed verification cost: how far the native loop drafts depends on acceptance only.
+    engine = await LlamaEngine.create({
+      modelPath: await testModelPath(),
+      contextSize: 2048,
+      draftTokenCost: 0.05,
+    });
     plain = await collect(engine, { messages, maxOutputTokens: 80 });
     // The synthetic model must write enough for the comparison to mean something.
     expect(plain.result.usage.outputTokens).toBeGreaterThan(40);

@@ -27,9 +27,14 @@ export class DraftModelPredictor extends TokenPredictor {
 
   constructor(
     private readonly draftSequence: LlamaContextSequence,
-    private readonly settings: DraftModelSettings,
+    readonly settings: DraftModelSettings,
   ) {
     super();
+  }
+
+  /** The draft model's sequence (the native loop drafts on it directly, after {@link catchUp}). */
+  get sequence(): LlamaContextSequence {
+    return this.draftSequence;
   }
 
   override reset({ stateTokens }: { stateTokens: Token[] }): void {

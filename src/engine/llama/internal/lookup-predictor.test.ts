@@ -107,11 +107,36 @@ describe("LookupPredictor", () => {
 
   test("prompt lookup drafts from the conversation's tokens after a matching pattern", () => {
     const predictor = new LookupPredictor();
-    const source = tokenize(`context: ${file}`);
-    predictor.configure({ kind: "tokens", source, minPattern: 3, maxDraft: 8 });
-    predictor.reset({ stateTokens: [] });
+    const prompt = tokenize(`context: ${file}\nanswer: `);
+    predictor.configure({ kind: "tokens", minPattern: 3, maxDraft: 8 }, prompt.length);
+    predictor.reset({ stateTokens: prompt });
     const { accepted } = decode(predictor, file.slice(0, 400));
     expect(accepted).toBeGreaterThan(300);
+  });
+
+  test("prompt lookup also drafts from the output so far", () => {
+    const lookupFor = () => {
+      const predictor = new LookupPredictor();
+      const prompt = tokenize("write the table twice\n");
+      predictor.configure({ kind: "tokens", minPattern: 3, maxDraft: 8 }, prompt.length);
+      predictor.reset({ stateTokens: prompt });
+      return predictor;
+    };
+    const table = file.slice(0, 300);
+    const once = decode(lookupFor(), `${table}\n`).accepted;
+    const twice = decode(lookupFor(), `${table}\n${table}`).accepted;
+    // Nothing of the table is in the prompt; most of its second copy is drafted from the first.
+    expect(twice - once).toBeGreaterThan(250);
+  });
+
+  test("a prediction resumed in the middle of the output finds its place from the output so far", () => {
+    const predictor = predictorFor(file, 16);
+    const written = tokenize(file.slice(0, 200));
+    // As node-llama-cpp resets it when evaluation goes on after a native run or a grammar.
+    predictor.reset({ stateTokens: written });
+    const target = file.slice(200);
+    const draft = predictor.predictTokens() as Token[];
+    expect(detokenize(draft)).toBe(target.slice(0, 16));
   });
 
   test("off drafts nothing", () => {

@@ -1,10 +1,9 @@
 import { type Token, TokenPredictor } from "node-llama-cpp";
 
-/** Drafting from the conversation's own tokens (prompt lookup). */
+/** Drafting from the conversation's own tokens, the prompt and the output so far (prompt lookup). */
 export interface TokenLookup {
   kind: "tokens";
-  source: Token[];
-  /** Shortest run of recent output that must match the source before drafting. */
+  /** Shortest run of recent tokens that must occur earlier in the conversation before drafting. */
   minPattern: number;
   maxDraft: number;
 }
@@ -33,10 +32,17 @@ const RESYNC_CHARS = [32, 16, 8];
  * forward while the output agrees. After a mismatch it re-synchronises on the next place the
  * recent output appears, so an edit in the middle of a file does not cost the rest of it.
  * llama.cpp verifies the drafts; with greedy sampling the output is exactly plain decoding's.
+ *
+ * This drafts for node-llama-cpp's batched path (the prebuilt binary, sampling, concurrent
+ * generations). The patched addon's native loop drafts the same way from the same settings
+ * (`PredictionDrafts` and `LookupDrafts` in its AddonContextGenerate.cpp, see native-decode.ts).
  */
 export class LookupPredictor extends TokenPredictor {
   private settings: LookupSettings = { kind: "off" };
-  private recentTokens: Token[] = [];
+  /** Where the output starts in the sequence's state: tokens before it are the prompt. */
+  private outputStart = 0;
+  /** The conversation so far: the sequence's state and every token pushed since. */
+  private history: Token[] = [];
   private recentText = "";
   /** Tokens of a character not complete yet (a multi-byte character split across tokens). */
   private pendingTokens: Token[] = [];
@@ -53,8 +59,10 @@ export class LookupPredictor extends TokenPredictor {
   /** Tokens pushed since the last draft: one more than the draft's length when all of it was used. */
   private pushedSinceDraft = 0;
 
-  configure(settings: LookupSettings): void {
+  /** Drafts from `settings` for a request whose output starts at token `outputStart` of the state. */
+  configure(settings: LookupSettings, outputStart = 0): void {
     this.settings = settings;
+    this.outputStart = outputStart;
     this.draft = settings.kind === "off" ? 0 : settings.maxDraft;
     this.lastDraft = 0;
     this.pushedSinceDraft = 0;
@@ -65,13 +73,21 @@ export class LookupPredictor extends TokenPredictor {
     this.departedAt = 0;
   }
 
+  // node-llama-cpp resets the predictor at the start of each evaluation: at the output's start, or
+  // in the middle of it (after a native run, or a stretch under a grammar) with its place unknown.
   override reset({ stateTokens }: { stateTokens: Token[] }): void {
-    this.recentTokens = stateTokens.slice(-LONGEST_PATTERN);
+    const settings = this.settings;
+    const output = stateTokens.slice(this.outputStart);
+    this.history = settings.kind === "off" ? [] : stateTokens.slice();
     this.lastDraft = 0;
-    this.recentText = "";
     this.pendingTokens = [];
-    this.cursor = this.settings.kind === "text" ? 0 : -1;
     this.departedAt = 0;
+    this.recentText = "";
+    this.cursor = -1;
+    if (settings.kind === "text") {
+      if (output.length === 0) this.cursor = 0;
+      else this.recentText = settings.detokenize(output.slice(-24), output.slice(-28, -24)).slice(-64);
+    }
   }
 
   // node-llama-cpp pushes the output one token at a time, verified drafts included.
@@ -80,7 +96,7 @@ export class LookupPredictor extends TokenPredictor {
     this.pushedSinceDraft += tokens.length;
     if (settings.kind === "text") {
       this.pendingTokens.push(...tokens);
-      const lastTokens = this.recentTokens.slice(-4);
+      const lastTokens = this.history.slice(-4);
       const piece = settings.detokenize(this.pendingTokens, lastTokens);
       if (!(piece.endsWith("\uFFFD") && this.pendingTokens.length < 4)) {
         this.pendingTokens = [];
@@ -92,12 +108,12 @@ export class LookupPredictor extends TokenPredictor {
       }
     } else if (settings.kind === "tokens") {
       for (const token of tokens) {
-        if (this.cursor >= 0) this.cursor = settings.source[this.cursor] === token ? this.cursor + 1 : -1;
+        if (this.cursor >= 0) this.cursor = this.history[this.cursor] === token ? this.cursor + 1 : -1;
+        this.history.push(token);
       }
+      return;
     }
-    this.recentTokens.push(...tokens);
-    if (this.recentTokens.length > LONGEST_PATTERN * 4)
-      this.recentTokens = this.recentTokens.slice(-LONGEST_PATTERN);
+    this.history.push(...tokens);
   }
 
   override predictTokens(): Token[] {
@@ -117,9 +133,9 @@ export class LookupPredictor extends TokenPredictor {
       const window = settings.text.slice(this.cursor, this.cursor + this.draft * 8);
       return this.drafted(settings.tokenize(window).slice(0, this.draft));
     }
-    if (this.cursor < 0 || this.cursor >= settings.source.length) this.cursor = this.resyncTokens(settings);
+    if (this.cursor < 0 || this.cursor >= this.history.length) this.cursor = this.resyncTokens(settings);
     if (this.cursor < 0) return [];
-    return this.drafted(settings.source.slice(this.cursor, this.cursor + this.draft));
+    return this.drafted(this.history.slice(this.cursor, this.cursor + this.draft));
   }
 
   private adaptDraftLength(maxDraft: number): void {
@@ -154,24 +170,31 @@ export class LookupPredictor extends TokenPredictor {
     return -1;
   }
 
-  private resyncTokens({ source, minPattern }: TokenLookup): number {
-    for (let n = Math.min(LONGEST_PATTERN, this.recentTokens.length); n >= minPattern; n--) {
-      const at = indexOfRun(source, this.recentTokens.slice(-n));
-      if (at >= 0 && at + n < source.length) return at + n;
+  /**
+   * The place after the earliest of the longest runs (`minPattern` to 8 tokens) that end the
+   * conversation and occur earlier in it.
+   */
+  private resyncTokens({ minPattern }: TokenLookup): number {
+    const history = this.history;
+    const last = history.length - 1;
+    let best = -1;
+    let bestLength = minPattern - 1;
+    for (let i = minPattern - 1; i < last; i++) {
+      if (history[i] !== history[last]) continue;
+      let length = 1;
+      while (length < LONGEST_PATTERN && i - length >= 0 && history[i - length] === history[last - length])
+        length++;
+      if (length > bestLength) {
+        best = i + 1;
+        bestLength = length;
+        if (length === LONGEST_PATTERN) break;
+      }
     }
-    return -1;
+    return best;
   }
 
   override dispose(): void {
-    this.recentTokens = [];
+    this.history = [];
     this.recentText = "";
   }
-}
-
-function indexOfRun(haystack: readonly Token[], needle: readonly Token[]): number {
-  outer: for (let i = 0; i + needle.length <= haystack.length; i++) {
-    for (let j = 0; j < needle.length; j++) if (haystack[i + j] !== needle[j]) continue outer;
-    return i;
-  }
-  return -1;
 }
