@@ -14,28 +14,52 @@ export interface ConversationProps {
 export function Conversation({ view, diffMode, onResolve }: ConversationProps) {
   const ref = useRef<HTMLDivElement>(null);
   const pinned = useRef(true);
-  /** Where following the stream last scrolled to. */
-  const followed = useRef(-1);
+  /** A pointer is down in the conversation: a scrollbar drag or a touch moves it, not the stream. */
+  const dragging = useRef(false);
   useEffect(() => {
     const element = ref.current;
-    if (element && pinned.current) {
-      element.scrollTop = element.scrollHeight;
-      followed.current = element.scrollTop;
-    }
+    if (element && pinned.current) element.scrollTop = element.scrollHeight;
   });
+  useEffect(() => {
+    const release = () => {
+      dragging.current = false;
+    };
+    globalThis.addEventListener("pointerup", release);
+    globalThis.addEventListener("pointercancel", release);
+    return () => {
+      globalThis.removeEventListener("pointerup", release);
+      globalThis.removeEventListener("pointercancel", release);
+    };
+  }, []);
+  // Only the person unpins: a scroll event alone cannot tell their scroll from the browser clamping
+  // the position when the view shrinks (a preview replaced by a shorter result), and such an event
+  // can arrive after the view grew again, far from the end.
+  const onWheel = (event: WheelEvent) => {
+    if (event.deltaY < 0) pinned.current = false;
+  };
+  const onKeyDown = (event: KeyboardEvent) => {
+    if (["ArrowUp", "PageUp", "Home"].includes(event.key)) pinned.current = false;
+  };
   const onScroll = () => {
     const element = ref.current;
     if (!element) return;
-    const fromBottom = element.scrollHeight - element.scrollTop - element.clientHeight;
-    // Above where following put it (and not at the end, where a shrinking view clamps it): the
-    // person scrolled up, even by a little. At or below it: the event of that very scroll, maybe
-    // arriving after more content came (a patch grows by many lines a frame), or a scroll down.
-    if (fromBottom < 1) pinned.current = true;
-    else if (element.scrollTop < followed.current) pinned.current = false;
-    else pinned.current = fromBottom < 40 || element.scrollTop === followed.current;
+    const nearEnd = element.scrollHeight - element.scrollTop - element.clientHeight < 40;
+    if (nearEnd) pinned.current = true;
+    else if (dragging.current) pinned.current = false;
   };
   return (
-    <div class="conversation" ref={ref} onScroll={onScroll} role="log" aria-label="Conversation">
+    <div
+      class="conversation"
+      ref={ref}
+      onScroll={onScroll}
+      onWheel={onWheel}
+      onKeyDown={onKeyDown}
+      onPointerDown={() => {
+        dragging.current = true;
+      }}
+      role="log"
+      aria-label="Conversation"
+    >
       {view.entries.length === 0 && !view.turn ? (
         <p class="empty">Ask Spark about this repository. Enter sends; while it types, Enter steers.</p>
       ) : null}
