@@ -3,10 +3,15 @@ import { ResponsesClient } from "../client/responses-client.js";
 import type { GenerateRequest } from "../engine/engine.js";
 import type { ScriptedReply } from "../engine/scripted/scripted-engine.js";
 import { SparkError } from "../protocol/errors.js";
+import { CommandSandbox } from "./sandbox/command-sandbox.js";
 import { agentHarness } from "./test-support/agent-harness.js";
+import { DEFAULT_MAX_TOOL_ROUNDS } from "./turn-runner.js";
 
 const lastUser = (request: GenerateRequest) =>
   [...request.messages].reverse().find((m) => m.role === "user")?.content ?? "";
+
+/** Where `run it`'s command would run: anywhere (it only needs to wait for approval), so no bwrap. */
+const anywhere = () => new CommandSandbox({ mode: "danger-full-access" });
 
 /** `run`: a shell call that waits for approval (keeps the turn busy); `delegate twice`: two sub-agents. */
 function script(request: GenerateRequest): ScriptedReply {
@@ -39,7 +44,7 @@ function limitError(run: () => void): SparkError {
 
 describe("an agent thread's limits", () => {
   test("turns queued behind a busy turn are capped by count: the next is refused, none dropped", async () => {
-    await using h = await agentHarness({}, { script }, { allowShell: true, maxQueuedTurns: 2 });
+    await using h = await agentHarness({}, { script }, { maxQueuedTurns: 2, sandbox: anywhere() });
     const asked = h.next("approval.requested");
     const turn = h.thread.startTurn("run it");
     const approval = await asked;
@@ -56,7 +61,7 @@ describe("an agent thread's limits", () => {
   });
 
   test("queued inputs are capped in bytes (UTF-8): a queue that would pass the budget is refused", async () => {
-    await using h = await agentHarness({}, { script }, { allowShell: true, maxQueuedBytes: 10 });
+    await using h = await agentHarness({}, { script }, { maxQueuedBytes: 10, sandbox: anywhere() });
     const asked = h.next("approval.requested");
     const turn = h.thread.startTurn("run it");
     const approval = await asked;
@@ -79,7 +84,6 @@ describe("an agent thread's limits", () => {
       {},
       { script },
       {
-        allowShell: true,
         delegate: { model: "scripted", maxRunning: 1, connect: () => ResponsesClient.connect({ baseUrl }) },
       },
     );
@@ -93,5 +97,68 @@ describe("an agent thread's limits", () => {
     expect(h.thread.subAgents.filter((sub) => sub.status === "running")).toHaveLength(1);
     h.thread.cancelSubAgents();
     await h.thread.whenSettled();
+  });
+
+  test("a turn stops after maxToolRounds rounds of tool calls, tells the person why, and the next turn goes on", async () => {
+    const seen: GenerateRequest[] = [];
+    const looping = (request: GenerateRequest): ScriptedReply => {
+      seen.push(request);
+      return lastUser(request) === "go on" && request.messages.at(-1)?.role === "user"
+        ? { text: "Where I was: listing." }
+        : { toolCalls: [{ name: "list_dir", arguments: JSON.stringify({ path: "." }) }] };
+    };
+    await using h = await agentHarness({ "a.txt": "a" }, { script: looping }, { maxToolRounds: 3 });
+    await h.thread.startTurn("list forever");
+    const ran = h.events.filter((e) => e.type === "item.completed" && e.item.type === "tool_call");
+    expect(ran).toHaveLength(3);
+    // Three rounds ran; the fourth response's call did not.
+    expect(seen).toHaveLength(4);
+    const done = h.events.find((e) => e.type === "turn.completed");
+    expect(done).toMatchObject({ status: "failed", error: { code: "limit_reached" } });
+    if (done?.type !== "turn.completed") throw new Error("no turn.completed");
+    expect(done.error?.message).toMatch(/^Stopped after 3 rounds of tool calls/);
+    expect(done.error?.message).toContain("--max-tool-rounds");
+    // The call left unrun is answered in the next turn's request, so the conversation stays valid.
+    await h.thread.startTurn("go on");
+    const resumed = seen[4]!.messages;
+    expect(resumed.at(-2)).toMatchObject({
+      role: "tool",
+      content: expect.stringMatching(/^Not run: this turn reached its limit of 3 rounds/),
+    });
+    expect(resumed.at(-1)).toEqual({ role: "user", content: "go on" });
+    expect(h.events.filter((e) => e.type === "turn.completed").at(-1)).toMatchObject({ status: "completed" });
+  });
+
+  test(`without a setting a turn runs at most ${DEFAULT_MAX_TOOL_ROUNDS} rounds of tool calls`, async () => {
+    let requests = 0;
+    const looping = (): ScriptedReply => {
+      requests++;
+      return { toolCalls: [{ name: "list_dir", arguments: JSON.stringify({ path: "." }) }] };
+    };
+    await using h = await agentHarness({ "a.txt": "a" }, { script: looping });
+    await h.thread.startTurn("list forever");
+    expect(DEFAULT_MAX_TOOL_ROUNDS).toBe(50);
+    expect(h.events.filter((e) => e.type === "item.completed" && e.item.type === "tool_call")).toHaveLength(
+      50,
+    );
+    expect(requests).toBe(51);
+    expect(h.events.find((e) => e.type === "turn.completed")).toMatchObject({
+      status: "failed",
+      error: { code: "limit_reached" },
+    });
+  });
+
+  test("a turn that answers without tools is not limited by the round cap", async () => {
+    const seen: GenerateRequest[] = [];
+    const twice = (request: GenerateRequest): ScriptedReply => {
+      seen.push(request);
+      return seen.length <= 2
+        ? { toolCalls: [{ name: "list_dir", arguments: JSON.stringify({ path: "." }) }] }
+        : { text: "Two listings." };
+    };
+    await using h = await agentHarness({ "a.txt": "a" }, { script: twice }, { maxToolRounds: 2 });
+    await h.thread.startTurn("list twice");
+    expect(h.events.find((e) => e.type === "turn.completed")).toMatchObject({ status: "completed" });
+    expect(h.thread.history.at(-1)).toMatchObject({ type: "agent_message", text: "Two listings." });
   });
 });

@@ -4,10 +4,11 @@ import path from "node:path";
 import { describe, expect, test } from "vitest";
 import type { GenerateRequest } from "../engine/engine.js";
 import type { ScriptedReply } from "../engine/scripted/scripted-engine.js";
+import { HOST_REQUEST_SCHEMAS } from "../protocol/agent-requests.js";
+import { CommandSandbox } from "./sandbox/command-sandbox.js";
 import { agentHarness } from "./test-support/agent-harness.js";
 import { MATH, PATCH } from "./test-support/math-fixture.js";
 import { call, recorded } from "./test-support/scripted-replies.js";
-import { SHELL_NOT_ASKED } from "./tools/shell.js";
 
 describe("the agent on a temporary git repository (scripted model, real server and client)", () => {
   test("reads a file and applies a patch: the file changes exactly as the patch says", async () => {
@@ -28,6 +29,30 @@ describe("the agent on a temporary git repository (scripted model, real server a
       (e) => e.type === "item.completed" && e.item.type === "tool_call" && e.item.name === "apply_patch",
     );
     expect(patchItem).toMatchObject({ item: { status: "completed", display: { kind: "diff" } } });
+  });
+
+  test("a forced first call: the turn's first response must call the named tool, later ones choose", async () => {
+    const model = recorded([call("list_dir", { path: "." }), { text: "One file." }, { text: "Bye." }]);
+    await using h = await agentHarness({ "a.txt": "a" }, { script: model.script });
+    await h.thread.startTurn("what is here?", { toolChoice: { name: "list_dir" } });
+    await h.thread.startTurn("thanks");
+    expect(model.requests.map((request) => request.toolChoice)).toEqual([
+      { name: "list_dir" },
+      undefined,
+      undefined,
+    ]);
+    const listed = h.events.find((e) => e.type === "item.completed" && e.item.type === "tool_call");
+    expect(listed).toMatchObject({ item: { name: "list_dir", status: "completed" } });
+  });
+
+  test("turn.start's tool_choice is checked at the edge", () => {
+    const schema = HOST_REQUEST_SCHEMAS["turn.start"];
+    const base = { type: "turn.start", thread_id: "t1", input: "hi" };
+    expect(schema.safeParse({ ...base, tool_choice: "required" }).success).toBe(true);
+    expect(schema.safeParse({ ...base, tool_choice: { name: "list_dir" } }).success).toBe(true);
+    expect(schema.safeParse({ ...base, tool_choice: "none" }).success).toBe(false);
+    expect(schema.safeParse({ ...base, tool_choice: { name: "" } }).success).toBe(false);
+    expect(schema.safeParse({ ...base, tool_choice: { name: "x", extra: 1 } }).success).toBe(false);
   });
 
   test("a patch with stale context is rejected, nothing changes, and the model is told why", async () => {
@@ -58,23 +83,24 @@ describe("the agent on a temporary git repository (scripted model, real server a
     expect(outputs.join("")).not.toContain("root:");
   });
 
-  test("instructions and tools go out byte-identical on every turn, asked for commands or not", async () => {
-    const model = recorded([{ text: "Sure." }, { text: "Running." }, { text: "Thanks." }]);
+  test("instructions and tools go out byte-identical on every turn, whatever the person says of commands", async () => {
+    const model = recorded([{ text: "Sure." }, { text: "Running." }, { text: "Fine." }, { text: "Thanks." }]);
     await using h = await agentHarness({ "a.txt": "a" }, { script: model.script }, { temperature: 0 });
     await h.thread.prewarm();
-    await h.thread.startTurn("explain a.txt");
+    await h.thread.startTurn("don't run anything, just explain a.txt");
     await h.thread.startTurn("run the tests please");
+    await h.thread.startTurn("why does this run slowly?");
     await h.thread.startTurn("now explain it again");
     const prefixes = h.sent.map((body) => {
-      const { model, instructions, tools, temperature, store } = JSON.parse(body);
-      return JSON.stringify({ model, instructions, tools, temperature, store });
+      const { model, instructions, tools, temperature, store, tool_choice } = JSON.parse(body);
+      return JSON.stringify({ model, instructions, tools, temperature, store, tool_choice });
     });
-    expect(prefixes).toHaveLength(4);
+    expect(prefixes).toHaveLength(5);
     expect(new Set(prefixes).size).toBe(1);
     expect(JSON.parse(prefixes[0]!).tools.map((t: { name: string }) => t.name)).toContain("shell");
     // What the engine renders grows only at its end: each request starts with the whole previous one.
     const generated = model.requests;
-    expect(generated).toHaveLength(3);
+    expect(generated).toHaveLength(4);
     for (const [i, request] of generated.entries()) {
       expect(request.tools).toEqual(generated[0]!.tools);
       if (i > 0) {
@@ -84,31 +110,72 @@ describe("the agent on a temporary git repository (scripted model, real server a
     }
   });
 
-  test("an unasked shell call is refused: no approval is asked, nothing runs, the model is told why", async () => {
+  test('"don\'t run anything" enables no command: a shell call the model makes anyway waits for the person, and a denial runs nothing', async () => {
     const model = recorded([call("shell", { command: "echo ran > ran.txt" }), { text: "ok" }]);
-    // Even with approvals automatic, an unasked command must not run.
     await using h = await agentHarness(
       { "a.txt": "a" },
       { script: model.script },
-      { approvalPolicy: "auto" },
+      { sandbox: new CommandSandbox({ mode: "danger-full-access" }) },
     );
-    await h.thread.startTurn("explain a.txt");
-    expect(h.events.some((e) => e.type === "approval.requested")).toBe(false);
+    const approval = h.next("approval.requested");
+    const turn = h.thread.startTurn("don't run anything, just explain a.txt");
+    const request = await approval;
+    expect(request).toMatchObject({
+      kind: "shell",
+      command: "echo ran > ran.txt",
+      cwd: h.thread.info.cwd,
+      sandbox: "danger-full-access",
+    });
+    h.thread.respondToApproval(request.approval_id, false);
+    await turn;
     expect(existsSync(path.join(h.dir, "ran.txt"))).toBe(false);
     const item = h.events.find((e) => e.type === "item.completed" && e.item.type === "tool_call");
-    expect(item).toMatchObject({ item: { name: "shell", status: "failed", output: SHELL_NOT_ASKED } });
-    expect(model.requests[1]!.messages.at(-1)).toMatchObject({ role: "tool", content: SHELL_NOT_ASKED });
+    expect(item).toMatchObject({ item: { name: "shell", status: "failed" } });
+    expect(model.requests[1]!.messages.at(-1)?.content).toMatch(/denied this command: it did not run/);
     expect(h.events.find((e) => e.type === "turn.completed")).toMatchObject({ status: "completed" });
   });
 
-  test("an asked shell call waits for approval, then runs in the sandbox", async () => {
+  test("the model may ask for a command on any turn: it waits for the person's yes, then runs", async () => {
+    const model = recorded([call("shell", { command: "echo ran > ran.txt" }), { text: "ok" }]);
+    await using h = await agentHarness(
+      { "a.txt": "a" },
+      { script: model.script },
+      { sandbox: new CommandSandbox({ mode: "danger-full-access" }) },
+    );
+    const approval = h.next("approval.requested");
+    // Nothing here asks for a command: asking is the model's to do, deciding the person's.
+    const turn = h.thread.startTurn("why does this run slowly?");
+    const request = await approval;
+    expect(request).toMatchObject({ kind: "shell", command: "echo ran > ran.txt", cwd: h.thread.info.cwd });
+    // The turn waits: the model has had no answer and the command has not run.
+    expect(model.requests).toHaveLength(1);
+    expect(existsSync(path.join(h.dir, "ran.txt"))).toBe(false);
+    h.thread.respondToApproval(request.approval_id, true);
+    await turn;
+    expect(await readFile(path.join(h.dir, "ran.txt"), "utf8")).toBe("ran\n");
+    expect(model.requests[1]!.messages.at(-1)?.content).toMatch(/^Exit code: 0/);
+  });
+
+  test("under --approval auto a command runs without asking, in the sandbox the policy names", async () => {
+    const model = recorded([call("shell", { command: "echo ran > ran.txt" }), { text: "ok" }]);
+    await using h = await agentHarness(
+      { "a.txt": "a" },
+      { script: model.script },
+      { approvalPolicy: "auto", sandbox: new CommandSandbox({ mode: "danger-full-access" }) },
+    );
+    await h.thread.startTurn("fix the build");
+    expect(h.events.some((e) => e.type === "approval.requested")).toBe(false);
+    expect(await readFile(path.join(h.dir, "ran.txt"), "utf8")).toBe("ran\n");
+  });
+
+  test("a shell call waits for approval, then runs in the sandbox", async () => {
     const model = recorded([
       call("shell", { command: "echo ran > ran.txt; touch .git/planted" }),
       { text: "ok" },
     ]);
     await using h = await agentHarness({ "a.txt": "a" }, { script: model.script });
     const approval = h.next("approval.requested");
-    const turn = h.thread.startTurn("run the tests please");
+    const turn = h.thread.startTurn("explain a.txt");
     const request = await approval;
     expect(request).toMatchObject({ kind: "shell", sandbox: "workspace-write" });
     expect(existsSync(path.join(h.dir, "ran.txt"))).toBe(false);
@@ -117,27 +184,6 @@ describe("the agent on a temporary git repository (scripted model, real server a
     expect(await readFile(path.join(h.dir, "ran.txt"), "utf8")).toBe("ran\n");
     // The sandbox keeps .git read-only.
     expect(existsSync(path.join(h.dir, ".git", "planted"))).toBe(false);
-  });
-
-  test("a steer asking for a command lets the rest of that turn run one (after approval)", async () => {
-    const long = Array.from({ length: 400 }, (_, i) => `w${i}`).join(" ");
-    const script = (request: GenerateRequest): ScriptedReply => {
-      const last = request.messages.at(-1);
-      if (last?.role === "tool") return { text: "Ran it." };
-      if (last?.role === "user" && last.content === "run echo instead") {
-        return call("shell", { command: "echo ran > ran.txt" });
-      }
-      return { text: long };
-    };
-    await using h = await agentHarness({ "a.txt": "a" }, { script, tokensPerSecond: 400 });
-    const firstDelta = h.next("item.delta");
-    const approval = h.next("approval.requested");
-    const turn = h.thread.startTurn("explain a.txt");
-    await firstDelta;
-    h.thread.submit("run echo instead");
-    h.thread.respondToApproval((await approval).approval_id, true);
-    await turn;
-    expect(await readFile(path.join(h.dir, "ran.txt"), "utf8")).toBe("ran\n");
   });
 
   test("a shell call is run only after approval; a denied one never runs", async () => {

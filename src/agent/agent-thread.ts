@@ -1,21 +1,21 @@
 import { randomUUID } from "node:crypto";
 import type { DraftAnswer, ResponsesClient } from "../client/responses-client.js";
 import type { PatchResolution, SubAgentInfo, ThreadInfo, ThreadItem } from "../protocol/agent.js";
+import type { TurnToolChoice } from "../protocol/agent-requests.js";
 import { SparkError } from "../protocol/errors.js";
 import type { ApprovalPolicy } from "./approval.js";
 import { historyFromItems } from "./conversation-history.js";
 import { EditJournal } from "./edit-journal.js";
-import { ItemLog, type ThreadListener } from "./item-log.js";
+import { ItemLog, newItemId, type ThreadListener } from "./item-log.js";
 import { PatchReview } from "./patch-review.js";
 import { PendingApprovals } from "./pending-approvals.js";
 import { requestSettings } from "./request-settings.js";
 import { ResponseChain } from "./response-chain.js";
 import { CommandSandbox } from "./sandbox/command-sandbox.js";
 import { type DelegateOptions, SubAgents } from "./sub-agents.js";
-import { asksToRunCommands } from "./system-prompt.js";
 import { toolsFor } from "./tools/index.js";
 import type { Tool, ToolContext } from "./tools/tool.js";
-import { type ActiveTurn, TurnRunner } from "./turn-runner.js";
+import { type ActiveTurn, type TurnOutcome, TurnRunner } from "./turn-runner.js";
 import type { Workspace } from "./workspace.js";
 
 export interface AgentThreadOptions {
@@ -26,23 +26,16 @@ export interface AgentThreadOptions {
   /** Model id sent with each request. Default: "" (the server's default). */
   model?: string;
   /**
-   * Let the model run commands on every turn, not only when the person asks for one. The shell tool
-   * is listed either way (the prompt prefix never changes); this decides whether a call is refused.
-   * Default: false.
+   * Whether commands (and untrusted MCP calls) wait for the person's yes. The model may ask for a
+   * command on any turn; nothing the person writes changes this. Default: "ask".
    */
-  allowShell?: boolean;
-  /**
-   * Let the model run commands in a turn whose input (or a steer of it) asks for them. Default:
-   * true. False where turn input is not the person's own words (a sub-agent's task is written by a
-   * model).
-   */
-  shellWhenAsked?: boolean;
-  /** Whether commands need the user's approval. Default: "ask". */
   approvalPolicy?: ApprovalPolicy;
   /** Where approved commands run. Default: a `workspace-write` sandbox. */
   sandbox?: CommandSandbox;
   /** Token budget of the conversation; past 80% of it old turns are compacted. Default: 128K. */
   contextBudget?: number;
+  /** Model responses with tool calls one turn may run; the next call ends it. Default: 50. */
+  maxToolRounds?: number;
   /** Sampling temperature. Default: the server's. */
   temperature?: number;
   /**
@@ -86,8 +79,6 @@ export class AgentThread {
   private idle: Promise<void> = Promise.resolve();
   private readonly subs: SubAgents<AgentThread> | null;
   private readonly sandbox: CommandSandbox;
-  /** Inputs this thread wrote itself (sub-agent results) and queued: never a request for commands. */
-  private readonly ownInputs = new Set<string>();
   /**
    * The tools listed with every request: the same on every turn, part of the cached prefix. Spark's
    * own from the start; {@link AgentThreadOptions.moreTools} join when the first turn starts.
@@ -118,23 +109,18 @@ export class AgentThread {
     const { delegate, resume: _, ...inherited } = options;
     this.subs = delegate
       ? new SubAgents<AgentThread>({
-          createThread: (model, client, shell) =>
+          createThread: (model, client) =>
             new AgentThread({
               ...inherited,
               client,
               model,
-              allowShell: shell,
-              shellWhenAsked: false,
               ...(delegate.contextBudget ? { contextBudget: delegate.contextBudget } : {}),
             }),
           client: options.client,
           delegate,
           emit,
           // A result is never refused: the sub-agent cap bounds how many can wait.
-          deliver: (message) => {
-            this.ownInputs.add(message);
-            this.queueTurn(message);
-          },
+          deliver: (message) => this.queueTurn(message),
         })
       : null;
     this.tools = toolsFor({ delegate: this.subs !== null });
@@ -148,6 +134,7 @@ export class AgentThread {
       settings: () => this.requestSettings(),
       toolContext: (turn) => this.toolContext(turn),
       contextBudget: options.contextBudget,
+      maxToolRounds: options.maxToolRounds,
     });
   }
 
@@ -266,13 +253,14 @@ export class AgentThread {
   }
 
   /** Starts a turn and resolves when it (and anything queued behind it) has finished. */
-  startTurn(input: string): Promise<void> {
+  /** Starts a turn; `toolChoice` forces its first model response to call a tool (or that one). */
+  startTurn(input: string, options: { toolChoice?: TurnToolChoice | undefined } = {}): Promise<void> {
     if (this.active)
       throw new SparkError(
         "response_in_progress",
         "A turn is already running; steer it or queue the message.",
       );
-    this.idle = this.runTurns(input);
+    this.idle = this.runTurns(input, options.toolChoice);
     return this.idle;
   }
 
@@ -281,26 +269,42 @@ export class AgentThread {
     return this.idle;
   }
 
-  /** Redirects the running turn: the model continues from where it is, with `input` added. */
+  /**
+   * Redirects the running turn: the model continues from where it is, with `input` added. A steer
+   * never vanishes: one the response refuses (it ended as the steer came) starts the turn's next
+   * response; a turn that has decided to end runs it as the next turn; one the turn can no longer
+   * take (it was interrupted, failed or hit its round limit) is reported by a notice.
+   */
   steer(input: string): void {
     const turn = this.active;
     if (!turn) {
       this.startTurn(input);
       return;
     }
+    if (turn.closed) {
+      this.queueTurn(input);
+      return;
+    }
     this.log.emit({ type: "turn.steered", turn_id: turn.id, input });
     this.log.recordUserMessage(turn.id, input);
-    // A steer is the person's own words: asking for a command there counts for the rest of the turn.
-    if (this.asksForCommands(input)) turn.mayRunCommands = true;
-    if (turn.stream) {
-      // A steer the stream could not take (or a failed send) goes with the next request instead.
-      void this.options.client.steer(turn.stream, input).then(
-        (outcome) => {
-          if (outcome.status !== "accepted") turn.steers.push(input);
-        },
-        () => turn.steers.push(input),
-      );
-    } else turn.steers.push(input);
+    if (!turn.stream) {
+      turn.steers.push(input);
+      return;
+    }
+    const refused = () => {
+      if (turn.closed) this.reportUndelivered(turn, [input]);
+      else turn.steers.push(input);
+    };
+    // "pending" (over HTTP) leaves the input to the next request, as a refusal does.
+    const answered: Promise<void> = this.options.client
+      .steer(turn.stream, input)
+      .then((outcome) => {
+        if (outcome.status !== "accepted") refused();
+      }, refused)
+      .then(() => {
+        turn.steersInFlight.delete(answered);
+      });
+    turn.steersInFlight.add(answered);
   }
 
   /**
@@ -362,24 +366,26 @@ export class AgentThread {
     return this.patches.resolvePatchFile(itemId, path, resolution);
   }
 
-  private async runTurns(first: string): Promise<void> {
+  private async runTurns(first: string, toolChoice: TurnToolChoice | undefined): Promise<void> {
     let input: string | undefined = first;
+    let choice = toolChoice;
     while (input !== undefined) {
-      await this.runTurn(input);
+      await this.runTurn(input, choice);
+      choice = undefined;
       input = this.queue.shift();
     }
   }
 
-  private async runTurn(input: string): Promise<void> {
-    // A sub-agent's result is a message this thread wrote: never a request for commands.
-    const ownWords = !this.ownInputs.delete(input);
+  private async runTurn(input: string, toolChoice?: TurnToolChoice): Promise<void> {
     const turn: ActiveTurn = {
       id: `turn_${randomUUID().replaceAll("-", "").slice(0, 16)}`,
       controller: new AbortController(),
       stream: null,
       steers: [],
-      mayRunCommands: this.options.allowShell === true || (ownWords && this.asksForCommands(input)),
+      steersInFlight: new Set(),
+      closed: false,
       firstTokenAt: null,
+      toolChoice,
     };
     this.active = turn;
     if (!this.toolsFixed) {
@@ -387,10 +393,29 @@ export class AgentThread {
       this.toolsFixed = true;
     }
     const outcome = await this.runner.run(turn, input);
+    this.reportUndelivered(turn, turn.steers.splice(0), outcome);
     // Idle before `turn.completed`: a listener may start the next turn.
     this.active = null;
     this.info.updatedAt = new Date().toISOString();
     this.log.emit({ type: "turn.completed", turn_id: turn.id, ...outcome });
+  }
+
+  /** Tells every face that these steers of `turn` never reached the model. */
+  private reportUndelivered(turn: ActiveTurn, steers: string[], outcome?: TurnOutcome): void {
+    const why = turn.controller.signal.aborted
+      ? "the turn was interrupted"
+      : outcome?.error?.code === "limit_reached"
+        ? "the turn reached its limit of tool rounds"
+        : outcome?.status === "failed"
+          ? "the turn failed"
+          : "the turn had ended";
+    for (const steer of steers) {
+      this.log.complete(turn.id, {
+        type: "notice",
+        id: newItemId(),
+        text: `Not sent to the model (${why}): "${steer}". Send it again if it still applies.`,
+      });
+    }
   }
 
   private toolContext(turn: ActiveTurn): ToolContext {
@@ -399,21 +424,9 @@ export class AgentThread {
       journal: this.journal,
       signal: turn.controller.signal,
       sandbox: this.sandbox,
-      mayRunCommands: turn.mayRunCommands,
       approve: (request) => this.approvals.request(turn.id, request),
-      // A sub-agent may run commands only when this turn may: its task is the model's words, not the person's.
-      ...(this.subs
-        ? {
-            delegate: (task: string, context?: string) =>
-              this.subs!.start(task, context, { shell: turn.mayRunCommands }),
-          }
-        : {}),
+      ...(this.subs ? { delegate: (task: string, context?: string) => this.subs!.start(task, context) } : {}),
     };
-  }
-
-  /** Whether `input`, the person's own words, asks for commands this thread may run when asked. */
-  private asksForCommands(input: string): boolean {
-    return this.options.shellWhenAsked !== false && asksToRunCommands(input);
   }
 
   private requestSettings() {

@@ -18,6 +18,8 @@ export function historyFromItems(items: readonly ThreadItem[]): ConversationInpu
         out.push({ role: "assistant", content: item.text });
         break;
       case "tool_call":
+        // A call cut off while it was written never reached the model's conversation.
+        if (item.partial) break;
         out.push({ type: "function_call", call_id: item.id, name: item.name, arguments: item.arguments });
         out.push({ type: "function_call_output", call_id: item.id, output: item.output ?? "Aborted." });
         break;

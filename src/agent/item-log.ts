@@ -32,14 +32,6 @@ export class ItemLog {
     this.items.push(item);
     this.emit({ type: "item.completed", turn_id: turnId, item });
   }
-
-  /**
-   * Ends a started item without keeping it: a tool call cut off while the model wrote it never
-   * became part of the conversation (the server dropped it), so a later history must not hold it.
-   */
-  discard(turnId: string, item: ThreadItem): void {
-    this.emit({ type: "item.completed", turn_id: turnId, item });
-  }
 }
 
 export function newItemId(): string {

@@ -5,8 +5,8 @@ import { describe, expect, test } from "vitest";
 import { ResponsesClient } from "../client/responses-client.js";
 import type { GenerateRequest } from "../engine/engine.js";
 import type { ScriptedReply } from "../engine/scripted/scripted-engine.js";
+import { CommandSandbox } from "./sandbox/command-sandbox.js";
 import { agentHarness } from "./test-support/agent-harness.js";
-import { SHELL_NOT_ASKED } from "./tools/shell.js";
 
 /** The tools offered with each task's requests. */
 const offered = new Map<string, string[]>();
@@ -39,7 +39,6 @@ describe("sub-agents", () => {
       { Makefile: "all:\n" },
       { script },
       {
-        allowShell: true,
         approvalPolicy: "ask",
         delegate: { model: "scripted", connect: () => ResponsesClient.connect({ baseUrl }) },
       },
@@ -103,7 +102,7 @@ describe("sub-agents", () => {
     expect(h.thread.history.at(-1)).toMatchObject({ type: "agent_message", text: "Thanks." });
   });
 
-  describe("commands follow the person's words, never the model's", () => {
+  describe("a sub-agent's commands ask the person, like the conversation's own", () => {
     const task = "run the tests with npm test";
     const shell = (command: string): ScriptedReply => ({
       toolCalls: [{ name: "shell", arguments: JSON.stringify({ command }) }],
@@ -118,10 +117,10 @@ describe("sub-agents", () => {
     }
 
     /**
-     * The person says `userMessage`; the parent delegates `task` (which asks for a command); the
-     * sub-agent calls shell; the parent's turn for the sub-agent's result calls shell too.
+     * The person says `userMessage`; the parent delegates `task`; the sub-agent calls shell; the
+     * parent's turn for the sub-agent's result calls shell too. Each approval is answered `approve`.
      */
-    async function delegateFrom(userMessage: string): Promise<Delegation> {
+    async function delegateFrom(userMessage: string, approve: boolean): Promise<Delegation> {
       const tools = new Map<string, string[]>();
       const answers = new Map<string, string>();
       const script = (request: GenerateRequest): ScriptedReply => {
@@ -144,14 +143,17 @@ describe("sub-agents", () => {
       await using h = await agentHarness(
         {},
         { script },
-        { delegate: { model: "scripted", connect: () => ResponsesClient.connect({ baseUrl }) } },
+        {
+          sandbox: new CommandSandbox({ mode: "danger-full-access" }),
+          delegate: { model: "scripted", connect: () => ResponsesClient.connect({ baseUrl }) },
+        },
       );
       baseUrl = `${h.server.url}/v1`;
       const approvals: string[] = [];
       h.thread.on((event) => {
         if (event.type !== "approval.requested") return;
         if (event.kind === "shell") approvals.push(event.command);
-        h.thread.respondToApproval(event.approval_id, true);
+        h.thread.respondToApproval(event.approval_id, approve);
       });
       await h.thread.startTurn(userMessage);
       await h.thread.whenSettled();
@@ -162,28 +164,26 @@ describe("sub-agents", () => {
     const resultTurn = (d: Delegation) =>
       [...d.tools.keys()].find((u) => u.startsWith("Result of sub-agent"))!;
 
-    test("a sub-agent of a turn that did not ask is refused without an approval prompt", async () => {
-      const d = await delegateFrom("look into the flaky build");
+    test("whatever the person said, each command of a sub-agent and of its result's turn asks first; denied, none runs", async () => {
+      const d = await delegateFrom("don't run anything, look into the flaky build", false);
       // Every turn lists shell (a stable prefix); only the parent lists delegate.
-      expect(d.tools.get("look into the flaky build")).toEqual(expect.arrayContaining(["shell", "delegate"]));
+      expect(d.tools.get("don't run anything, look into the flaky build")).toEqual(
+        expect.arrayContaining(["shell", "delegate"]),
+      );
       expect(d.tools.get(task)).toContain("shell");
       expect(d.tools.get(task)).not.toContain("delegate");
-      expect(d.answers.get(task)).toBe(SHELL_NOT_ASKED);
-      // The sub-agent's result is a message the model wrote: it does not ask for commands either.
-      expect(resultTurn(d)).toContain("run `npm test`");
-      expect(d.answers.get(resultTurn(d))).toBe(SHELL_NOT_ASKED);
-      expect(d.approvals).toEqual([]);
+      expect(d.approvals).toEqual(["echo sub > sub.txt", "echo result > result.txt"]);
+      expect(d.answers.get(task)).toMatch(/denied/);
+      expect(d.answers.get(resultTurn(d))).toMatch(/denied/);
       expect(existsSync(path.join(d.dir, "sub.txt"))).toBe(false);
       expect(existsSync(path.join(d.dir, "result.txt"))).toBe(false);
     });
 
-    test("a sub-agent of a turn that asked runs commands after approval; its result still does not ask", async () => {
-      const d = await delegateFrom("please run the test suite and fix what fails");
-      expect(d.approvals).toEqual(["echo sub > sub.txt"]);
+    test("approved, a sub-agent's command runs in the workspace", async () => {
+      const d = await delegateFrom("look into the flaky build", true);
+      expect(d.approvals).toEqual(["echo sub > sub.txt", "echo result > result.txt"]);
       expect(d.answers.get(task)).toMatch(/^Exit code: 0/);
       expect(await readFile(path.join(d.dir, "sub.txt"), "utf8")).toBe("sub\n");
-      expect(d.answers.get(resultTurn(d))).toBe(SHELL_NOT_ASKED);
-      expect(existsSync(path.join(d.dir, "result.txt"))).toBe(false);
     });
   });
 

@@ -36,11 +36,10 @@ export interface DelegateOptions<Thread extends SubAgentThread = SubAgentThread>
 
 export interface SubAgentsOptions<Thread extends SubAgentThread> {
   /**
-   * Makes the sub-agent's thread: same workspace, client and policy, no `delegate` tool, and
-   * commands allowed on every turn when `shell`, else every shell call refused (its task text
-   * never counts as asking).
+   * Makes the sub-agent's thread: same workspace, client and approval policy (its commands ask the
+   * person, through the parent), no `delegate` tool.
    */
-  createThread: (model: string, client: ResponsesClient, shell: boolean) => Thread;
+  createThread: (model: string, client: ResponsesClient) => Thread;
   /** The parent thread's client: sub-agents take lanes of its WebSocket. */
   client: ResponsesClient;
   delegate: DelegateOptions<Thread>;
@@ -75,11 +74,10 @@ export class SubAgents<Thread extends SubAgentThread> {
   }
 
   /**
-   * Starts `task` in the background; returns the sub-agent's id at once. `shell`: it may run
-   * commands (the person asked for them in the turn that delegated, or allowed them always).
-   * Throws a ToolError the model can act on when `maxRunning` sub-agents run already.
+   * Starts `task` in the background; returns the sub-agent's id at once. Throws a ToolError the
+   * model can act on when `maxRunning` sub-agents run already.
    */
-  start(task: string, context: string | undefined, options: { shell: boolean }): string {
+  start(task: string, context: string | undefined): string {
     const maxRunning = this.options.delegate.maxRunning ?? 4;
     if (this.running >= maxRunning) {
       throw new ToolError(
@@ -100,7 +98,7 @@ export class SubAgents<Thread extends SubAgentThread> {
     const entry: Entry<Thread> = { info, thread: null, ended: Promise.resolve(), quiet: false };
     this.entries.set(id, entry);
     this.options.emit({ type: "subagent.started", subagent: { ...info } });
-    entry.ended = this.run(entry, context ? `${task}\n\nContext:\n${context}` : task, options.shell).then(
+    entry.ended = this.run(entry, context ? `${task}\n\nContext:\n${context}` : task).then(
       (result) => this.finish(entry, result, undefined),
       (error: unknown) => this.finish(entry, undefined, SparkError.from(error).message),
     );
@@ -108,13 +106,13 @@ export class SubAgents<Thread extends SubAgentThread> {
   }
 
   /** Runs the sub-agent's turn; resolves with its last message, rejects with why it failed. */
-  private async run(entry: Entry<Thread>, input: string, shell: boolean): Promise<string> {
+  private async run(entry: Entry<Thread>, input: string): Promise<string> {
     const { info } = entry;
     const parent = this.options.client;
     const client = parent.transport === "websocket" ? parent.lane() : await this.options.delegate.connect();
     try {
       if (info.status !== "running") return "";
-      const thread = this.options.createThread(this.options.delegate.model, client, shell);
+      const thread = this.options.createThread(this.options.delegate.model, client);
       entry.thread = thread;
       this.options.delegate.onThread?.(thread, { ...info });
       let lastMessage = "";

@@ -8,8 +8,9 @@ How you work:
 - Read the relevant code (read_file, search, list_dir) before you change it.
 - Make minimal, targeted edits with apply_patch: change only what the task needs, keep the
   surrounding style, and never rewrite a whole file to change a few lines.
-- Never run tests, builds or other commands unless the user asked you to in their message; any
-  other shell call is refused. When a command would help, say which one and why, and ask.
+- You may run a command (shell) when it helps the task, such as the tests or a build. The user
+  decides: a command runs only with their approval, and a denied one did not run (do not retry it;
+  ask what they want instead). If the user said not to run commands, do not call shell.
 - If a patch is rejected, re-read the file and try again with the current text as context.`;
 
 /**
@@ -25,18 +26,3 @@ export function buildSystemPrompt(workspaceRoot: string, agentsFiles: readonly A
   }
   return parts.join("\n\n");
 }
-
-/**
- * Whether the user asked for a command or tests to be run in this message. Only then (or with
- * --allow-shell) does a shell call run; otherwise it is refused: the agent never runs anything on
- * its own initiative.
- */
-export function asksToRunCommands(text: string): boolean {
-  return RUN_REQUESTS.some((pattern) => pattern.test(text));
-}
-
-const RUN_REQUESTS = [
-  /\b(run|rerun|re-run|execute|exec)\b/i,
-  /\b(test|build|compile|lint|install)\s+(it|this|that|them|everything|the project)\b/i,
-  /`[^`]*\b(npm|npx|pnpm|yarn|make|cargo|go|pytest|python3?|node|git|bash|sh)\b[^`]*`/,
-];

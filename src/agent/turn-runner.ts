@@ -1,5 +1,6 @@
 import type { ResponseStream, ResponsesClient } from "../client/responses-client.js";
 import type { ThreadInfo, ThreadItem, TurnStats, TurnStatus } from "../protocol/agent.js";
+import type { TurnToolChoice } from "../protocol/agent-requests.js";
 import { SparkError, type WireError } from "../protocol/errors.js";
 import type { ResponseObject } from "../protocol/responses.js";
 import { type ConversationInput, compactHistory } from "./conversation-history.js";
@@ -14,11 +15,18 @@ export interface ActiveTurn {
   id: string;
   controller: AbortController;
   stream: ResponseStream | null;
-  /** Steering input that arrived while tools ran; it joins the next request. */
+  /**
+   * Steering input for the turn's next request: sent while tools ran, or refused by the response
+   * it was sent to (it ended first).
+   */
   steers: string[];
-  /** The person asked for commands in this turn (or allowed them always); else shell refuses. */
-  mayRunCommands: boolean;
+  /** Steers sent to the running response whose answer has not come: the turn waits for them. */
+  steersInFlight: Set<Promise<void>>;
+  /** Set as the turn decides to end: from then on nothing joins it (a new message is a new turn). */
+  closed: boolean;
   firstTokenAt: number | null;
+  /** What the turn's next model response must call (see `turn.start`); used once. */
+  toolChoice?: TurnToolChoice | undefined;
 }
 
 /** How a turn ended, as `turn.completed` reports it. */
@@ -43,9 +51,14 @@ export interface TurnRunnerOptions {
   toolContext: (turn: ActiveTurn) => ToolContext;
   /** Token budget of the conversation; past 80% of it old turns are compacted. Default: 128K. */
   contextBudget?: number | undefined;
+  /** Model responses with tool calls one turn may run; the next call ends it. Default: 50. */
+  maxToolRounds?: number | undefined;
 }
 
 const DEFAULT_TITLE = "New session";
+
+/** Rounds of tool calls a turn runs by default before it stops (README → Limits). */
+export const DEFAULT_MAX_TOOL_ROUNDS = 50;
 
 /**
  * The turn loop: sends the turn's input, narrates the model's stream as items, runs the tool calls
@@ -74,6 +87,8 @@ export class TurnRunner {
     chain.owedOutputs = [];
     let status: TurnStatus = "completed";
     let error: SparkError | undefined;
+    const maxToolRounds = this.options.maxToolRounds ?? DEFAULT_MAX_TOOL_ROUNDS;
+    let toolRounds = 0;
     try {
       for (;;) {
         if (chain.lastTokens > (this.options.contextBudget ?? 128_000) * 0.8) this.compact(turn);
@@ -90,7 +105,29 @@ export class TurnRunner {
           status = "interrupted";
           break;
         }
-        if (calls.length === 0 && turn.steers.length === 0) break;
+        if (calls.length === 0) {
+          // A steer sent as the response ended is refused by it: it starts the next response.
+          await steersAnswered(turn);
+          if (turn.controller.signal.aborted) {
+            status = "interrupted";
+            break;
+          }
+          if (turn.steers.length === 0) break;
+        } else if (++toolRounds > maxToolRounds) {
+          // A model that keeps calling tools: its calls are answered unrun, so the chain stays valid.
+          chain.owedOutputs = calls.map((call) => ({
+            type: "function_call_output",
+            call_id: call.call_id,
+            output: `Not run: this turn reached its limit of ${rounds(maxToolRounds)} of tool calls. Say where you are; the person can let you go on.`,
+          }));
+          status = "failed";
+          error = new SparkError(
+            "limit_reached",
+            `Stopped after ${rounds(maxToolRounds)} of tool calls, the most one turn may run ` +
+              "(--max-tool-rounds, or max_tool_rounds under [limits] in config.toml). Send a message to let it go on.",
+          );
+          break;
+        }
         next = [];
         for (const call of calls) {
           next.push(
@@ -111,6 +148,7 @@ export class TurnRunner {
         error = SparkError.from(caught);
       }
     }
+    turn.closed = true;
     if (turn.firstTokenAt !== null) stats.timeToFirstTokenMs = turn.firstTokenAt - started;
     if (decodeMs > 0) stats.tokensPerSecond = (stats.outputTokens * 1000) / decodeMs;
     return { status, stats, ...(error ? { error: error.toWire() } : {}) };
@@ -127,8 +165,18 @@ export class TurnRunner {
     input: ConversationInput[],
   ): Promise<{ response: ResponseObject; calls: FunctionCall[] }> {
     const { client, chain, log } = this.options;
+    const choice = turn.toolChoice;
+    turn.toolChoice = undefined;
     const stream = client.create(
-      { ...this.options.settings(), ...chain.next(input, { consume: true }) },
+      {
+        ...this.options.settings(),
+        ...chain.next(input, { consume: true }),
+        ...(choice === undefined || choice === "auto"
+          ? {}
+          : {
+              tool_choice: choice === "required" ? choice : { type: "function" as const, name: choice.name },
+            }),
+      },
       { signal: turn.controller.signal },
     );
     turn.stream = stream;
@@ -137,7 +185,7 @@ export class TurnRunner {
     /** Calls being written, by output item id. */
     const writing = new Map<string, ToolCallItem>();
     const cutOff = (item: ToolCallItem) =>
-      log.discard(turn.id, { ...item, status: "failed", output: NOT_APPLIED_CUT_OFF });
+      log.complete(turn.id, { ...item, status: "failed", output: NOT_APPLIED_CUT_OFF, partial: true });
     try {
       for await (const event of stream) {
         if (event.type === "response.output_item.added" && event.item.type === "function_call") {
@@ -235,6 +283,13 @@ export class TurnRunner {
       text: "Older turns were compacted to fit the context window.",
     });
   }
+}
+
+const rounds = (n: number) => (n === 1 ? "1 round" : `${n} rounds`);
+
+/** Resolves once no steer of `turn` waits for its answer (more may be sent while it waits). */
+async function steersAnswered(turn: ActiveTurn): Promise<void> {
+  while (turn.steersInFlight.size > 0) await Promise.all(turn.steersInFlight);
 }
 
 interface FunctionCall {

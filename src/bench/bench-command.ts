@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -9,7 +10,9 @@ import { SparkServer } from "../server/spark-server.js";
 import { StatusLine } from "../terminal/status-line.js";
 import { type BenchContext, benchSizes } from "./bench-context.js";
 import { type BenchRow, detailLines, markdownTable } from "./bench-report.js";
-import { trainedModelPath } from "./internal/repo-paths.js";
+import { findLlamaServer } from "./internal/llama-server-binary.js";
+import { smollm2ModelPath, trainedModelPath } from "./internal/repo-paths.js";
+import { type AgentModel, agentScenario } from "./scenarios/agent.js";
 import { agentStartScenario } from "./scenarios/agent-start.js";
 import { batchScenario } from "./scenarios/batch.js";
 import { decodeScenario } from "./scenarios/decode.js";
@@ -36,10 +39,14 @@ const SCENARIOS = {
 } as const;
 type ScenarioName = keyof typeof SCENARIOS;
 
+/** Scenarios with servers and models of their own: run only when named. */
+type NamedOnly = "peer" | "agent";
+
 interface BenchOptions {
   quick: boolean;
-  scenario: (ScenarioName | "peer")[];
+  scenario: (ScenarioName | NamedOnly)[];
   peerBin?: string;
+  realModel?: string;
   model: "smollm2-135m" | "qwen2.5-0.5b";
   quant: SyntheticQuant;
   modelsDir: string;
@@ -52,13 +59,17 @@ export function registerBenchCommand(program: Command): void {
     .description("measure Spark's speed claims, each against its baseline in the same run (ratios)")
     .option("--quick", "fewer repetitions (a few minutes on a 2-core CPU)", false)
     .addOption(
-      new Option("--scenario <name...>", "scenarios to run (peer only when named, with --peer-bin)")
-        .choices([...Object.keys(SCENARIOS), "peer"])
+      new Option("--scenario <name...>", "scenarios to run (peer and agent only when named)")
+        .choices([...Object.keys(SCENARIOS), "peer", "agent"])
         .default(Object.keys(SCENARIOS)),
     )
     .option(
       "--peer-bin <path>",
-      "peer: the llama-server binary to compare with (scripts/build-llama-server.sh builds one)",
+      "peer, agent: the llama-server binary to compare with (default: the one npm run build:llama-server built)",
+    )
+    .option(
+      "--real-model <gguf>",
+      "agent: a trained model for its real-model rows (default: SmolLM2-135M-Instruct where npm run fetch:smollm2 puts it)",
     )
     .addOption(
       new Option("--model <shape>", "synthetic model shape")
@@ -74,7 +85,7 @@ export function registerBenchCommand(program: Command): void {
     .option("--out <file>", "JSON results file (default: bench-results/bench-<time>.json)")
     .addHelpText(
       "after",
-      "\nModels are synthetic (random weights, real shapes), built once; nothing is downloaded.\nResults are ratios: absolute numbers vary from machine to machine.\n",
+      "\nModels are synthetic (random weights, real shapes), built once; nothing is downloaded (agent adds\nthe trained SmolLM2-135M-Instruct once npm run fetch:smollm2 has fetched it).\nResults are ratios: absolute numbers vary from machine to machine.\n",
     )
     .action(async (options: BenchOptions) => {
       await bench(options);
@@ -83,12 +94,20 @@ export function registerBenchCommand(program: Command): void {
 
 async function bench(options: BenchOptions): Promise<void> {
   const peer = options.scenario.includes("peer");
-  if (peer && !options.peerBin) {
-    process.stderr.write("spark bench: --scenario peer needs --peer-bin <llama-server binary>\n");
+  const llamaServer = findLlamaServer(options.peerBin);
+  if (peer && "missing" in llamaServer) {
+    process.stderr.write(`spark bench: --scenario peer needs llama-server: ${llamaServer.missing}\n`);
     process.exitCode = 2;
     return;
   }
-  const scenarios = options.scenario.filter((name): name is ScenarioName => name !== "peer");
+  if (options.realModel !== undefined && !existsSync(options.realModel)) {
+    process.stderr.write(`spark bench: --real-model ${options.realModel}: no such file\n`);
+    process.exitCode = 2;
+    return;
+  }
+  const scenarios = options.scenario.filter(
+    (name): name is ScenarioName => name !== "peer" && name !== "agent",
+  );
   // Another busy process turns llama.cpp's spinning threads into a 10x slowdown: say so.
   const loadBefore = os.loadavg()[0]!;
   if (loadBefore > os.availableParallelism() / 2)
@@ -98,14 +117,27 @@ async function bench(options: BenchOptions): Promise<void> {
   const rows: BenchRow[] = [];
   const benchStarted = performance.now();
   const log = (line: string) => process.stderr.write(`  ${line}\n`);
-  if (peer) {
+  if (peer && "binary" in llamaServer) {
     process.stderr.write("Scenario peer\n");
     rows.push(
       ...(await peerScenario({
-        peerBin: options.peerBin!,
+        peerBin: llamaServer.binary,
         modelsDir: options.modelsDir,
         quant: options.quant,
         quick: options.quick,
+        log,
+      })),
+    );
+  }
+  if (options.scenario.includes("agent")) {
+    process.stderr.write("Scenario agent\n");
+    rows.push(
+      ...(await agentScenario({
+        models: await agentModels(options, log),
+        llamaServer,
+        fileLines: 150,
+        runs: options.quick ? 1 : 3,
+        contextSize: 8192,
         log,
       })),
     );
@@ -163,4 +195,37 @@ async function benchScenarios(options: BenchOptions, scenarios: ScenarioName[]):
     process.stderr.write(`  (${((performance.now() - started) / 1000).toFixed(1)} s)\n`);
   }
   return rows;
+}
+
+/**
+ * The agent scenario's models: the synthetic SmolLM2-135M and Qwen2.5-1.5B shapes, then the trained
+ * `--real-model` (SmolLM2-135M-Instruct by default), left out with a line saying how to fetch it.
+ */
+async function agentModels(options: BenchOptions, log: (line: string) => void): Promise<AgentModel[]> {
+  const tokens = (full: number, quick: number) => (options.quick ? quick : full);
+  const models: AgentModel[] = [];
+  for (const [shape, label, answerTokens, editTokens] of [
+    ["smollm2-135m", "135M shape", tokens(128, 32), tokens(400, 96)],
+    ["qwen2.5-1.5b", "1.5B shape", tokens(48, 16), tokens(128, 32)],
+  ] as const) {
+    log(`agent: building synthetic ${shape} ${options.quant}`);
+    const modelPath = await ensureSyntheticModel(options.modelsDir, shape, options.quant);
+    models.push({ label, path: modelPath, randomWeights: true, answerTokens, editTokens });
+  }
+  const real = options.realModel ?? smollm2ModelPath();
+  if (real === undefined) {
+    log(
+      "agent: SmolLM2 rows left out: no SmolLM2-135M-Instruct GGUF; npm run fetch:smollm2 fetches it (or pass --real-model)",
+    );
+  } else {
+    const label = options.realModel ? path.basename(real, ".gguf") : "SmolLM2-135M-Instruct Q4_1";
+    models.push({
+      label,
+      path: real,
+      randomWeights: false,
+      answerTokens: tokens(128, 32),
+      editTokens: tokens(400, 96),
+    });
+  }
+  return models;
 }

@@ -1,11 +1,17 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { LlamaEngine } from "../engine/llama/llama-engine.js";
+import { SYNTHETIC_SHAPES, writeSyntheticModel } from "../engine/synthetic/synthetic-model.js";
 import { testModelPath } from "../engine/test-support/test-model.js";
 import { ModelRegistry } from "../server/model-registry.js";
 import { SparkServer } from "../server/spark-server.js";
 import { type BenchContext, benchSizes } from "./bench-context.js";
-import { markdownTable } from "./bench-report.js";
+import { type BenchRow, markdownTable } from "./bench-report.js";
+import { findLlamaServer } from "./internal/llama-server-binary.js";
 import { trainedModelPath } from "./internal/repo-paths.js";
+import { type AgentOptions, agentScenario } from "./scenarios/agent.js";
 import { agentStartScenario } from "./scenarios/agent-start.js";
 import { batchScenario } from "./scenarios/batch.js";
 import { decodeScenario } from "./scenarios/decode.js";
@@ -70,7 +76,10 @@ test.each([
   ["load", loadScenario],
   ["type-ahead", typeAheadScenario],
 ] as const)("the %s scenario measures Spark against its baseline", async (name, scenario) => {
-  const rows = await scenario(ctx);
+  expectWellFormed(name, await scenario(ctx));
+});
+
+function expectWellFormed(name: string, rows: BenchRow[]): void {
   expect(rows.length).toBeGreaterThan(0);
   for (const row of rows) {
     expect(row.scenario).toBe(name);
@@ -84,4 +93,75 @@ test.each([
     else expect(typeof row.holds).toBe("boolean");
   }
   expect(markdownTable(rows)).toContain(`| ${name} |`);
+}
+
+// The agent scenario starts its own servers (spark serve from dist/, and llama-server) on the tiny
+// model; the agent's system prompt and tools take about 4,000 of its byte-level tokens.
+function agentOptions(llamaServer: AgentOptions["llamaServer"], log: string[]): AgentOptions {
+  return {
+    models: [{ label: "tiny", path: ctx.modelPath, randomWeights: true, answerTokens: 32, editTokens: 48 }],
+    llamaServer,
+    fileLines: 30,
+    runs: 1,
+    contextSize: 16384,
+    log: (line) => log.push(line),
+  };
+}
+
+test("the agent scenario compares the agent's request with its tools to the same request without", async () => {
+  const log: string[] = [];
+  const rows = await agentScenario(agentOptions({ missing: "none built here" }, log));
+  expectWellFormed("agent", rows);
+  expect(rows.map((row) => [row.metric, row.target])).toEqual([
+    [
+      "plain answer, tiny (random weights): decode tokens/s, with the agent's tools vs the same request without",
+      ">= 0.95x",
+    ],
+    ["plain answer, tiny (random weights): time to first token, with the agent's tools vs without", "info"],
+    [
+      "edit copying a 30-line file, tiny (random weights): decode tokens/s, with the agent's tools vs the same request without",
+      ">= 0.95x",
+    ],
+    [
+      "edit copying a 30-line file, tiny (random weights): time to first token, with the agent's tools vs without",
+      "info",
+    ],
+  ]);
+  // The edit's prompt holds the file and the tools; the request without tools is shorter.
+  const edit = rows[2]!.detail!;
+  const [withTools, without] = [...edit.matchAll(/(\d+)-token prompt/g)].map((match) => Number(match[1]));
+  expect(withTools).toBeGreaterThan(without!);
+  expect(log).toContain("agent: rows against llama-server left out: none built here");
 });
+
+const llamaServer = findLlamaServer();
+test.skipIf(!("binary" in llamaServer))(
+  "the agent scenario measures Spark against llama-server with the same tools (when one is built)",
+  async () => {
+    // llama-server caps a slot's context at the model's training context: the tiny shape, trained for 16,384.
+    const dir = await mkdtemp(path.join(os.tmpdir(), "spark-bench-agent-"));
+    try {
+      const modelPath = path.join(dir, "tiny-16k.gguf");
+      await writeSyntheticModel(modelPath, {
+        shape: { ...SYNTHETIC_SHAPES.tiny, contextLength: 16384 },
+        quant: "Q8_0",
+      });
+      const options = agentOptions(llamaServer, []);
+      options.models = options.models.map((model) => ({ ...model, path: modelPath }));
+      const rows = await agentScenario(options);
+      expectWellFormed("agent", rows);
+      const againstPeer = rows.filter((row) => row.metric.includes("Spark vs llama-server"));
+      expect(againstPeer.map((row) => row.target)).toEqual([">= 1.0x", "<= 1.0x", ">= 1.0x", "<= 1.0x"]);
+      expect(againstPeer[2]!.metric).toContain("--spec-default");
+      // Both engines render the same conversation with the model's own template and the tools.
+      const prompts = [...againstPeer[2]!.detail!.matchAll(/(\d+)-token prompt/g)].map((match) =>
+        Number(match[1]),
+      );
+      expect(prompts[0]! / prompts[1]!).toBeGreaterThan(0.9);
+      expect(prompts[0]! / prompts[1]!).toBeLessThan(1.1);
+    } finally {
+      await rm(dir, { recursive: true });
+    }
+  },
+  300_000,
+);

@@ -6,11 +6,13 @@ import { nodeSocketFactory } from "../client-core/node-socket.js";
 import { listServerStates } from "../config/server-state.js";
 import { type LoadedConfig, loadConfig } from "../config/spark-config.js";
 import { SANDBOX_MODES, type SandboxMode } from "../protocol/agent.js";
+import type { TurnToolChoice } from "../protocol/agent-requests.js";
 import { SparkError } from "../protocol/errors.js";
 import { StatusLine } from "../terminal/status-line.js";
 import type { AgentRuntimeOptions } from "./agent-runtime.js";
 import { EXIT_OUTPUT_CLOSED, OutputWatch } from "./closed-output.js";
 import { HostThread } from "./host-thread.js";
+import { integer } from "./integer-option.js";
 import { LocalAgentHost } from "./local-agent-host.js";
 import { trustedConfig } from "./trusted-config.js";
 import { runPlain } from "./tui/plain-output.js";
@@ -22,15 +24,16 @@ interface AgentFlags {
   model?: string;
   server?: string;
   apiKey?: string;
-  allowShell: boolean;
   approval: "ask" | "auto";
   sandbox?: SandboxMode;
   prewarm: boolean;
   engine: "llama" | "scripted";
   cd?: string;
   ctxSize?: number;
+  maxToolRounds?: number;
   tokensPerSecond?: number;
   json?: boolean;
+  toolChoice?: TurnToolChoice;
   last?: boolean;
   /** False with `--no-attach`. */
   attach: boolean;
@@ -53,9 +56,10 @@ Examples:
   $ spark --server http://gpu-box:8000/v1 --model qwen2.5-coder-32b
   $ spark resume --last
 
-Spark never runs commands or tests unless you ask in that message (or pass --allow-shell), and
-then asks before each command unless --approval auto. Commands run in a bubblewrap sandbox:
-the workspace writable (not .git or .spark), no network, no keys in the environment (--sandbox).
+The agent may ask to run a command on any turn; each one shows the command, its directory and
+sandbox, and runs only once you approve it (or without asking, with --approval auto). Commands run
+in a bubblewrap sandbox: the workspace writable (not .git or .spark), no network, no keys in the
+environment (--sandbox).
 `;
 
 function addAgentOptions(command: Command): Command {
@@ -69,9 +73,11 @@ function addAgentOptions(command: Command): Command {
       "use a Responses-compatible server (e.g. http://host:8080/v1) instead of the embedded engine",
     )
     .option("--api-key <key>", "API key for --server (default: $SPARK_API_KEY, $OPENAI_API_KEY)")
-    .option("--allow-shell", "let the agent run commands on every turn, not only when you ask for one", false)
     .addOption(
-      new Option("--approval <policy>", "ask before each command, or run them without asking")
+      new Option(
+        "--approval <policy>",
+        "ask before each command and untrusted MCP call, or run them without asking",
+      )
         .choices(["ask", "auto"])
         .default("ask"),
     )
@@ -80,6 +86,11 @@ function addAgentOptions(command: Command): Command {
         "--sandbox <mode>",
         'where approved commands run: the workspace writable, no network; the same with network; or no sandbox (default: "sandbox" in config.toml, else workspace-write)',
       ).choices(SANDBOX_MODES),
+    )
+    .option(
+      "--max-tool-rounds <n>",
+      "rounds of tool calls one turn may run before it stops (default: max_tool_rounds in config.toml, else 50)",
+      integer(1, 10_000),
     )
     .option("--no-prewarm", "do not pre-warm the model with the system prompt at start")
     .addOption(
@@ -120,6 +131,11 @@ export function registerAgentCommands(program: Command): void {
     .description("run one task non-interactively: prints the final answer (or JSON Lines with --json)")
     .argument("<prompt...>", "the task")
     .option("--json", "print every event as one JSON line", false)
+    .option(
+      "--tool-choice <choice>",
+      'the first model response must call a tool ("required") or the tool named (e.g. list_dir); later ones choose freely (default: auto)',
+      toolChoiceOption,
+    )
     .action(async (prompt: string[], flags: AgentFlags) => {
       process.exitCode = await exec(flags, prompt.join(" "));
     });
@@ -157,8 +173,8 @@ async function attachTarget(flags: AgentFlags): Promise<HostTarget | null> {
     !flags.attach ||
     flags.model !== undefined ||
     flags.server !== undefined ||
-    flags.allowShell ||
     flags.approval !== "ask" ||
+    flags.maxToolRounds !== undefined ||
     flags.sandbox !== undefined ||
     flags.engine !== "llama" ||
     flags.ctxSize !== undefined ||
@@ -204,22 +220,17 @@ async function attachUrl(
  */
 type StartReporting =
   | { mode: "exec" }
-  | { mode: "interactive"; startup: StartupStatus; signal: AbortSignal; config: LoadedConfig | undefined };
+  | { mode: "interactive"; startup: StartupStatus; signal: AbortSignal; config: LoadedConfig };
 
 async function startLocalHost(flags: AgentFlags, reporting: StartReporting): Promise<LocalAgentHost> {
   const cwd = flags.cd ?? process.cwd();
-  const config = flags.server
-    ? undefined
-    : await trustedConfig(
-        cwd,
-        reporting.mode === "interactive"
-          ? {
-              startup: reporting.startup,
-              signal: reporting.signal,
-              ...(reporting.config ? { loaded: reporting.config } : {}),
-            }
-          : {},
-      );
+  // Read with a remote model too: its MCP servers, sandbox and limits are the person's own.
+  const config = await trustedConfig(cwd, {
+    remoteModel: flags.server !== undefined,
+    ...(reporting.mode === "interactive"
+      ? { startup: reporting.startup, signal: reporting.signal, loaded: reporting.config }
+      : {}),
+  });
   let status: StatusLine | null = null;
   const onProgress: AgentRuntimeOptions["onProgress"] =
     reporting.mode === "interactive"
@@ -233,7 +244,7 @@ async function startLocalHost(flags: AgentFlags, reporting: StartReporting): Pro
         : undefined;
   const options: AgentRuntimeOptions = {
     cwd,
-    ...(config ? { config } : {}),
+    config,
     ...(flags.model ? { model: flags.model } : {}),
     ...(flags.server ? { server: flags.server } : {}),
     ...(flags.server
@@ -242,8 +253,8 @@ async function startLocalHost(flags: AgentFlags, reporting: StartReporting): Pro
     engine: flags.engine,
     ...(flags.ctxSize ? { contextSize: flags.ctxSize } : {}),
     ...(flags.tokensPerSecond ? { scripted: { tokensPerSecond: flags.tokensPerSecond } } : {}),
-    allowShell: flags.allowShell,
     approval: flags.approval,
+    ...(flags.maxToolRounds ? { maxToolRounds: flags.maxToolRounds } : {}),
     ...(flags.sandbox ? { sandbox: flags.sandbox } : {}),
     prewarm: flags.prewarm,
     onNotice: (message) => process.stderr.write(`spark: ${message}\n`),
@@ -266,7 +277,7 @@ async function startSession(
   startup: StartupStatus,
   signal: AbortSignal,
   resumeId: string | undefined,
-  config: LoadedConfig | undefined,
+  config: LoadedConfig,
 ): Promise<{ local: LocalAgentHost; client: HostClient; first: HostThread }> {
   try {
     const local = await startLocalHost(flags, { mode: "interactive", startup, signal, config });
@@ -293,6 +304,13 @@ async function startSession(
     startup.set({ phase: "failed", message: error instanceof Error ? error.message : String(error) });
     throw error;
   }
+}
+
+function toolChoiceOption(value: string): TurnToolChoice {
+  if (value === "auto" || value === "required") return value;
+  if (!/^[\w.:-]{1,128}$/.test(value))
+    throw new InvalidArgumentError('expected "auto", "required" or a tool name such as list_dir');
+  return { name: value };
 }
 
 async function exec(flags: AgentFlags, prompt: string): Promise<number> {
@@ -356,6 +374,7 @@ async function execOn(
       stdout: process.stdout,
       stderr: output.stderr,
       json: flags.json === true,
+      toolChoice: flags.toolChoice,
       signal: AbortSignal.any([interrupt.signal, output.signal]),
       approvals,
     });
@@ -449,9 +468,7 @@ async function interactive(flags: AgentFlags, prompt: string, resumeFile?: strin
     return interactiveAttached(target, threadId ? { threadId } : {}, prompt);
   }
   // A config file that cannot be read is an error before the view opens (reading it takes no time).
-  const config = flags.server
-    ? undefined
-    : await loadConfig({ cwd: flags.cd ?? process.cwd(), env: process.env });
+  const config = await loadConfig({ cwd: flags.cd ?? process.cwd(), env: process.env });
   // The view takes input at once; the runtime (model load, pre-warm) starts behind it.
   const startup = new StartupStatus();
   const quit = new AbortController();

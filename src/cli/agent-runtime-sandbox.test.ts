@@ -22,7 +22,6 @@ async function approvalSandbox(options: Partial<AgentRuntimeOptions>): Promise<S
       cwd: dir,
       engine: "scripted",
       scripted: { script },
-      allowShell: true,
       prewarm: false,
       sessionsDir: path.join(dir, ".sessions"),
       ...options,

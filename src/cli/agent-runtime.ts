@@ -39,17 +39,20 @@ export interface AgentRuntimeOptions {
   /** Scripted tiers' options by tier name (tests, demos). */
   scriptedTiers?: Record<string, ScriptedEngineOptions>;
   /**
-   * The tiers (see loadConfig). Embedded: each is served as a model named after it. With
-   * `--server`: the server is taken to serve the tiers under their names (as `spark serve` does).
-   * Default: one embedded `fast` tier, no delegate tier.
+   * The user's (and a trusted project's) config: its MCP servers, sandbox and limits, and, for the
+   * embedded engine, its tiers (each served as a model named after it). A `--server` has models of
+   * its own: the tiers are not used there (`model` names one). Default: one embedded `fast` tier,
+   * no delegate tier, no MCP servers.
    */
   config?: ResolvedConfig;
-  allowShell?: boolean;
+  /** Whether commands and untrusted MCP calls wait for the person's yes. Default: "ask". */
   approval?: ApprovalPolicy;
   /** `--sandbox`: where approved commands run. Default: {@link config}'s `sandbox`, else `workspace-write`. */
   sandbox?: SandboxMode;
-  /** Queue and sub-agent limits of its threads. Default: {@link config}'s `limits`. */
+  /** Queue, sub-agent and tool-round limits of its threads. Default: {@link config}'s `limits`. */
   limits?: Limits;
+  /** `--max-tool-rounds`: rounds of tool calls per turn. Default: {@link limits}' `max_tool_rounds`, else 50. */
+  maxToolRounds?: number;
   /** Pre-warm each new thread with its system prompt and tools. Default: true. */
   prewarm?: boolean;
   /** Where transcripts go. Default: {@link sessionsDir}. */
@@ -122,17 +125,14 @@ export class AgentRuntime implements AsyncDisposable {
         ...connection,
         ...(options.onNotice ? { onNotice: options.onNotice } : {}),
       });
-      const config = options.config;
-      const model = options.model ?? config?.defaultTier ?? "";
-      const tiers = config ? Object.keys(config.tiers) : [];
       return new AgentRuntime(
         client,
         workspace,
         instructions,
-        model,
+        options.model ?? "",
         128_000,
-        tiers,
-        config?.delegateTier ?? null,
+        [],
+        null,
         options,
         {},
         connection,
@@ -201,6 +201,10 @@ export class AgentRuntime implements AsyncDisposable {
     return this.options.limits ?? this.options.config?.limits;
   }
 
+  private get maxToolRounds(): number | undefined {
+    return this.options.maxToolRounds ?? this.limits?.max_tool_rounds;
+  }
+
   /** Where this runtime's threads run approved commands. */
   get sandboxMode(): SandboxMode {
     return this.options.sandbox ?? this.options.config?.sandbox ?? "workspace-write";
@@ -221,10 +225,10 @@ export class AgentRuntime implements AsyncDisposable {
       workspace: this.workspace,
       instructions: this.instructions,
       model,
-      allowShell: this.options.allowShell ?? false,
       approvalPolicy: this.options.approval ?? "ask",
       sandbox: new CommandSandbox({ mode: this.sandboxMode }),
       contextBudget: this.contextBudget,
+      ...(this.maxToolRounds ? { maxToolRounds: this.maxToolRounds } : {}),
       moreTools: () => this.mcp.tools(),
       ...queueLimits(this.limits),
       ...(this.delegateTier

@@ -1,6 +1,7 @@
 import { type HostClient, HostClientError, type ThreadRequest } from "../client-core/host-client.js";
 import type { StampedEvent } from "../client-core/thread-view.js";
 import type { SubAgentInfo, ThreadEvent, ThreadInfo, ThreadItem } from "../protocol/agent.js";
+import type { TurnToolChoice } from "../protocol/agent-requests.js";
 import { SparkError, type SparkErrorCode } from "../protocol/errors.js";
 import type { TerminalThread } from "./terminal-thread.js";
 
@@ -119,10 +120,13 @@ export class HostThread implements TerminalThread {
     this.send({ type: "turn.queue", thread_id: this.id, input });
   }
 
-  async startTurn(input: string): Promise<void> {
-    await this.client.request({ type: "turn.start", thread_id: this.id, input }).catch((error: unknown) => {
-      throw asSparkError(error);
-    });
+  async startTurn(input: string, options: { toolChoice?: TurnToolChoice | undefined } = {}): Promise<void> {
+    const toolChoice = options.toolChoice === undefined ? {} : { tool_choice: options.toolChoice };
+    await this.client
+      .request({ type: "turn.start", thread_id: this.id, input, ...toolChoice })
+      .catch((error: unknown) => {
+        throw asSparkError(error);
+      });
     await this.whenIdle();
   }
 

@@ -5,7 +5,6 @@ import { createServer, type Server, type Socket } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { SHELL_NOT_ASKED } from "../agent/tools/shell.js";
 import { startSparkServe } from "../engine/upstream/test-support/spark-serve-process.js";
 import type { ThreadItem } from "../protocol/agent.js";
 import { runSpark } from "./test-support/spark-binary.js";
@@ -111,7 +110,7 @@ describe("a hostile repository (the real binary)", () => {
     expect(attacker.connections()).toBe(0);
   });
 
-  test("a scripted model's attacks: no planted hooks, no unasked command, no freeze, no read outside", async () => {
+  test("a scripted model's attacks: no planted hooks, no unapproved command, no freeze, no read outside", async () => {
     const script = path.join(home, "script.json");
     await writeFile(
       script,
@@ -170,11 +169,12 @@ describe("a hostile repository (the real binary)", () => {
     expect(existsSync(path.join(repo, ".git", "hooks", "pre-commit"))).toBe(false);
     expect(await readFile(path.join(repo, ".git", "config"), "utf8")).toBe(gitConfigBefore);
 
-    // The shell tool is listed on every turn; a call the person did not ask for is refused before
-    // any approval, so even automatic approval runs nothing.
-    const unasked = await exec("UNASKED summarize the repo", "--approval", "auto");
-    expect(toolItems(unasked.stdout)[0]).toMatchObject({ status: "failed", output: SHELL_NOT_ASKED });
-    expect(unasked.stdout).not.toContain('"approval.requested"');
+    // The model may ask for a command on any turn; spark exec has nobody to approve it, so without
+    // --approval auto it is denied and nothing runs.
+    const unasked = await exec("UNASKED summarize the repo");
+    expect(toolItems(unasked.stdout)[0]).toMatchObject({ status: "failed" });
+    expect(toolItems(unasked.stdout)[0]?.output).toMatch(/denied this command/);
+    expect(unasked.stdout).toContain('"approval.requested"');
     expect(existsSync(path.join(repo, "unasked.txt"))).toBe(false);
 
     const regex = await exec("REGEX find the a's");
@@ -186,7 +186,7 @@ describe("a hostile repository (the real binary)", () => {
     expect(reads.map((item) => item.status)).toEqual(["failed", "failed"]);
     expect(read.stdout).not.toContain(SECRET);
 
-    const commands = await exec("COMMANDS run these", "--allow-shell", "--approval", "auto");
+    const commands = await exec("COMMANDS run these", "--approval", "auto");
     expect(commands.code).toBe(0);
     const ran = toolItems(commands.stdout);
     expect(ran).toHaveLength(4);

@@ -23,18 +23,24 @@ afterEach(() => {
 describe("[limits] in config.toml", () => {
   test("is read field by field, and a wrong or unknown field is refused, not clamped", async () => {
     const good = await userConfig(
-      "[limits]\nmax_connections = 8\nmax_queued_mb = 2\nconnection_minutes = 30\n",
+      "[limits]\nmax_connections = 8\nmax_queued_mb = 2\nconnection_minutes = 30\nmax_tool_rounds = 20\n",
     );
     const config = await loadConfig({
       cwd: good.cwd,
       env: { SPARK_CONFIG: good.file, SPARK_HOME: good.cwd },
     });
-    expect(config.limits).toEqual({ max_connections: 8, max_queued_mb: 2, connection_minutes: 30 });
+    expect(config.limits).toEqual({
+      max_connections: 8,
+      max_queued_mb: 2,
+      connection_minutes: 30,
+      max_tool_rounds: 20,
+    });
     for (const bad of [
       "max_connections = 0",
       "max_subagents = 1.5",
       "max_sockets = 4",
       "connection_minutes = 0",
+      "max_tool_rounds = 0",
     ]) {
       const file = await userConfig(`[limits]\n${bad}\n`);
       await expect(

@@ -1,4 +1,5 @@
 import type { SubAgentInfo, ThreadEvent, ThreadInfo, ThreadItem } from "../protocol/agent.js";
+import type { TurnToolChoice } from "../protocol/agent-requests.js";
 
 /**
  * What the terminal (the interactive view and `spark exec`) does with a thread. An in-process
@@ -21,7 +22,7 @@ export interface TerminalThread {
   /** Tab: runs `input` as the next turn once the current one ends. */
   enqueue(input: string): void;
   /** Starts a turn; resolves when it (and anything queued behind it) has finished. */
-  startTurn(input: string): Promise<void>;
+  startTurn(input: string, options?: { toolChoice?: TurnToolChoice | undefined }): Promise<void>;
   steer(input: string): void;
   interrupt(): void;
   /** Type-ahead: the message being typed, as a draft of the next turn. */

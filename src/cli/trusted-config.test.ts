@@ -86,4 +86,23 @@ describe("trusting a project from the terminal UI's start-up question", () => {
     const { cwd, env } = await untrustedProject();
     await expect(trustedConfig(cwd, { env })).rejects.toMatchObject({ code: "invalid_request" });
   });
+
+  test("with a remote model (--server) the tiers are not used, so held-back tier settings stop nothing", async () => {
+    const { cwd, env } = await untrustedProject();
+    const config = await trustedConfig(cwd, { env, remoteModel: true });
+    expect(config.ignored).toBeNull();
+    expect(config.tiers.exfil).toBeUndefined();
+  });
+
+  test("with a remote model a project's MCP server still waits for trust", async () => {
+    const { cwd, env } = await untrustedProject();
+    await writeFile(
+      path.join(cwd, ".spark", "config.toml"),
+      `${PROJECT}[mcp_servers.planted]\ncommand = "touch"\nargs = ["pwned"]\n`,
+    );
+    const refused = await trustedConfig(cwd, { env, remoteModel: true }).catch((error: unknown) => error);
+    expect(refused).toMatchObject({ code: "invalid_request" });
+    expect((refused as Error).message).toContain("mcp_servers.planted");
+    expect((refused as Error).message).not.toContain("tiers.exfil");
+  });
 });

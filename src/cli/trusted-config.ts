@@ -4,6 +4,7 @@ import {
   type IgnoredProjectSettings,
   type LoadedConfig,
   loadConfig,
+  withoutTierSettings,
 } from "../config/spark-config.js";
 import { SparkError } from "../protocol/errors.js";
 import type { StartupQuestion, StartupStatus } from "./tui/startup-status.js";
@@ -20,6 +21,11 @@ export interface TrustedConfigOptions {
   signal?: AbortSignal;
   /** The config as loaded already (a broken file is then an error before any UI). Default: loaded here. */
   loaded?: LoadedConfig;
+  /**
+   * The model is a `--server`: the config's tiers are not used, so only the settings that still
+   * apply (MCP servers, sandbox) need trust. Default: false.
+   */
+  remoteModel?: boolean;
 }
 
 /**
@@ -30,14 +36,15 @@ export interface TrustedConfigOptions {
  */
 export async function trustedConfig(cwd: string, options: TrustedConfigOptions = {}): Promise<LoadedConfig> {
   const env = options.env ?? process.env;
-  const config = options.loaded ?? (await loadConfig({ cwd, env }));
+  const applying = (loaded: LoadedConfig) => (options.remoteModel ? withoutTierSettings(loaded) : loaded);
+  const config = applying(options.loaded ?? (await loadConfig({ cwd, env })));
   if (!config.ignored) return config;
   if (!options.startup) throw new SparkError("invalid_request", describeIgnoredSettings(config.ignored));
   const yes = await options.startup.ask(trustQuestion(config.ignored));
   options.signal?.throwIfAborted();
   if (!yes) return config;
   await trustProject(config.ignored.root, { env });
-  return loadConfig({ cwd, env });
+  return applying(await loadConfig({ cwd, env }));
 }
 
 function trustQuestion(ignored: IgnoredProjectSettings): StartupQuestion {

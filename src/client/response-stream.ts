@@ -10,6 +10,12 @@ export type ServerEvent = SequencedEvent;
 /**
  * One response and the successors steering gives it, as one stream of events. Iterate it once;
  * breaking out of the loop cancels the response. Events the consumer has not read yet are kept.
+ *
+ * A function call arrives as the model writes it: `response.output_item.added` (the call,
+ * `in_progress`, no arguments), `response.function_call_arguments.delta`s (their concatenation is
+ * the arguments), then `response.function_call_arguments.done` and `response.output_item.done`
+ * with `status: "completed"`. A call cut off (cancel, steer) ends `incomplete`, in the stream and in
+ * {@link final}'s output, and must not be run. Reasoning streams as `response.reasoning_text.delta`.
  */
 export interface ResponseStream extends AsyncIterable<ServerEvent> {
   /**

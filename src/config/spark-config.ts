@@ -87,6 +87,8 @@ const limitsSchema = z
     max_queued_mb: z.number().int().min(1).max(1024).optional(),
     /** Sub-agents running at once per thread. Default: 4. */
     max_subagents: z.number().int().min(1).max(64).optional(),
+    /** Rounds of tool calls one agent turn may run before it stops. Default: 50. */
+    max_tool_rounds: z.number().int().min(1).max(10_000).optional(),
   })
   .strict();
 
@@ -227,6 +229,20 @@ export async function loadConfig(options: LoadConfigOptions): Promise<LoadedConf
     ignored,
   };
 }
+
+/**
+ * The config as it applies with a remote model (`--server`): the server has models of its own, so
+ * the tiers are not used, and a project's held-back tier settings (`tiers.*`, `default_tier`,
+ * `delegate_tier`) are no longer a reason to ask for trust. Its MCP servers, sandbox and limits
+ * apply as always.
+ */
+export function withoutTierSettings(config: LoadedConfig): LoadedConfig {
+  if (!config.ignored) return config;
+  const settings = config.ignored.settings.filter((setting) => !TIER_SETTING.test(setting.path));
+  return { ...config, ignored: settings.length > 0 ? { ...config.ignored, settings } : null };
+}
+
+const TIER_SETTING = /^(tiers(\.|$)|default_tier$|delegate_tier$)/;
 
 /**
  * What every face says about ignored project settings: the file, each setting and why, and how

@@ -191,7 +191,7 @@ describe("restart-safe resume: epochs and history resets", () => {
 
 describe("hosted threads: idle eviction and a cap", () => {
   test("an idle thread is let go after idleMs, not before, and not while watched or busy", async () => {
-    const { host, released, connect } = setup({ idleMs: 60_000 }, { allowShell: true });
+    const { host, released, connect } = setup({ idleMs: 60_000 });
     const a = connect();
     const threadId = await startThread(a);
     const asked = a.next<Stamped>((e) => e.type === "approval.requested");
@@ -250,7 +250,7 @@ describe("hosted threads: idle eviction and a cap", () => {
 
 describe("queued turns and inputs at the edge", () => {
   test("turn.queue past the cap answers limit_reached; what was queued runs", async () => {
-    const { host, connect } = setup({}, { allowShell: true, maxQueuedTurns: 1 });
+    const { host, connect } = setup({}, { maxQueuedTurns: 1 });
     const a = connect();
     const threadId = await startThread(a);
     const asked = a.next<Stamped>((e) => e.type === "approval.requested");

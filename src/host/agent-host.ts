@@ -255,7 +255,7 @@ export class AgentHost {
             "response_in_progress",
             "A turn is running; steer it, queue, or interrupt it.",
           );
-        void thread.startTurn(request.input);
+        void thread.startTurn(request.input, { toolChoice: request.tool_choice });
         break;
       }
       case "turn.steer":

@@ -16,6 +16,16 @@ const input = z
     message: `Input is limited to ${MAX_TURN_INPUT_BYTES} bytes (UTF-8).`,
   });
 
+/**
+ * `turn.start`'s `tool_choice`: the turn's first model response must call a tool (`"required"`) or
+ * this one (`{name}`); later responses of the turn choose freely. Default: `"auto"`.
+ */
+export const turnToolChoiceSchema = z.union([
+  z.enum(["auto", "required"]),
+  z.strictObject({ name: z.string().min(1).max(128) }),
+]);
+export type TurnToolChoice = z.infer<typeof turnToolChoiceSchema>;
+
 /** UTF-8 size of `text` without encoding it (this module also runs in browsers: no Buffer). */
 function utf8Length(text: string): number {
   let bytes = 0;
@@ -65,7 +75,11 @@ export const HOST_REQUEST_SCHEMAS = {
     /** Only this workspace's sessions (an absolute path, as in ThreadInfo's `cwd`). Default: all. */
     workspace: absolutePath.optional(),
   }),
-  "turn.start": request("turn.start", { thread_id: threadId, input }),
+  "turn.start": request("turn.start", {
+    thread_id: threadId,
+    input,
+    tool_choice: turnToolChoiceSchema.optional(),
+  }),
   "turn.steer": request("turn.steer", { thread_id: threadId, input }),
   "turn.queue": request("turn.queue", { thread_id: threadId, input }),
   "turn.interrupt": request("turn.interrupt", { thread_id: threadId }),

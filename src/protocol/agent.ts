@@ -51,6 +51,12 @@ export type ThreadItem =
       status: "running" | "completed" | "failed";
       output?: string;
       display?: ToolDisplay;
+      /**
+       * The model was stopped while it wrote the call (interrupt, steer): `arguments` is what it
+       * had written, nothing was run (`status: "failed"`), and the call is not part of the
+       * conversation the model sees.
+       */
+      partial?: true;
     }
   | { type: "notice"; id: string; text: string };
 

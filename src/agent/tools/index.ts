@@ -14,7 +14,7 @@ export interface ToolsForOptions {
 /**
  * The tools offered to the model, in the order they are listed to it. The list is the same on
  * every turn of a conversation, since it is part of the prompt prefix the server keeps evaluated:
- * `shell` is always listed, and refuses a call the person did not ask for (see `mayRunCommands`).
+ * `shell` is always listed, and each of its commands runs only with the person's approval.
  */
 // biome-ignore lint/suspicious/noExplicitAny: a registry holds tools of every argument type
 export function toolsFor(options: ToolsForOptions = {}): Tool<any>[] {

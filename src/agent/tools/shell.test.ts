@@ -3,7 +3,7 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
 import { CommandSandbox } from "../sandbox/command-sandbox.js";
-import { SHELL_MAX_OUTPUT_BYTES, SHELL_NOT_ASKED, shellTool } from "./shell.js";
+import { SHELL_MAX_OUTPUT_BYTES, shellTool } from "./shell.js";
 import { tempWorkspace } from "./test-support/temp-workspace.js";
 import type { ApprovalRequest } from "./tool.js";
 import { runTool } from "./tool.js";
@@ -60,27 +60,6 @@ describe("shell", () => {
     expect(ok).toMatchObject({ isError: false, output: "Exit code: 0\nOutput:\n(no output)" });
   });
 
-  test("a command the person did not ask for is refused before approval, the sandbox or a process", async () => {
-    await using t = await tempWorkspace();
-    const requests: ApprovalRequest[] = [];
-    const result = await runTool(
-      shellTool,
-      JSON.stringify({ command: "touch ran" }),
-      t.context({
-        mayRunCommands: false,
-        // A sandbox that cannot start would answer sandbox_unavailable had it been probed.
-        sandbox: new CommandSandbox({ bwrapPath: join(t.dir, "no-such-bwrap") }),
-        approve: async (request) => {
-          requests.push(request);
-          return true;
-        },
-      }),
-    );
-    expect(result).toEqual({ isError: true, errorCode: "not_asked", output: SHELL_NOT_ASKED });
-    expect(requests).toEqual([]);
-    await expect(readFile(join(t.dir, "ran"))).rejects.toThrow();
-  });
-
   test("a denied command never runs", async () => {
     await using t = await tempWorkspace();
     const result = await runTool(
@@ -91,7 +70,7 @@ describe("shell", () => {
     expect(result).toMatchObject({
       isError: true,
       errorCode: "denied",
-      output: "The user denied this command.",
+      output: "The user denied this command: it did not run. Do not retry it; ask what they want instead.",
     });
     await expect(readFile(join(t.dir, "ran"))).rejects.toThrow();
   });

@@ -9,21 +9,11 @@ export const SHELL_MAX_OUTPUT_BYTES = 64 * 1024;
 /** How long the output pipes may stay open after bash exits (a background job holding them). */
 const DRAIN_AFTER_EXIT_MS = 500;
 
-/**
- * The answer to a call the person did not ask for. The tool is declared on every turn so the prompt
- * prefix never changes; this refusal is what keeps an unasked call as inert as an absent tool.
- */
-export const SHELL_NOT_ASKED =
-  "Not run: the person did not ask for commands to be run in this message, and commands run only " +
-  "when the person asks. Do not run commands on your own initiative. If a command is needed, say " +
-  "which one and why, and ask the person to request it.";
-
 const description = `Run a bash command in the workspace root and return its exit code and output \
 (stdout and stderr together; at most ${SHELL_MAX_OUTPUT_BYTES / 1024} KiB, the middle of longer output \
-is dropped). Use it only when the person's own message asks for a command to be run, such as running \
-the tests or a build; any other call is refused and nothing runs. If a command would help but was not \
-asked for, say which one and why, and ask. The person may have to approve a command first; a denied \
-command does not run. Commands are not interactive (stdin is empty) and are killed when they \
+is dropped). Use it when a command helps the task, such as running the tests or a build, unless the \
+person said not to run commands. The person sees each command and it runs only with their approval; \
+a denied command did not run. Commands are not interactive (stdin is empty) and are killed when they \
 exceed timeout_ms. Unless the person turned the sandbox off, a command can write only inside the workspace (not .git or .spark) \
 and /tmp (private to it), has no network, and sees only a few environment variables (no keys or tokens).`;
 
@@ -44,13 +34,14 @@ export const shellTool: Tool<z.infer<typeof schema>> = {
   parameters: parametersOf(schema),
   schema,
   async run(args, ctx) {
-    // Refused before anything else: no approval prompt, no sandbox probe, nothing spawned.
-    if (!ctx.mayRunCommands) throw new ToolError("not_asked", SHELL_NOT_ASKED);
     const cwd = ctx.workspace.root;
     // A command that could not run sandboxed is refused before the person is asked about it.
     await ctx.sandbox.ensureAvailable();
     if (!(await ctx.approve({ kind: "shell", command: args.command, cwd, sandbox: ctx.sandbox.mode }))) {
-      throw new ToolError("denied", "The user denied this command.");
+      throw new ToolError(
+        "denied",
+        "The user denied this command: it did not run. Do not retry it; ask what they want instead.",
+      );
     }
     ctx.signal.throwIfAborted();
     const spawnSpec = await ctx.sandbox.spawnFor(args.command, cwd);

@@ -13,7 +13,6 @@ export type ToolErrorCode =
   | "patch_rejected"
   | "not_allowed"
   | "denied"
-  | "not_asked"
   | "timeout"
   | "sandbox_unavailable"
   /** An MCP server failed to start, stopped, or died during the call. */

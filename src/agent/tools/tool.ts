@@ -36,11 +36,6 @@ export interface ToolContext {
   signal: AbortSignal;
   /** Where approved commands run. */
   sandbox: CommandSandbox;
-  /**
-   * The person asked for commands in this turn (or allowed them on every turn). When false the
-   * shell tool refuses at once: no approval is asked and nothing runs.
-   */
-  mayRunCommands: boolean;
   /** Resolves true when the request may go ahead. May wait for the person. */
   approve(request: ApprovalRequest): Promise<boolean>;
   /** Starts a background sub-agent on `task`; returns its id. Absent where none can run. */

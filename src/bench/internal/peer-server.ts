@@ -10,10 +10,13 @@ export interface PeerServerOptions {
   modelPath: string;
   contextSize: number;
   threads: number;
+  /** More flags, e.g. `--jinja` and speculation settings. Default: none. */
+  extraArgs?: readonly string[];
 }
 
 /**
- * Plain llama.cpp `llama-server` in a child process: the baseline of `spark bench --scenario peer`.
+ * Plain llama.cpp `llama-server` in a child process: the baseline of `spark bench --scenario peer`
+ * and `--scenario agent`.
  * One slot, the given context and thread count, on a free loopback port; ready once `/health`
  * answers 200.
  */
@@ -37,6 +40,7 @@ export class PeerServer implements AsyncDisposable {
         ...["--model", options.modelPath, "--ctx-size", String(options.contextSize)],
         ...["--threads", threads, "--threads-batch", threads, "--parallel", "1"],
         ...["--host", "127.0.0.1", "--port", String(port)],
+        ...(options.extraArgs ?? []),
       ],
       { stdio: ["ignore", "ignore", "pipe"] },
     );

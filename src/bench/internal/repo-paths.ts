@@ -1,4 +1,5 @@
 import { existsSync, readFileSync } from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -28,5 +29,15 @@ export function sparkBin(): string {
 /** `../shared/models/stories260K.gguf` beside the repository, when it is there. */
 export function trainedModelPath(): string | undefined {
   const file = path.join(repoRoot(), "..", "shared", "models", "stories260K.gguf");
+  return existsSync(file) ? file : undefined;
+}
+
+/**
+ * SmolLM2-135M-Instruct (Q4_1), a trained chat model, where `npm run fetch:smollm2` unpacks it
+ * (`$SPARK_TEST_MODELS_DIR`, default `~/.cache/spark/test-models`), when it is there.
+ */
+export function smollm2ModelPath(): string | undefined {
+  const dir = process.env.SPARK_TEST_MODELS_DIR || path.join(os.homedir(), ".cache", "spark", "test-models");
+  const file = path.join(dir, "SmolLM2-135M-Instruct.Q4_1.gguf");
   return existsSync(file) ? file : undefined;
 }

@@ -8,6 +8,7 @@ import {
 } from "../../engine/synthetic/synthetic-model.js";
 import { type BenchRow, infoRow, row } from "../bench-report.js";
 import { BenchSocket } from "../internal/bench-socket.js";
+import { type Streamed, streamChat } from "../internal/chat-stream.js";
 import { PeerServer } from "../internal/peer-server.js";
 import { ServerProcess } from "../internal/server-process.js";
 import { median } from "../internal/stats.js";
@@ -125,10 +126,10 @@ async function compareShape(
     { role: "user", content: "Write a TypeScript module that parses CSV files, then explain it." },
   ];
   // Warm-up: the first request of each pays for allocations and caches; not measured.
-  for (const side of sides) await streamChat(side.baseUrl, prompt, 4);
+  for (const side of sides) await streamMessages(side.baseUrl, prompt, 4);
   for (let i = 0; i < runs; i++) {
     for (const side of i % 2 === 0 ? sides : [...sides].reverse()) {
-      const stream = await streamChat(side.baseUrl, prompt, decodeTokens);
+      const stream = await streamMessages(side.baseUrl, prompt, decodeTokens);
       decode[side.name].push(((stream.tokens - 1) * 1000) / (stream.lastAt - stream.firstAt));
       followUp[side.name].push(await followUpTtft(side.baseUrl));
     }
@@ -185,66 +186,17 @@ async function followUpTtft(baseUrl: string): Promise<number> {
     role: item.role === "developer" ? "system" : item.role,
     content: item.content,
   }));
-  const first = await streamChat(baseUrl, conversation, 1);
+  const first = await streamMessages(baseUrl, conversation, 1);
   const followUp = [
     ...conversation,
     { role: "assistant", content: first.text },
     { role: "user", content: "Now rename step3 to scale and update callers." },
   ];
-  const measured = await streamChat(baseUrl, followUp, 1);
+  const measured = await streamMessages(baseUrl, followUp, 1);
   return measured.firstAt - measured.sentAt;
 }
 
-interface Streamed {
-  sentAt: number;
-  firstAt: number;
-  lastAt: number;
-  /** Completion tokens, from the usage chunk. */
-  tokens: number;
-  text: string;
-}
-
-/** A streamed, greedy Chat Completion; times are client-side, at each content chunk's arrival. */
-async function streamChat(baseUrl: string, messages: Message[], maxTokens: number): Promise<Streamed> {
-  const sentAt = performance.now();
-  const response = await fetch(`${baseUrl}/chat/completions`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({
-      messages,
-      max_tokens: maxTokens,
-      temperature: 0,
-      stream: true,
-      stream_options: { include_usage: true },
-    }),
-  });
-  if (!response.ok || !response.body) throw new Error(`bench: ${baseUrl} answered ${response.status}`);
-  let firstAt = 0;
-  let lastAt = 0;
-  let tokens = 0;
-  let text = "";
-  let buffer = "";
-  const decoder = new TextDecoder();
-  for await (const chunk of response.body) {
-    const now = performance.now();
-    buffer += decoder.decode(chunk, { stream: true });
-    const lines = buffer.split("\n");
-    buffer = lines.pop()!;
-    for (const line of lines) {
-      if (!line.startsWith("data: ") || line === "data: [DONE]") continue;
-      const data = JSON.parse(line.slice(6)) as {
-        choices?: { delta?: { content?: string | null } }[];
-        usage?: { completion_tokens?: number } | null;
-      };
-      const content = data.choices?.[0]?.delta?.content;
-      if (content) {
-        if (firstAt === 0) firstAt = now;
-        lastAt = now;
-        text += content;
-      }
-      if (data.usage?.completion_tokens !== undefined) tokens = data.usage.completion_tokens;
-    }
-  }
-  if (firstAt === 0) firstAt = lastAt = performance.now();
-  return { sentAt, firstAt, lastAt, tokens, text };
+/** A streamed, greedy Chat Completion of `messages`. */
+function streamMessages(baseUrl: string, messages: Message[], maxTokens: number): Promise<Streamed> {
+  return streamChat(baseUrl, { messages, max_tokens: maxTokens, temperature: 0 });
 }

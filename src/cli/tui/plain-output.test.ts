@@ -79,11 +79,7 @@ describe("runPlain (spark exec)", () => {
   test("a command that needs approval is denied with a note; auto-approval runs it", async () => {
     const replies = () => inTurn([call("shell", { command: "echo ran-it" }), { text: "Done." }]);
     {
-      await using h = await tuiHarness(
-        {},
-        { script: replies() },
-        { allowShell: true, approvalPolicy: "ask" },
-      );
+      await using h = await tuiHarness({}, { script: replies() }, { approvalPolicy: "ask" });
       const stdout = new Capture();
       const stderr = new Capture();
       const status = await runPlain(h.thread, { input: "run echo", stdout, stderr, json: true });
@@ -97,11 +93,7 @@ describe("runPlain (spark exec)", () => {
       expect(stdout.text).toContain('"approved":false');
     }
     {
-      await using h = await tuiHarness(
-        {},
-        { script: replies() },
-        { allowShell: true, approvalPolicy: "auto" },
-      );
+      await using h = await tuiHarness({}, { script: replies() }, { approvalPolicy: "auto" });
       const stdout = new Capture();
       const stderr = new Capture();
       await runPlain(h.thread, { input: "run echo", stdout, stderr, json: false });

@@ -1,5 +1,6 @@
 import { formatUnifiedDiff } from "../../agent/diff.js";
 import type { ApprovalRequestEvent, ThreadEvent, TurnStatus } from "../../protocol/agent.js";
+import type { TurnToolChoice } from "../../protocol/agent-requests.js";
 import type { TerminalThread } from "../terminal-thread.js";
 import { outputRows } from "./display-rows.js";
 import { firstLine, summarizeToolCall } from "./tool-summary.js";
@@ -7,6 +8,8 @@ import { firstLine, summarizeToolCall } from "./tool-summary.js";
 export interface PlainOptions {
   /** The task: the one turn's message. */
   input: string;
+  /** What the turn's first model response must call (`spark exec --tool-choice`). */
+  toolChoice?: TurnToolChoice | undefined;
   /** Agent text (text mode) or one JSON line per event (`json`). */
   stdout: NodeJS.WritableStream;
   /** Tool summaries, diffs, notices and errors (both modes). */
@@ -98,7 +101,7 @@ export async function runPlain(thread: TerminalThread, options: PlainOptions): P
   options.signal?.addEventListener("abort", interrupt, { once: true });
   try {
     if (options.signal?.aborted) return "interrupted";
-    await thread.startTurn(options.input);
+    await thread.startTurn(options.input, { toolChoice: options.toolChoice });
     // Sub-agents it delegated to report back in turns of their own; the task ends with them.
     if (!options.signal?.aborted) await thread.whenSettled();
   } finally {

@@ -186,7 +186,7 @@ describe("the terminal UI over a real agent thread (scripted model, real server 
     await using h = await tuiHarness(
       {},
       { script: inTurn([call("shell", { command: "echo approved-output" }), { text: "Ran it." }]) },
-      { allowShell: true, approvalPolicy: "ask" },
+      { approvalPolicy: "ask" },
     );
     h.mount();
     await h.send("run echo");
@@ -206,7 +206,6 @@ describe("the terminal UI over a real agent thread (scripted model, real server 
       {},
       { script: inTurn([call("shell", { command: "rm -rf build" }), { text: "Understood." }]) },
       {
-        allowShell: true,
         approvalPolicy: "ask",
         sandbox: new CommandSandbox({ mode: "danger-full-access" }),
       },

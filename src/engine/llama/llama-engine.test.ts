@@ -92,6 +92,43 @@ describe("llama engine on a synthetic model", () => {
     expect(continued.result.usage.cachedInputTokens).toBeGreaterThanOrEqual(first - 1);
   });
 
+  test("a reply with a tool call is not evaluated again when the next prompt renders it", async () => {
+    const tools = [
+      {
+        name: "read_file",
+        parameters: {
+          type: "object",
+          properties: { path: { type: "string", enum: ["a.ts", "b.ts"] }, line: { type: "integer" } },
+          required: ["path", "line"],
+        },
+      },
+    ];
+    const asked: ChatMessage[] = [...messages, { role: "user", content: "Read a file." }];
+    const first = await collect(engine, {
+      messages: asked,
+      tools,
+      toolChoice: "required",
+      maxOutputTokens: 400,
+      conversation: "call-reuse",
+    });
+    expect(first.result.stopReason).toBe("tool_calls");
+    const calls = first.events.flatMap((event) => (event.type === "tool_call" ? [event.call] : []));
+    const next = await collect(engine, {
+      messages: [
+        ...asked,
+        { role: "assistant", content: first.text, toolCalls: calls },
+        ...calls.map(
+          (call): ChatMessage => ({ role: "tool", callId: call.callId, name: call.name, content: "ok" }),
+        ),
+      ],
+      tools,
+      maxOutputTokens: 2,
+      conversation: "call-reuse",
+    });
+    const { inputTokens, outputTokens } = first.result.usage;
+    expect(next.result.usage.cachedInputTokens).toBeGreaterThanOrEqual(inputTokens + outputTokens - 1);
+  });
+
   test("an input longer than the context is refused with context_length_exceeded", async () => {
     const huge = "word ".repeat(20_000);
     await expect(collect(engine, { messages: [{ role: "user", content: huge }] })).rejects.toMatchObject({

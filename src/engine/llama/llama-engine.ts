@@ -12,6 +12,7 @@ import {
   resolveChatWrapper,
   type Token,
 } from "node-llama-cpp";
+import type { ChatMessage, ToolCall } from "../../protocol/chat.js";
 import { SparkError } from "../../protocol/errors.js";
 import type {
   DraftOptions,
@@ -477,7 +478,7 @@ export class LlamaEngine implements Engine {
     let pending: Token[] = [];
     let emittedText = "";
     let reasoned = false;
-    let toolCalls = 0;
+    const calls: ToolCall[] = [];
     let stopReason: StopReason = "stop";
     let firstTokenAt = 0;
     let lastTokenAt = 0;
@@ -590,15 +591,12 @@ export class LlamaEngine implements Engine {
                 events.push({ type: "tool_call_delta", callId: openCall.callId, delta: piece.delta });
               break;
             case "call":
-              toolCalls++;
-              events.push({
-                type: "tool_call",
-                call: {
-                  callId: openCall?.callId ?? newCallId(),
-                  name: piece.name,
-                  arguments: piece.arguments,
-                },
+              calls.push({
+                callId: openCall?.callId ?? newCallId(),
+                name: piece.name,
+                arguments: piece.arguments,
               });
+              events.push({ type: "tool_call", call: calls.at(-1)! });
               openCall = undefined;
               break;
             case "calls_end":
@@ -633,6 +631,8 @@ export class LlamaEngine implements Engine {
           events.length = 0;
         }
         if (parser.stopped) break decoding;
+        // A forced call is the whole reply (llama-server's rule too): it ends with the call.
+        if (callsEnded && choice !== "auto") break decoding;
         if (rewind || callsEnded) break;
         if (signal?.aborted) {
           stopReason = "cancelled";
@@ -683,12 +683,15 @@ export class LlamaEngine implements Engine {
         yield { type: "reasoning", text: piece.text };
       }
     }
-    if (toolCalls > 0 && stopReason === "stop") stopReason = "tool_calls";
+    if (calls.length > 0 && stopReason === "stop") stopReason = "tool_calls";
 
     // Remember what was generated, so the next prompt that contains this text reuses its KV state
-    // (only when every generated token is in the text: no call or stop trigger was cut out of it).
-    if (toolCalls === 0 && !reasoned && !stoppedByTrigger && emittedText) {
+    // (only when every generated token is in the text: no stop trigger or reasoning was cut out of it).
+    if (calls.length === 0 && !reasoned && !stoppedByTrigger && emittedText) {
       slot.spans.push({ start: tokens.length, generated, rendered: this.model.tokenize(emittedText, false) });
+    } else if (calls.length > 0 && !reasoned) {
+      const rendered = this.renderedReply(request, tokens, generated, { content: emittedText, calls });
+      if (rendered) slot.spans.push({ start: tokens.length, generated, rendered });
     }
     const after = sequence.tokenPredictions;
     predictors.switch.select(undefined);
@@ -777,6 +780,39 @@ export class LlamaEngine implements Engine {
       this.grammars.set(text, grammar);
     }
     return new LlamaGrammarEvaluationState({ model: this.model, grammar });
+  }
+
+  /**
+   * The tokens the chat template renders a reply with calls as, in the next prompt, when that is
+   * exactly the text the model generated (the call grammar writes arguments in the templates' JSON
+   * layout): the reply's KV state is then reused rather than evaluated again.
+   */
+  private renderedReply(
+    request: GenerateRequest,
+    prompt: Token[],
+    generated: Token[],
+    reply: { content: string; calls: ToolCall[] },
+  ): Token[] | undefined {
+    const answered: ChatMessage[] = [
+      ...request.messages,
+      { role: "assistant", content: reply.content, toolCalls: reply.calls },
+      ...reply.calls.map(
+        (call): ChatMessage => ({ role: "tool", callId: call.callId, name: call.name, content: "" }),
+      ),
+    ];
+    const next = renderPrompt(this.model, this.chatWrapper, answered, request.tools).tokens;
+    if (next.length < prompt.length || prompt.some((token, i) => token !== next[i])) return undefined;
+    const text = this.model.detokenize(generated, true);
+    const renderedUpTo = (end: number) => this.model.detokenize(next.slice(prompt.length, end), true);
+    // The shortest rendering at least as long as the reply (text grows with the tokens).
+    let low = prompt.length + 1;
+    let high = next.length;
+    while (low < high) {
+      const middle = (low + high) >> 1;
+      if (renderedUpTo(middle).length < text.length) low = middle + 1;
+      else high = middle;
+    }
+    return renderedUpTo(low) === text ? next.slice(prompt.length, low) : undefined;
   }
 
   /**

@@ -3,6 +3,7 @@ import { SparkError } from "../../protocol/errors.js";
 import { startTestServer, type TestServer } from "../../server/test-support/test-server.js";
 import type { EngineEvent } from "../engine.js";
 import { ScriptedEngine, type ScriptedReply } from "../scripted/scripted-engine.js";
+import { expectWellFormedCalls } from "../test-support/call-stream.js";
 import { collect, describeEngineConformance } from "../test-support/engine-conformance.js";
 import { ProbeEngine } from "./test-support/probe-engine.js";
 import { UpstreamEngine } from "./upstream-engine.js";
@@ -83,11 +84,11 @@ describe("upstream engine", () => {
     });
   });
 
-  test("tool calls stream back whole, with their ids, and end with stopReason tool_calls", async () => {
+  test("tool calls stream back as they arrive (start, argument deltas, whole call) and end with stopReason tool_calls", async () => {
     const reply: ScriptedReply = {
       text: "Reading.",
       toolCalls: [
-        { name: "read_file", arguments: '{"path":"a.ts"}' },
+        { name: "read_file", arguments: '{"path": "a.ts", "limit": 10}' },
         { name: "list_dir", arguments: '{"path":"."}' },
       ],
     };
@@ -97,16 +98,44 @@ describe("upstream engine", () => {
     });
     const { text, events, result } = await collect(engine, { messages: [{ role: "user", content: "go" }] });
     expect(text).toBe("Reading.");
-    const calls = events.filter(
-      (e): e is Extract<EngineEvent, { type: "tool_call" }> => e.type === "tool_call",
-    );
-    expect(calls.map((e) => [e.call.name, e.call.arguments])).toEqual([
-      ["read_file", '{"path":"a.ts"}'],
+    const calls = expectWellFormedCalls(events);
+    expect(calls.map(({ call }) => [call.name, call.arguments])).toEqual([
+      ["read_file", '{"path": "a.ts", "limit": 10}'],
       ["list_dir", '{"path":"."}'],
     ]);
     for (const { call } of calls) expect(call.callId).toMatch(/^call_/);
+    // The first call's argument tokens came one by one as they were generated, not at the end.
+    expect(calls[0]?.deltas).toEqual(['{"path":', ' "a.ts",', ' "limit":', " 10}"]);
+    expect(events.findIndex((e) => e.type === "tool_call_start")).toBeLessThan(
+      events.findIndex((e) => e.type === "tool_call"),
+    );
     expect(result.stopReason).toBe("tool_calls");
     expect(result.usage.outputTokens).toBeGreaterThan(2);
+  });
+
+  test("reasoning_content comes through as reasoning, apart from the answer", async () => {
+    await using engine = new UpstreamEngine({
+      replicas: [
+        await upstream(
+          new ScriptedEngine({ script: () => ({ reasoning: "Hmm, a greeting.", text: "Hi." }) }),
+        ),
+      ],
+      model: "scripted",
+    });
+    const { text, events } = await collect(engine, { messages: [{ role: "user", content: "hello" }] });
+    expect(text).toBe("Hi.");
+    expect(events.flatMap((e) => (e.type === "reasoning" ? [e.text] : [])).join("")).toBe("Hmm, a greeting.");
+  });
+
+  test("a forced tool_choice reaches the upstream; auto is not sent", async () => {
+    const probe = new ProbeEngine(new ScriptedEngine({ script: () => ({ text: "ok" }) }));
+    await using engine = new UpstreamEngine({ replicas: [await upstream(probe)], model: "scripted" });
+    const tools = [{ name: "read_file", parameters: { type: "object" } }];
+    const messages = [{ role: "user" as const, content: "go" }];
+    await collect(engine, { messages, tools, toolChoice: "required" });
+    await collect(engine, { messages, tools, toolChoice: { name: "read_file" } });
+    await collect(engine, { messages, tools, toolChoice: "auto" });
+    expect(probe.requests.map((r) => r.toolChoice)).toEqual(["required", { name: "read_file" }, undefined]);
   });
 
   test("cancelling aborts the upstream request: the upstream stops decoding at its next token", async () => {

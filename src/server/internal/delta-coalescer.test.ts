@@ -87,3 +87,20 @@ test("deltas of different items are never merged", async () => {
   await nextTurn();
   expect(h.sent).toEqual([delta("a", "msg_1"), delta("b", "msg_2")]);
 });
+
+const argumentsDelta = (text: string, item = "fc_1"): ResponseStreamEvent => ({
+  type: "response.function_call_arguments.delta",
+  item_id: item,
+  output_index: 1,
+  delta: text,
+});
+
+test("function call argument deltas of one turn merge per call, apart from text and other calls", async () => {
+  const h = harness();
+  h.coalescer.push(argumentsDelta('{"pa'));
+  h.coalescer.push(argumentsDelta('tch":'));
+  h.coalescer.push(argumentsDelta("{", "fc_2"));
+  h.coalescer.push(delta("x"));
+  await nextTurn();
+  expect(h.sent).toEqual([argumentsDelta('{"patch":'), argumentsDelta("{", "fc_2"), delta("x")]);
+});

@@ -54,7 +54,6 @@ export async function tempWorkspace(options: TempWorkspaceOptions = {}): Promise
       journal,
       signal: new AbortController().signal,
       sandbox: new CommandSandbox(),
-      mayRunCommands: true,
       approve: async () => true,
       ...overrides,
     }),

@@ -111,8 +111,14 @@ export function renderPrompt(
     chatHistory: toChatHistory(messages),
     availableFunctions: toChatFunctions(tools),
   });
+  const tokens = state.contextText.tokenize(model.tokenizer);
+  // Wrappers open with BOS; where BOS is the turn opener itself (SmolLM2's `<|im_start|>`) and the
+  // model asks for no BOS, that would open the prompt twice.
+  const bos = model.tokens.bos;
+  if (bos !== null && !model.tokens.shouldPrependBosToken && tokens[0] === bos && tokens[1] === bos)
+    tokens.shift();
   return {
-    tokens: state.contextText.tokenize(model.tokenizer),
+    tokens,
     stopTriggers: state.stopGenerationTriggers
       .map((trigger) => textOf(model, trigger))
       .filter((t) => t !== ""),

@@ -4,6 +4,10 @@
  * properties, required keys, enums, items, unions). Constraints GBNF cannot express cheaply
  * (string lengths, numeric ranges, patterns) are left to the tool's own validation, and so is
  * anything the converter does not know (`$ref`, `not`, ...): it becomes "any JSON value".
+ *
+ * The layout is the one chat templates render arguments in (Python's `json.dumps`: `", "` and
+ * `": "`, nothing else between tokens), so a call re-rendered in the next prompt is the same text
+ * the model wrote and its KV state is reused.
  */
 
 /** Named GBNF rules, built up as schemas are converted; shared rules are emitted once. */
@@ -11,8 +15,6 @@ export class GbnfRules {
   private readonly rules = new Map<string, string>();
 
   constructor() {
-    // As llama.cpp's JSON grammars: a space, or a line break with indentation.
-    this.rules.set("ws", String.raw`| " " | "\n" [ \t]{0,20}`);
     this.rules.set("json-char", String.raw`[^"\\\x7F\x00-\x1F] | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F]{4})`);
     this.rules.set("json-string", String.raw`"\"" json-char* "\""`);
     this.rules.set("json-integer", `"-"? ([0-9] | [1-9] [0-9]{1,15})`);
@@ -25,9 +27,9 @@ export class GbnfRules {
     );
     this.rules.set(
       "json-object",
-      `"{" ws (json-string ws ":" ws json-value ws ("," ws json-string ws ":" ws json-value ws)*)? "}"`,
+      `"{" (json-string ": " json-value (", " json-string ": " json-value)*)? "}"`,
     );
-    this.rules.set("json-array", `"[" ws (json-value ws ("," ws json-value ws)*)? "]"`);
+    this.rules.set("json-array", `"[" (json-value (", " json-value)*)? "]"`);
   }
 
   /** Adds a rule under a fresh name derived from `hint`; returns the name. */
@@ -113,7 +115,7 @@ export function schemaRule(rules: GbnfRules, schema: unknown, hint: string, dept
       return "json-null";
     case "array": {
       const items = schemaRule(rules, schema.items, `${hint}-item`, depth + 1);
-      return rules.add(hint, `"[" ws (${items} ws ("," ws ${items} ws)*)? "]"`);
+      return rules.add(hint, `"[" (${items} (", " ${items})*)? "]"`);
     }
     case "object":
       return objectRule(rules, schema, hint, depth);
@@ -131,17 +133,17 @@ function objectRule(rules: GbnfRules, schema: Record<string, unknown>, hint: str
   if (properties.length === 0) {
     // Tool arguments: a schema that declares no properties takes none, unless it says otherwise.
     const open = schema.additionalProperties === true || isObject(schema.additionalProperties);
-    return open ? "json-object" : rules.add(hint, `"{" ws "}"`);
+    return open ? "json-object" : rules.add(hint, `"{}"`);
   }
   const required = new Set(Array.isArray(schema.required) ? schema.required.map(String) : []);
   const pairs = properties.map(([key, value]) => ({
-    rule: `${gbnfLiteral(JSON.stringify(key))} ws ":" ws ${schemaRule(rules, value, `${hint}-${key}`, depth + 1)} ws`,
+    rule: `${gbnfLiteral(`${JSON.stringify(key)}: `)} ${schemaRule(rules, value, `${hint}-${key}`, depth + 1)}`,
     required: required.has(key),
   }));
   // tail(i): the properties from i on, each preceded by a comma (at least one came before them).
   const tails: string[] = [];
   for (let i = pairs.length - 1; i >= 0; i--) {
-    const pair = `"," ws ${pairs[i]!.rule}`;
+    const pair = `", " ${pairs[i]!.rule}`;
     const next = tails[0] ?? "";
     tails.unshift(pairs[i]!.required ? `${pair} ${next}`.trim() : `(${pair})? ${next}`.trim());
   }
@@ -155,7 +157,7 @@ function objectRule(rules: GbnfRules, schema: Record<string, unknown>, hint: str
   }
   const anyRequired = pairs.some((pair) => pair.required);
   const body = `(${heads.join(" | ")})${anyRequired ? "" : "?"}`;
-  return rules.add(hint, `"{" ws ${body} "}"`);
+  return rules.add(hint, `"{" ${body} "}"`);
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

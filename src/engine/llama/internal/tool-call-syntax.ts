@@ -56,6 +56,9 @@ export const SPARK_CALL_SYNTAX: CallSyntax = Object.freeze({
   jsonObject: true,
 });
 
+/** Wrappers given Spark's syntax by {@link withSparkCallSyntax}. */
+const withSpark = new WeakSet<ChatWrapper>();
+
 /** node-llama-cpp's fallback syntax for wrappers without native function calling. */
 const GENERIC_CALL_PREFIX = "||call:";
 
@@ -68,7 +71,8 @@ export function callSyntaxOf(model: LlamaModel, wrapper: ChatWrapper): CallSynta
   const functions = wrapper.settings.functions;
   const text = (value: unknown) => visibleText(model, value);
   const callOpen = text(functions.call.prefix);
-  if (callOpen.trimStart().startsWith(GENERIC_CALL_PREFIX)) return SPARK_CALL_SYNTAX;
+  if (withSpark.has(wrapper) || callOpen.trimStart().startsWith(GENERIC_CALL_PREFIX))
+    return SPARK_CALL_SYNTAX;
   const template = templateOf(wrapper);
   if (template.includes("tool▁calls▁begin")) return DEEPSEEK_V3_CALL_SYNTAX;
   const section = functions.parallelism?.call;
@@ -173,6 +177,7 @@ export function withSparkCallSyntax(wrapper: ChatWrapper): ChatWrapper {
   };
   wrapper.generateAvailableFunctionsSystemText = (functions: ChatModelFunctions) =>
     LlamaText(sparkToolsText(functions));
+  withSpark.add(wrapper);
   return wrapper;
 }
 
