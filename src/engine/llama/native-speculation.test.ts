@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type { ChatMessage, ToolDefinition } from "../../protocol/chat.js";
+import { smollm2Path } from "../../real-model/test-support/smollm2.js";
 import type { GenerateRequest } from "../engine.js";
 import { tinyModelWithTemplate } from "../test-support/chat-templates.js";
 import { collect } from "../test-support/engine-conformance.js";
@@ -258,7 +259,7 @@ describe("speculation in the native loop around a tool call's grammar", () => {
     await batched?.dispose();
   });
 
-  test("a forced call under its grammar, then native decoding with prompt lookup: the batched path's events", async () => {
+  test("a forced call under its grammar, with prompt lookup on: the batched path's events", async () => {
     const request: GenerateRequest = {
       messages: [{ role: "user", content: "Pick one, then say why." }],
       tools,
@@ -282,3 +283,70 @@ describe("speculation in the native loop around a tool call's grammar", () => {
     expect(actual.result.usage.outputTokens).toBe(expected.result.usage.outputTokens);
   });
 });
+
+/** Events a face sees: text and calls (call ids are random). */
+function shown(
+  events: Awaited<ReturnType<typeof collect>>["events"],
+): (string | { call: string; arguments: string })[] {
+  return events.flatMap((event): (string | { call: string; arguments: string })[] =>
+    event.type === "text"
+      ? [event.text]
+      : event.type === "tool_call"
+        ? [{ call: event.call.name, arguments: event.call.arguments }]
+        : [],
+  );
+}
+
+// A trained chat model that writes a call when asked to repeat one: the grammar then switches on
+// where its trigger appears (SmolLM2 is fetched by `npm run fetch:smollm2`; skipped without it).
+describe.skipIf(!smollm2Path())(
+  "speculation in the native loop around a call's lazy grammar (SmolLM2)",
+  () => {
+    const tools: ToolDefinition[] = [
+      {
+        name: "list_dir",
+        description: "Lists a directory.",
+        parameters: { type: "object", properties: { path: { type: "string" } }, required: ["path"] },
+      },
+    ];
+    let native: LlamaEngine;
+    let batched: LlamaEngine;
+    beforeAll(async () => {
+      const modelPath = smollm2Path()!;
+      // One thread: with two, a KV cell computed in a batch rather than alone can tip one of this
+      // quantized model's near-ties later on (docs/DESIGN-NOTES.md, item 11), and the two paths
+      // verify drafts in different batches.
+      const options = { modelPath, contextSize: 2048, threads: 1 };
+      native = await LlamaEngine.create({ ...options, draftTokenCost: 0.05 });
+      batched = await LlamaEngine.create({ ...options, nativeLoop: false });
+    });
+    afterAll(async () => {
+      await native?.dispose();
+      await batched?.dispose();
+    });
+
+    test("native decoding with prompt lookup stops where a call starts, the grammar writes it, native decoding resumes: the batched path's events", async () => {
+      const request: GenerateRequest = {
+        messages: [
+          {
+            role: "user",
+            content:
+              'Repeat this exactly, nothing else: <tool_call>\n{"name": "list_dir", "arguments": {"path": "src"}}\n</tool_call>',
+          },
+        ],
+        tools,
+        promptLookup: true,
+        maxOutputTokens: 120,
+      };
+      const expected = await collect(batched, request);
+      const runs = { ...native.nativeRunCounts };
+      const actual = await collect(native, request);
+      expect(shown(expected.events)).toContainEqual({ call: "list_dir", arguments: '{"path": "src"}' });
+      expect(shown(actual.events)).toEqual(shown(expected.events));
+      expect(actual.result.usage.outputTokens).toBe(expected.result.usage.outputTokens);
+      // Drafting natively before the call and again after it.
+      if (native.binary.nativeLoop)
+        expect(native.nativeRunCounts.withDrafts).toBeGreaterThanOrEqual(runs.withDrafts + 2);
+    });
+  },
+);
