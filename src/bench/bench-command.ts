@@ -173,6 +173,7 @@ async function benchScenarios(options: BenchOptions, scenarios: ScenarioName[]):
   models.add(engine.info.id, engine);
   await using server = await SparkServer.start({ models });
   const trained = trainedModelPath();
+  const chat = smollm2ModelPath();
   const ctx: BenchContext = {
     engine,
     modelPath,
@@ -182,6 +183,7 @@ async function benchScenarios(options: BenchOptions, scenarios: ScenarioName[]):
     historyTokens: 2000,
     sizes: benchSizes(options.quick),
     ...(trained ? { trainedModelPath: trained } : {}),
+    ...(chat ? { chatModelPath: chat } : {}),
     log: (line) => process.stderr.write(`  ${line}\n`),
   };
   process.stderr.write(

@@ -60,5 +60,7 @@ export interface BenchContext {
    * Default: none (the check is left out).
    */
   trainedModelPath?: string;
+  /** A trained chat model (SmolLM2-135M-Instruct once `npm run fetch:smollm2` fetched it) for the same check. */
+  chatModelPath?: string;
   log: (line: string) => void;
 }

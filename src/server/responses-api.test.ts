@@ -385,7 +385,18 @@ describe("Responses WebSocket mode with the SDK's ResponsesWS", () => {
 describe("lean streaming", () => {
   test("a client that stops reading gets merged deltas later: all text, gapless sequence numbers", async () => {
     const words = Array.from({ length: 20_000 }, (_, i) => `w${i}`).join(" ");
-    await using t = await startTestServer(new ScriptedEngine({ script: [{ text: words }] }));
+    const engine = new ScriptedEngine({ script: [{ text: words }] });
+    // Resolves once the engine has produced the whole answer, all of it sent while the client read nothing.
+    let generated!: () => void;
+    const allGenerated = new Promise<void>((resolve) => {
+      generated = resolve;
+    });
+    const generate = engine.generate.bind(engine);
+    engine.generate = async function* (request, options) {
+      yield* generate(request, options);
+      generated();
+    };
+    await using t = await startTestServer(engine);
     const { default: WebSocket } = await import("ws");
     const ws = new WebSocket(`${t.url.replace("http", "ws")}/v1/responses`);
     await new Promise((resolve) => ws.once("open", resolve));
@@ -400,8 +411,7 @@ describe("lean streaming", () => {
     const raw = (ws as unknown as { _socket: { pause(): void; resume(): void } })._socket;
     raw.pause();
     ws.send(JSON.stringify({ type: "response.create", model: "scripted", input: "go" }));
-    // Let the server fill the socket while the client reads nothing, then read everything.
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await allGenerated;
     raw.resume();
     await done;
     ws.close();

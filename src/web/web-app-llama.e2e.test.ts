@@ -22,20 +22,17 @@ afterAll(async () => {
   await browser?.close();
 });
 
-/** Waits for `pattern` in what the process printed so far; fails if it exits first. */
-async function waitForOutput(
-  read: () => string,
-  pattern: RegExp,
-  exited: () => boolean,
-): Promise<RegExpMatchArray> {
-  const deadline = Date.now() + 120_000;
-  for (;;) {
-    const match = read().match(pattern);
-    if (match) return match;
-    if (exited() || Date.now() > deadline)
-      throw new Error(`spark serve did not print ${pattern}:\n${read()}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+/** Resolves with `pattern`'s match in what `child` prints on stderr; fails if it exits first. */
+function waitForStderr(child: ChildProcess, pattern: RegExp): Promise<RegExpMatchArray> {
+  return new Promise((resolve, reject) => {
+    let stderr = "";
+    child.stderr?.on("data", (chunk) => {
+      stderr += chunk;
+      const match = stderr.match(pattern);
+      if (match) resolve(match);
+    });
+    child.on("exit", () => reject(new Error(`spark serve did not print ${pattern}:\n${stderr}`)));
+  });
 }
 
 test("the real `spark serve` on llama.cpp (synthetic model): the app streams a turn, shows its speed, and Stop ends one", async () => {
@@ -53,22 +50,8 @@ test("the real `spark serve` on llama.cpp (synthetic model): the app streams a t
     env: { ...process.env, SPARK_SESSIONS_DIR: sessions },
     stdio: ["ignore", "ignore", "pipe"],
   });
-  let stderr = "";
-  child.stderr?.on("data", (chunk) => {
-    stderr += chunk;
-  });
-  let exited = false;
-  const exit = new Promise<number>((resolve) =>
-    child!.on("exit", (code) => {
-      exited = true;
-      resolve(code ?? -1);
-    }),
-  );
-  const [, url] = await waitForOutput(
-    () => stderr,
-    /Web app\s+(http:\/\/\S+)/,
-    () => exited,
-  );
+  const exit = new Promise<number>((resolve) => child!.on("exit", (code) => resolve(code ?? -1)));
+  const [, url] = await waitForStderr(child, /Web app\s+(http:\/\/\S+)/);
 
   const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
   await page.goto(url!);

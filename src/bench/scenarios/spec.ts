@@ -203,5 +203,21 @@ export async function specScenario(ctx: BenchContext): Promise<BenchRow[]> {
       ),
     );
   }
+  if (ctx.chatModelPath) {
+    // A trained chat model rewriting the bench's file: the edit Predicted Outputs is for.
+    await using chat = await LlamaEngine.create({ modelPath: ctx.chatModelPath, sequences: 1 });
+    const measured = await measure(chat, messages, specOutputTokens, [1, 0.9, 0.5, 0], plainRuns, ctx.log);
+    result.push(
+      ...rows(
+        measured,
+        ` (trained ${chat.info.id})`,
+        {
+          0.9: { target: ">= 3x", holds: (ratio) => ratio >= 3 },
+          0: { target: ">= 1x", holds: (ratio) => ratio >= 1 },
+        },
+        `; a trained chat model, ${chat.threads} threads`,
+      ),
+    );
+  }
   return result;
 }

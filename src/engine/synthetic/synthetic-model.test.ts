@@ -125,11 +125,9 @@ describe("quantizers (ggml reference)", () => {
 });
 
 describe("tokenizer vocabulary", () => {
-  it("builds large vocabularies quickly, with unique tokens and valid merges", () => {
+  it("builds large vocabularies with unique tokens and valid merges", () => {
     for (const size of [SYNTHETIC_SHAPES.tiny.vocab, 49152, 151936]) {
-      const started = performance.now();
       const vocab = buildTokenizerVocab(size);
-      expect(performance.now() - started).toBeLessThan(1500);
       expect(vocab.tokens).toHaveLength(size);
       expect(vocab.tokenTypes).toHaveLength(size);
       expect(new Set(vocab.tokens).size).toBe(size);
@@ -200,11 +198,9 @@ describe("GGUF file layout", () => {
     const params = plan.reduce((sum, t) => sum + t.info.dims.reduce((a, b) => a * b, 1), 0);
     expect(params).toBe(134_515_008); // SmolLM2-135M's parameter count
     const fractions: number[] = [];
-    const started = performance.now();
     const path = await ensureSyntheticModel(dir, "smollm2-135m", "Q8_0", {
       onProgress: (f) => fractions.push(f),
     });
-    expect(performance.now() - started).toBeLessThan(20_000);
     expect(fractions.at(-1)).toBe(1);
     const info = await readGgufFileInfo(path, { logWarnings: false, ignoreKeys: ["tokenizer.ggml.merges"] });
     expect(Number(info.tensorCount)).toBe(272);
