@@ -7,6 +7,7 @@ import {
   tmuxSession,
   type WorkspaceServe,
 } from "./test-support/spark-binary.js";
+import { testEngineEnv } from "./test-engine.js";
 
 const term = tmuxSession(`spark-attach-test-${process.pid}`);
 const { tmux, waitForScreen } = term;
@@ -19,7 +20,7 @@ afterAll(async () => {
 });
 
 test("spark in a terminal attaches to spark serve: another client sees its turn live, steers and interrupts it", async () => {
-  serve = await startWorkspaceServe(["--engine", "scripted", "--tokens-per-second", "30"]);
+  serve = await startWorkspaceServe([], testEngineEnv({ tokensPerSecond: 30 }));
   const { repo, state } = serve;
   startAttachedSpark(term, serve);
   await waitForScreen(/Ask Spark|\/help/);

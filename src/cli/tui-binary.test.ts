@@ -4,6 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, expect, test } from "vitest";
 import { sparkBin, tmuxSession } from "./test-support/spark-binary.js";
+import { testEngineEnv } from "./test-engine.js";
 
 const bin = sparkBin;
 const term = tmuxSession(`spark-test-${process.pid}`);
@@ -14,6 +15,11 @@ afterEach(() => {
   term.kill();
 });
 
+/** tmux's `-e` arguments that give the session's `spark` the scripted engine. */
+function scripted(options: Parameters<typeof testEngineEnv>[0] = {}): string[] {
+  return Object.entries(testEngineEnv(options)).flatMap(([name, value]) => ["-e", `${name}=${value}`]);
+}
+
 test("the real spark binary in a terminal: type, watch it stream, Esc interrupts", async () => {
   const repo = await mkdtemp(path.join(os.tmpdir(), "spark-tui-"));
   const sessions = await mkdtemp(path.join(os.tmpdir(), "spark-tui-sessions-"));
@@ -22,9 +28,9 @@ test("the real spark binary in a terminal: type, watch it stream, Esc interrupts
   const command = [
     `cd ${repo} &&`,
     `SPARK_SESSIONS_DIR=${sessions}`,
-    `"${process.execPath}" "${bin}" --engine scripted --tokens-per-second 40`,
+    `"${process.execPath}" "${bin}"`,
   ].join(" ");
-  tmux("new-session", "-d", "-s", session, "-x", "120", "-y", "40", "-e", "CI=false", command);
+  tmux("new-session", "-d", "-s", session, "-x", "120", "-y", "40", "-e", "CI=false", ...scripted({ tokensPerSecond: 40 }), command);
 
   await waitForScreen(/Esc interrupt|\/help/);
   const words = Array.from({ length: 120 }, (_, i) => `word${i}`).join(" ");
@@ -50,9 +56,9 @@ test("the real spark binary: a message typed and entered the moment it starts ru
   const command = [
     `cd ${repo} &&`,
     `SPARK_SESSIONS_DIR=${sessions}`,
-    `"${process.execPath}" "${bin}" --engine scripted`,
+    `"${process.execPath}" "${bin}"`,
   ].join(" ");
-  tmux("new-session", "-d", "-s", session, "-x", "120", "-y", "40", "-e", "CI=false", command);
+  tmux("new-session", "-d", "-s", session, "-x", "120", "-y", "40", "-e", "CI=false", ...scripted(), command);
   // Typed at once: before the terminal is raw, while the view mounts or the session starts.
   tmux("send-keys", "-t", session, "-l", "Say hi");
   tmux("send-keys", "-t", session, "Enter");
@@ -73,9 +79,9 @@ test("the real spark binary asks whether to trust a project's config; y records 
   const command = [
     `cd ${repo} &&`,
     `SPARK_HOME=${home} SPARK_CONFIG=${path.join(home, "none.toml")} SPARK_SESSIONS_DIR=${home}`,
-    `"${process.execPath}" "${bin}" --engine scripted`,
+    `"${process.execPath}" "${bin}"`,
   ].join(" ");
-  tmux("new-session", "-d", "-s", session, "-x", "120", "-y", "40", "-e", "CI=false", command);
+  tmux("new-session", "-d", "-s", session, "-x", "120", "-y", "40", "-e", "CI=false", ...scripted(), command);
   const asked = await waitForScreen(/Trust this project\?/);
   expect(asked).toContain("tiers.exfil");
   tmux("send-keys", "-t", session, "-l", "y");

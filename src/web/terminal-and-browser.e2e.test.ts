@@ -11,6 +11,7 @@ import {
   type WorkspaceServe,
 } from "../cli/test-support/spark-binary.js";
 import { launchChromium, screenshot } from "./test-support/browser.js";
+import { testEngineEnv } from "../cli/test-engine.js";
 
 /**
  * One live session, every face: the real `spark` in tmux attaches to a running `spark serve`, and
@@ -59,14 +60,7 @@ afterAll(async () => {
 test("a thread started in the terminal is watched, steered, approved and interrupted from the web app", async () => {
   const scriptFile = path.join(await mkdtemp(path.join(os.tmpdir(), "spark-term-web-script-")), "s.json");
   await writeFile(scriptFile, JSON.stringify(script));
-  serve = await startWorkspaceServe([
-    "--engine",
-    "scripted",
-    "--script",
-    scriptFile,
-    "--tokens-per-second",
-    "30",
-  ]);
+  serve = await startWorkspaceServe([], testEngineEnv({ script: scriptFile, tokensPerSecond: 30 }));
   const { repo, state } = serve;
   expect(state.workspace).toBe(repo);
   expect(state.key).not.toBeNull();
