@@ -11,9 +11,9 @@ import { testModelPath } from "../engine/test-support/test-model.js";
 import type { ThreadEvent } from "../protocol/agent.js";
 import { startTestServer, type TestServer } from "../server/test-support/test-server.js";
 import { AgentRuntime } from "./agent-runtime.js";
+import { scriptedTiers } from "./test-engine.js";
 import { chooseTiers } from "./tier-engines.js";
 import { runPlain } from "./tui/plain-output.js";
-import { scriptedTiers } from "./test-engine.js";
 
 const lastUser = (request: GenerateRequest) =>
   [...request.messages].reverse().find((m) => m.role === "user")?.content ?? "";

@@ -50,11 +50,7 @@ describe("spark exec whose reader goes away (the built binary)", () => {
   for (const mode of [["--json"], []]) {
     test(`${mode.join(" ") || "text"}: exits 141 without a stack trace and stops the turn`, async () => {
       const sessions = await mkdtemp(path.join(os.tmpdir(), "spark-epipe-sessions-"));
-      const result = await execClosingStdout(
-        [...mode, longTask],
-        repo,
-        sessions,
-      );
+      const result = await execClosingStdout([...mode, longTask], repo, sessions);
       expect(result.stderr).toBe("");
       expect(result).toMatchObject({ code: 141, signal: null });
       // The turn stopped: the agent's whole echo never completed.

@@ -1,6 +1,11 @@
 import { type Command, Option } from "commander";
 import { removeServerState, writeServerState } from "../config/server-state.js";
-import { describeIgnoredSettings, loadConfig, type ResolvedConfig, tierAdmission } from "../config/spark-config.js";
+import {
+  describeIgnoredSettings,
+  loadConfig,
+  type ResolvedConfig,
+  tierAdmission,
+} from "../config/spark-config.js";
 import type { SparkServer } from "../server/spark-server.js";
 import { openBrowser } from "../web/web-app.js";
 import { integer } from "./integer-option.js";
@@ -166,11 +171,18 @@ function recordServer(server: SparkServer, key: string | undefined): Promise<str
   });
 }
 
-function banner(stack: ServeStack, served: ServedModels, apiKeys: string[], stateFile: string | null): string {
+function banner(
+  stack: ServeStack,
+  served: ServedModels,
+  apiKeys: string[],
+  stateFile: string | null,
+): string {
   const { server } = stack;
   const { tiers, modelId } = served;
   const ws = server.url.replace(/^http/, "ws");
-  const what = tiers ? `the tiers ${Object.keys(tiers.config.tiers).join(", ")} (default ${modelId})` : modelId;
+  const what = tiers
+    ? `the tiers ${Object.keys(tiers.config.tiers).join(", ")} (default ${modelId})`
+    : modelId;
   const kind = tiers ? tiers.config.tiers[modelId]!.engine : served.kind;
   const key = apiKeys.length
     ? `required${stateFile ? `; kept for local clients in ${stateFile}` : ""}`

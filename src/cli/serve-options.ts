@@ -35,7 +35,9 @@ export function checkServeOptions(options: ServeOptions): void {
 }
 
 /** The certificate and key `--tls-cert` and `--tls-key` name; undefined without them (plain HTTP). */
-export function readTls(options: Pick<ServeOptions, "tlsCert" | "tlsKey">): { cert: Buffer; key: Buffer } | undefined {
+export function readTls(
+  options: Pick<ServeOptions, "tlsCert" | "tlsKey">,
+): { cert: Buffer; key: Buffer } | undefined {
   if (!options.tlsCert || !options.tlsKey) return undefined;
   return { cert: readFileSync(options.tlsCert), key: readFileSync(options.tlsKey) };
 }

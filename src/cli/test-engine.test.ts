@@ -33,7 +33,10 @@ describe("SPARK_TEST_ENGINE", () => {
   test("anything but an object of script and tokens_per_second is refused, naming the variable", () => {
     for (const value of ["scripted", "[]", '{"tokens_per_second":-1}', '{"speed":3}', '{"script":""}']) {
       expect(() => testEngineOptions({ SPARK_TEST_ENGINE: value })).toThrow(
-        expect.objectContaining({ code: "invalid_request", message: expect.stringContaining("SPARK_TEST_ENGINE") }),
+        expect.objectContaining({
+          code: "invalid_request",
+          message: expect.stringContaining("SPARK_TEST_ENGINE"),
+        }),
       );
     }
   });

@@ -56,18 +56,27 @@ export function scriptedTiers(byName: Record<string, ScriptedEngineOptions>): Ti
   return async (name, tier, options): Promise<Engine> => {
     const scripted = byName[name] ?? byName["*"];
     if (!scripted) return loadTierEngine(name, tier, options);
-    return new ScriptedEngine({ ...scripted, id: name, ...(tier.context ? { contextSize: tier.context } : {}) });
+    return new ScriptedEngine({
+      ...scripted,
+      id: name,
+      ...(tier.context ? { contextSize: tier.context } : {}),
+    });
   };
 }
 
 /** With SPARK_TEST_ENGINE set, the loader that makes `defaultTier` the scripted engine it asks for. */
-export function testEngineLoader(defaultTier: string, env: NodeJS.ProcessEnv = process.env): TierLoader | undefined {
+export function testEngineLoader(
+  defaultTier: string,
+  env: NodeJS.ProcessEnv = process.env,
+): TierLoader | undefined {
   const options = testEngineOptions(env);
   return options ? scriptedTiers({ [defaultTier]: options }) : undefined;
 }
 
 /** The environment that asks a `spark` child process for the scripted engine (tests). */
-export function testEngineEnv(options: { script?: string; tokensPerSecond?: number } = {}): NodeJS.ProcessEnv {
+export function testEngineEnv(
+  options: { script?: string; tokensPerSecond?: number } = {},
+): NodeJS.ProcessEnv {
   const value = {
     ...(options.script === undefined ? {} : { script: options.script }),
     ...(options.tokensPerSecond === undefined ? {} : { tokens_per_second: options.tokensPerSecond }),

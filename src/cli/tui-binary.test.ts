@@ -3,8 +3,8 @@ import { mkdir, mkdtemp, readFile, realpath, writeFile } from "node:fs/promises"
 import os from "node:os";
 import path from "node:path";
 import { afterEach, expect, test } from "vitest";
-import { sparkBin, tmuxSession } from "./test-support/spark-binary.js";
 import { testEngineEnv } from "./test-engine.js";
+import { sparkBin, tmuxSession } from "./test-support/spark-binary.js";
 
 const bin = sparkBin;
 const term = tmuxSession(`spark-test-${process.pid}`);
@@ -25,12 +25,23 @@ test("the real spark binary in a terminal: type, watch it stream, Esc interrupts
   const sessions = await mkdtemp(path.join(os.tmpdir(), "spark-tui-sessions-"));
   await writeFile(path.join(repo, "a.ts"), "export const a = 1;\n");
   execFileSync("git", ["init", "-q"], { cwd: repo });
-  const command = [
-    `cd ${repo} &&`,
-    `SPARK_SESSIONS_DIR=${sessions}`,
-    `"${process.execPath}" "${bin}"`,
-  ].join(" ");
-  tmux("new-session", "-d", "-s", session, "-x", "120", "-y", "40", "-e", "CI=false", ...scripted({ tokensPerSecond: 40 }), command);
+  const command = [`cd ${repo} &&`, `SPARK_SESSIONS_DIR=${sessions}`, `"${process.execPath}" "${bin}"`].join(
+    " ",
+  );
+  tmux(
+    "new-session",
+    "-d",
+    "-s",
+    session,
+    "-x",
+    "120",
+    "-y",
+    "40",
+    "-e",
+    "CI=false",
+    ...scripted({ tokensPerSecond: 40 }),
+    command,
+  );
 
   await waitForScreen(/Esc interrupt|\/help/);
   const words = Array.from({ length: 120 }, (_, i) => `word${i}`).join(" ");
@@ -53,11 +64,9 @@ test("the real spark binary: a message typed and entered the moment it starts ru
   const repo = await mkdtemp(path.join(os.tmpdir(), "spark-tui-"));
   const sessions = await mkdtemp(path.join(os.tmpdir(), "spark-tui-sessions-"));
   execFileSync("git", ["init", "-q"], { cwd: repo });
-  const command = [
-    `cd ${repo} &&`,
-    `SPARK_SESSIONS_DIR=${sessions}`,
-    `"${process.execPath}" "${bin}"`,
-  ].join(" ");
+  const command = [`cd ${repo} &&`, `SPARK_SESSIONS_DIR=${sessions}`, `"${process.execPath}" "${bin}"`].join(
+    " ",
+  );
   tmux("new-session", "-d", "-s", session, "-x", "120", "-y", "40", "-e", "CI=false", ...scripted(), command);
   // Typed at once: before the terminal is raw, while the view mounts or the session starts.
   tmux("send-keys", "-t", session, "-l", "Say hi");

@@ -103,7 +103,9 @@ export class FollowedThreads {
     }
     if (event.seq <= state.lastSeq) return;
     if (event.seq > state.lastSeq + 1 && state.lastSeq >= 0) {
-      this.listener.log(`Events ${state.lastSeq + 1}-${event.seq - 1} of ${event.thread_id} were not received`);
+      this.listener.log(
+        `Events ${state.lastSeq + 1}-${event.seq - 1} of ${event.thread_id} were not received`,
+      );
     }
     state.lastSeq = event.seq;
     state.epoch = event.epoch;

@@ -80,10 +80,12 @@ export class HostClient {
     this.connection = new HostConnection(options, {
       status: (status) => {
         this.emit("status", status);
-        if (status === "open") for (const [threadId, cursor] of this.followed.cursors()) this.resume(threadId, cursor);
+        if (status === "open")
+          for (const [threadId, cursor] of this.followed.cursors()) this.resume(threadId, cursor);
       },
       frame: (data) => this.onFrame(data),
-      lost: () => this.requests.failAll(new HostClientError("disconnected", "The connection to Spark closed.")),
+      lost: () =>
+        this.requests.failAll(new HostClientError("disconnected", "The connection to Spark closed.")),
       log: (line) => this.emit("log", line),
     });
   }

@@ -4,6 +4,7 @@ import path from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, expect, test } from "vitest";
 import type { ScriptFileEntry } from "../cli/scripted-script.js";
+import { testEngineEnv } from "../cli/test-engine.js";
 import {
   startAttachedSpark,
   startWorkspaceServe,
@@ -11,7 +12,6 @@ import {
   type WorkspaceServe,
 } from "../cli/test-support/spark-binary.js";
 import { launchChromium, screenshot } from "./test-support/browser.js";
-import { testEngineEnv } from "../cli/test-engine.js";
 
 /**
  * One live session, every face: the real `spark` in tmux attaches to a running `spark serve`, and
