@@ -152,6 +152,18 @@ describe("spark serve (the real binary)", () => {
     expect(await run.exit).toBe(1);
     expect(run.stderr()).toContain("expected a whole number from 0 to 65535");
   });
+
+  test("the scripted engine is no flag; a SPARK_TEST_ENGINE that is not its JSON object is one clear error", async () => {
+    const flag = spark(["serve", "--engine", "scripted", "--port", "0"]);
+    expect(await flag.exit).toBe(1);
+    expect(flag.stderr()).toMatch(/argument 'scripted' is invalid/);
+    const env = spark(["serve", "--port", "0", "--no-auth"], {
+      SPARK_HOME: await stateHome(),
+      SPARK_TEST_ENGINE: "scripted",
+    });
+    expect(await env.exit).toBe(1);
+    expect(env.stderr()).toMatch(/^spark: SPARK_TEST_ENGINE is not a JSON object/m);
+  });
 });
 
 describe("serveKeys", () => {

@@ -95,8 +95,9 @@ test("the real spark binary asks whether to trust a project's config; y records 
   expect(asked).toContain("tiers.exfil");
   tmux("send-keys", "-t", session, "-l", "y");
   await waitForScreen(/its settings apply/);
+  // The session starts with the project's settings: its only tier (here scripted) is the default.
+  // (The answer shows before the trust is written; the session starts after.)
+  await waitForScreen(/exfil · idle/);
   const trusted = JSON.parse(await readFile(path.join(home, "trusted-projects.json"), "utf8"));
   expect(Object.keys(trusted.projects)).toEqual([await realpath(repo)]);
-  // The session starts with the project's settings: its only tier (here scripted) is the default.
-  await waitForScreen(/exfil · idle/);
 }, 60_000);
