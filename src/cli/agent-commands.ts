@@ -27,11 +27,9 @@ interface AgentFlags {
   approval: "ask" | "auto";
   sandbox?: SandboxMode;
   prewarm: boolean;
-  engine: "llama" | "scripted";
   cd?: string;
   ctxSize?: number;
   maxToolRounds?: number;
-  tokensPerSecond?: number;
   json?: boolean;
   toolChoice?: TurnToolChoice;
   last?: boolean;
@@ -93,15 +91,6 @@ function addAgentOptions(command: Command): Command {
       integer(1, 10_000),
     )
     .option("--no-prewarm", "do not pre-warm the model with the system prompt at start")
-    .addOption(
-      new Option("--engine <name>", "embedded engine")
-        .choices(["llama", "scripted"])
-        .default("llama")
-        .hideHelp(),
-    )
-    .addOption(
-      new Option("--tokens-per-second <n>", "scripted engine: emission rate").argParser(Number).hideHelp(),
-    )
     .option("-C, --cd <dir>", "workspace directory (default: the current directory)")
     .option(
       "--no-attach",
@@ -176,9 +165,7 @@ async function attachTarget(flags: AgentFlags): Promise<HostTarget | null> {
     flags.approval !== "ask" ||
     flags.maxToolRounds !== undefined ||
     flags.sandbox !== undefined ||
-    flags.engine !== "llama" ||
     flags.ctxSize !== undefined ||
-    flags.tokensPerSecond !== undefined ||
     !flags.prewarm;
   if (ownAgent) return null;
   const state = await findWorkspaceServer(flags.cd ?? process.cwd());
@@ -250,9 +237,7 @@ async function startLocalHost(flags: AgentFlags, reporting: StartReporting): Pro
     ...(flags.server
       ? { apiKey: flags.apiKey ?? process.env.SPARK_API_KEY ?? process.env.OPENAI_API_KEY }
       : {}),
-    engine: flags.engine,
     ...(flags.ctxSize ? { contextSize: flags.ctxSize } : {}),
-    ...(flags.tokensPerSecond ? { scripted: { tokensPerSecond: flags.tokensPerSecond } } : {}),
     approval: flags.approval,
     ...(flags.maxToolRounds ? { maxToolRounds: flags.maxToolRounds } : {}),
     ...(flags.sandbox ? { sandbox: flags.sandbox } : {}),

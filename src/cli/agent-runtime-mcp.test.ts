@@ -7,6 +7,7 @@ import type { ResolvedConfig } from "../config/spark-config.js";
 import type { GenerateRequest } from "../engine/engine.js";
 import type { McpServerState } from "../protocol/agent.js";
 import { AgentRuntime } from "./agent-runtime.js";
+import { scriptedTiers } from "./test-engine.js";
 
 const EVERYTHING = path.resolve("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
 
@@ -26,17 +27,18 @@ test("the runtime starts the config's MCP servers in the background and its thre
   const runtime = await AgentRuntime.start({
     cwd: dir,
     config,
-    engine: "scripted",
     prewarm: false,
     sessionsDir: path.join(dir, "sessions"),
-    scripted: {
-      script: (request) => {
-        requests.push(request);
-        return requests.length === 1
-          ? { toolCalls: [{ name: "mcp__everything__get-sum", arguments: '{"a":40,"b":2}' }] }
-          : { text: "42" };
+    loadTier: scriptedTiers({
+      fast: {
+        script: (request) => {
+          requests.push(request);
+          return requests.length === 1
+            ? { toolCalls: [{ name: "mcp__everything__get-sum", arguments: '{"a":40,"b":2}' }] }
+            : { text: "42" };
+        },
       },
-    },
+    }),
   });
   try {
     // start() returned without waiting for the server: it may still be starting.

@@ -7,6 +7,7 @@ import type { GenerateRequest } from "../engine/engine.js";
 import type { ScriptedReply } from "../engine/scripted/scripted-engine.js";
 import type { SandboxMode, ThreadEvent } from "../protocol/agent.js";
 import { AgentRuntime, type AgentRuntimeOptions } from "./agent-runtime.js";
+import { scriptedTiers } from "./test-engine.js";
 
 /** Asks to run `echo hi` once, then answers. */
 function script(request: GenerateRequest): ScriptedReply {
@@ -20,8 +21,7 @@ async function approvalSandbox(options: Partial<AgentRuntimeOptions>): Promise<S
   try {
     await using runtime = await AgentRuntime.start({
       cwd: dir,
-      engine: "scripted",
-      scripted: { script },
+      loadTier: scriptedTiers({ "*": { script } }),
       prewarm: false,
       sessionsDir: path.join(dir, ".sessions"),
       ...options,

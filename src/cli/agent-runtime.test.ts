@@ -11,6 +11,7 @@ import { testModelPath } from "../engine/test-support/test-model.js";
 import type { ThreadEvent } from "../protocol/agent.js";
 import { startTestServer, type TestServer } from "../server/test-support/test-server.js";
 import { AgentRuntime } from "./agent-runtime.js";
+import { scriptedTiers } from "./test-engine.js";
 import { chooseTiers } from "./tier-engines.js";
 import { runPlain } from "./tui/plain-output.js";
 
@@ -58,7 +59,7 @@ async function setup(deepText: string, tokensPerSecond = 0) {
   const runtime = await AgentRuntime.start({
     cwd: dir,
     config,
-    scriptedTiers: { fast: { script: fastScript } },
+    loadTier: scriptedTiers({ fast: { script: fastScript } }),
     prewarm: false,
     sessionsDir: path.join(dir, ".sessions"),
   });
@@ -176,7 +177,6 @@ describe("--model", () => {
       model: "./tiny.gguf",
       context: 8192,
     });
-    expect(chooseTiers(config, { engine: "scripted" }).tiers.fast).toMatchObject({ engine: "scripted" });
     expect(chooseTiers(config, {})).toEqual({ defaultTier: "fast", tiers: config.tiers });
   });
 });
@@ -192,7 +192,7 @@ describe("where the embedded model computes", () => {
     });
     cleanup.push(() => llama.dispose());
     expect(llama.compute).toMatch(/^backend cpu, CPU variant [\w-]+, \d+ threads?$/);
-    const scripted = await AgentRuntime.start({ cwd, engine: "scripted", prewarm: false });
+    const scripted = await AgentRuntime.start({ cwd, loadTier: scriptedTiers({ "*": {} }), prewarm: false });
     cleanup.push(() => scripted.dispose());
     expect(scripted.compute).toBeNull();
   }, 60_000);

@@ -13,12 +13,12 @@ import { tierAdmission } from "../config/spark-config.js";
 import { describeBackend, unusedGpuNotice } from "../engine/llama/backend-info.js";
 import { probeGpu } from "../engine/llama/gpu-probe.js";
 import { LlamaEngine } from "../engine/llama/llama-engine.js";
-import type { ScriptedEngineOptions } from "../engine/scripted/scripted-engine.js";
 import type { SandboxMode, ThreadEvent } from "../protocol/agent.js";
 import type { ModelRegistry } from "../server/model-registry.js";
 import { SparkServer } from "../server/spark-server.js";
 import { SessionRecorder } from "./session-recorder.js";
-import { chooseTiers, tierRegistry } from "./tier-engines.js";
+import { testEngineLoader } from "./test-engine.js";
+import { chooseTiers, type TierLoader, tierRegistry } from "./tier-engines.js";
 
 export interface AgentRuntimeOptions {
   /** The workspace root. */
@@ -31,13 +31,13 @@ export interface AgentRuntimeOptions {
   /** `--server`: a Responses-compatible endpoint (`http://host:port/v1`) instead of the embedded engine. */
   server?: string;
   apiKey?: string;
-  /** Embedded engine. Default: llama. `scripted` is for demos and tests. */
-  engine?: "llama" | "scripted";
   /** Embedded engine: tokens of context. Default: the model's, at most 32768. */
   contextSize?: number;
-  scripted?: ScriptedEngineOptions;
-  /** Scripted tiers' options by tier name (tests, demos). */
-  scriptedTiers?: Record<string, ScriptedEngineOptions>;
+  /**
+   * Makes each embedded tier's engine (tests pass scripted ones: see test-engine.ts). Default: as
+   * the tier's config says, or as SPARK_TEST_ENGINE says for the default tier.
+   */
+  loadTier?: TierLoader;
   /**
    * The user's (and a trusted project's) config: its MCP servers, sandbox and limits, and, for the
    * embedded engine, its tiers (each served as a model named after it). A `--server` has models of
@@ -146,20 +146,14 @@ export class AgentRuntime implements AsyncDisposable {
     };
     const choice = chooseTiers(config, {
       ...(options.model ? { model: options.model } : {}),
-      ...(options.engine ? { engine: options.engine } : {}),
       ...(options.contextSize ? { contextSize: options.contextSize } : {}),
     });
+    const load = options.loadTier ?? testEngineLoader(choice.defaultTier);
     // Beside the load (bounded: 2 s per tool): whether a GPU sits unused is said once it is loaded.
-    const gpuProbe = (choice.tiers[choice.defaultTier]?.engine ?? "llama") === "llama" ? probeGpu() : null;
+    const gpuProbe =
+      !load && (choice.tiers[choice.defaultTier]?.engine ?? "llama") === "llama" ? probeGpu() : null;
     const models = await tierRegistry(choice, {
-      ...(options.scriptedTiers || options.scripted
-        ? {
-            scripted: {
-              ...options.scriptedTiers,
-              ...(options.scripted ? { [choice.defaultTier]: options.scripted } : {}),
-            },
-          }
-        : {}),
+      ...(load ? { load } : {}),
       ...(options.onProgress ? { onProgress: options.onProgress } : {}),
     });
     const engine = models.resolve(choice.defaultTier);

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { listServerStates, type ServerState } from "../config/server-state.js";
 import { connectHost, type HostTestClient } from "../host/test-support/host-client.js";
 import type { ThreadInfo } from "../protocol/agent.js";
+import { testEngineEnv } from "./test-engine.js";
 
 const bin = fileURLToPath(new URL("../../bin/spark.js", import.meta.url));
 
@@ -80,7 +81,7 @@ describe("spark on a running spark serve (the real binary)", () => {
       XDG_STATE_HOME: await mkdtemp(path.join(os.tmpdir(), "spark-attach-state-")),
       SPARK_SESSIONS_DIR: await mkdtemp(path.join(os.tmpdir(), "spark-attach-sessions-")),
     };
-    serve = spark(["serve", "--engine", "scripted", "--script", script, "--port", "0"], repo, env);
+    serve = spark(["serve", "--port", "0"], repo, { ...env, ...testEngineEnv({ script }) });
     await serve.stderrMatch(/Press Ctrl\+C/);
     [state] = (await listServerStates({ env })) as [ServerState];
     expect(state.workspace).toBe(repo);
@@ -161,8 +162,9 @@ describe("spark on a running spark serve (the real binary)", () => {
     // Its own agent, its own sessions folder: the server never hears of the thread.
     const before = (await listed()).length;
     const sessions = await mkdtemp(path.join(os.tmpdir(), "spark-attach-own-"));
-    const own = spark(["exec", "--no-attach", "--engine", "scripted", "hello"], repo, {
+    const own = spark(["exec", "--no-attach", "hello"], repo, {
       ...env,
+      ...testEngineEnv(),
       SPARK_SESSIONS_DIR: sessions,
     });
     expect(await own.exit).toBe(0);

@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
 import { afterAll, expect, test } from "vitest";
+import { testEngineEnv } from "./test-engine.js";
 import { sparkBin, startWorkspaceServe, type WorkspaceServe } from "./test-support/spark-binary.js";
 
 let serve: WorkspaceServe | null = null;
@@ -8,7 +9,7 @@ afterAll(async () => {
 });
 
 test("spark exec attached to a server that dies mid-turn ends with a clear error, not a hang", async () => {
-  serve = await startWorkspaceServe(["--engine", "scripted", "--tokens-per-second", "20"]);
+  serve = await startWorkspaceServe([], testEngineEnv({ tokensPerSecond: 20 }));
   const words = Array.from({ length: 300 }, (_, i) => `word${i}`).join(" ");
   const exec = spawn(process.execPath, [sparkBin, "exec", "--json", words], {
     cwd: serve.repo,

@@ -1,6 +1,7 @@
 import { afterAll, expect, test } from "vitest";
 import { connectHost } from "../host/test-support/host-client.js";
 import type { ThreadInfo } from "../protocol/agent.js";
+import { testEngineEnv } from "./test-engine.js";
 import {
   startAttachedSpark,
   startWorkspaceServe,
@@ -19,7 +20,7 @@ afterAll(async () => {
 });
 
 test("spark in a terminal attaches to spark serve: another client sees its turn live, steers and interrupts it", async () => {
-  serve = await startWorkspaceServe(["--engine", "scripted", "--tokens-per-second", "30"]);
+  serve = await startWorkspaceServe([], testEngineEnv({ tokensPerSecond: 30 }));
   const { repo, state } = serve;
   startAttachedSpark(term, serve);
   await waitForScreen(/Ask Spark|\/help/);

@@ -4,6 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { beforeAll, describe, expect, test } from "vitest";
+import { testEngineEnv } from "./test-engine.js";
 
 const bin = fileURLToPath(new URL("../../bin/spark.js", import.meta.url));
 
@@ -16,9 +17,9 @@ const longTask = Array.from({ length: 300 }, (_, i) => `word${i}`).join(" ");
  */
 function execClosingStdout(args: string[], cwd: string, sessions: string) {
   return new Promise<{ code: number | null; signal: string | null; stderr: string }>((resolve) => {
-    const child = spawn(process.execPath, [bin, "exec", "--engine", "scripted", ...args], {
+    const child = spawn(process.execPath, [bin, "exec", ...args], {
       cwd,
-      env: { ...process.env, SPARK_SESSIONS_DIR: sessions },
+      env: { ...process.env, SPARK_SESSIONS_DIR: sessions, ...testEngineEnv({ tokensPerSecond: 20 }) },
       stdio: ["ignore", "pipe", "pipe"],
     });
     child.stdout.once("data", () => child.stdout.destroy());
@@ -49,11 +50,7 @@ describe("spark exec whose reader goes away (the built binary)", () => {
   for (const mode of [["--json"], []]) {
     test(`${mode.join(" ") || "text"}: exits 141 without a stack trace and stops the turn`, async () => {
       const sessions = await mkdtemp(path.join(os.tmpdir(), "spark-epipe-sessions-"));
-      const result = await execClosingStdout(
-        ["--tokens-per-second", "20", ...mode, longTask],
-        repo,
-        sessions,
-      );
+      const result = await execClosingStdout([...mode, longTask], repo, sessions);
       expect(result.stderr).toBe("");
       expect(result).toMatchObject({ code: 141, signal: null });
       // The turn stopped: the agent's whole echo never completed.

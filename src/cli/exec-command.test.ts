@@ -4,6 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { beforeAll, describe, expect, test } from "vitest";
 import { testModelPath } from "../engine/test-support/test-model.js";
+import { testEngineEnv } from "./test-engine.js";
 import { runSpark } from "./test-support/spark-binary.js";
 
 describe("spark exec (the real binary)", () => {
@@ -37,8 +38,9 @@ describe("spark exec (the real binary)", () => {
   });
 
   test("prints the final answer with the scripted engine and saves the transcript", async () => {
-    const result = await runSpark(["exec", "--engine", "scripted", "explain main.ts"], repo, {
+    const result = await runSpark(["exec", "explain main.ts"], repo, {
       SPARK_SESSIONS_DIR: sessions,
+      ...testEngineEnv(),
     });
     expect(result.code).toBe(0);
     expect(result.stdout.trim()).toBe("You said: explain main.ts");

@@ -9,6 +9,7 @@ import {
   startSparkServe,
 } from "../engine/upstream/test-support/spark-serve-process.js";
 import type { ThreadEvent, ThreadItem } from "../protocol/agent.js";
+import { testEngineEnv } from "./test-engine.js";
 import { runSpark } from "./test-support/spark-binary.js";
 
 /** The reference MCP server from npm, run over stdio with this Node. */
@@ -74,22 +75,22 @@ describe("spark exec --server reads your config (the real binary against a spark
     };
     const call = (name: string, args: object) => ({ name, arguments: JSON.stringify(args) });
     [answering, looping] = await Promise.all([
-      startSparkServe([
-        "--engine",
-        "scripted",
-        "--script",
-        await scriptFile(home, "answering.json", [
-          { match: "add", toolCalls: [call("mcp__everything__get-sum", { a: 2, b: 3 })] },
-          { match: "run", toolCalls: [call("shell", { command: "echo ran > ran.txt" })] },
-          { text: "All done." },
-        ]),
-      ]),
-      startSparkServe([
-        "--engine",
-        "scripted",
-        "--script",
-        await scriptFile(home, "looping.json", [{ toolCalls: [call("list_dir", { path: "." })] }]),
-      ]),
+      startSparkServe(
+        [],
+        testEngineEnv({
+          script: await scriptFile(home, "answering.json", [
+            { match: "add", toolCalls: [call("mcp__everything__get-sum", { a: 2, b: 3 })] },
+            { match: "run", toolCalls: [call("shell", { command: "echo ran > ran.txt" })] },
+            { text: "All done." },
+          ]),
+        }),
+      ),
+      startSparkServe(
+        [],
+        testEngineEnv({
+          script: await scriptFile(home, "looping.json", [{ toolCalls: [call("list_dir", { path: "." })] }]),
+        }),
+      ),
     ]);
   }, 60_000);
 

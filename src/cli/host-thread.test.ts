@@ -8,6 +8,7 @@ import type { ThreadEvent } from "../protocol/agent.js";
 import { SparkError } from "../protocol/errors.js";
 import { HostThread } from "./host-thread.js";
 import { LocalAgentHost } from "./local-agent-host.js";
+import { scriptedTiers } from "./test-engine.js";
 
 let local: LocalAgentHost;
 let client: HostClient;
@@ -19,8 +20,7 @@ beforeAll(async () => {
   execFileSync("git", ["init", "-q"], { cwd: dir });
   local = await LocalAgentHost.start({
     cwd: dir,
-    engine: "scripted",
-    scripted: { tokensPerSecond: 200 },
+    loadTier: scriptedTiers({ "*": { tokensPerSecond: 200 } }),
     sessionsDir: await mkdtemp(path.join(os.tmpdir(), "spark-host-thread-sessions-")),
     prewarm: false,
   });

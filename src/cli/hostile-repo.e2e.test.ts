@@ -7,6 +7,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { startSparkServe } from "../engine/upstream/test-support/spark-serve-process.js";
 import type { ThreadItem } from "../protocol/agent.js";
+import { testEngineEnv } from "./test-engine.js";
 import { runSpark } from "./test-support/spark-binary.js";
 
 const SECRET = "hunter2-hostile-repo-secret";
@@ -156,7 +157,7 @@ describe("a hostile repository (the real binary)", () => {
       ]),
     );
     await writeFile(path.join(outside, "secret.txt"), SECRET);
-    await using serve = await startSparkServe(["--engine", "scripted", "--script", script]);
+    await using serve = await startSparkServe([], testEngineEnv({ script }));
     const exec = (prompt: string, ...flags: string[]) =>
       runSpark(["exec", "--json", "--server", serve.url, "--api-key", "k-test", ...flags, prompt], repo, env);
 

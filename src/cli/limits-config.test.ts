@@ -6,6 +6,7 @@ import WebSocket from "ws";
 import { loadConfig } from "../config/spark-config.js";
 import { startSparkServe } from "../engine/upstream/test-support/spark-serve-process.js";
 import { connectHost } from "../host/test-support/host-client.js";
+import { testEngineEnv } from "./test-engine.js";
 
 async function userConfig(text: string): Promise<{ file: string; cwd: string }> {
   const dir = await mkdtemp(path.join(os.tmpdir(), "spark-limits-"));
@@ -52,7 +53,7 @@ describe("[limits] in config.toml", () => {
   test("bounds a running spark serve: its connections and each thread's queue", async () => {
     const { file } = await userConfig("[limits]\nmax_connections = 3\nmax_queued_turns = 1\n");
     process.env.SPARK_CONFIG = file;
-    await using serve = await startSparkServe(["--engine", "scripted", "--tokens-per-second", "20"]);
+    await using serve = await startSparkServe([], testEngineEnv({ tokensPerSecond: 20 }));
     const base = serve.url.replace(/^http/, "ws");
     const host = await connectHost(`${base}/agent`);
     host.send({ type: "thread.start", request_id: "start" });

@@ -9,7 +9,7 @@ const ask = (...messages: ChatMessage[]) => ({ messages });
 const user = (content: string): ChatMessage => ({ role: "user", content });
 const tool: ChatMessage = { role: "tool", callId: "c", name: "apply_patch", content: "ok" };
 
-describe("scripted engine scripts (spark serve --engine scripted --script)", () => {
+describe("scripted engine scripts (SPARK_TEST_ENGINE's script)", () => {
   test("plain entries are served in order, cycling; match entries answer the user messages that contain them", () => {
     const script = parseScript(
       JSON.stringify([

@@ -27,7 +27,7 @@ const scriptSchema = z.array(replySchema).min(1);
 export type ScriptFileEntry = z.infer<typeof replySchema>;
 
 /**
- * The replies of `spark serve --engine scripted --script <file.json>`: a JSON array such as
+ * The replies of the scripted engine that `SPARK_TEST_ENGINE='{"script":"<file.json>"}'` asks for (test-engine.ts): a JSON array such as
  * `[{ "match": "rename", "toolCalls": [{ "name": "apply_patch", "arguments": "{...}" }] },
  * { "text": "Done." }]`. Plain entries (no `match`) are served in order, like the scripted
  * engine's own arrays; `match` entries answer the user messages that contain their text, so a

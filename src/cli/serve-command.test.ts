@@ -8,7 +8,8 @@ import { describe, expect, test } from "vitest";
 import WebSocket from "ws";
 import { testModelPath } from "../engine/test-support/test-model.js";
 import { startSparkServe } from "../engine/upstream/test-support/spark-serve-process.js";
-import { isLoopbackHost, serveKeys } from "./serve-command.js";
+import { isLoopbackHost, serveKeys } from "./serve-options.js";
+import { testEngineEnv } from "./test-engine.js";
 
 const bin = fileURLToPath(new URL("../../bin/spark.js", import.meta.url));
 
@@ -69,8 +70,9 @@ async function stateHome(): Promise<string> {
 
 describe("spark serve (the real binary)", () => {
   test("serves the scripted engine until Ctrl+C, then exits cleanly", async () => {
-    const run = spark(["serve", "--engine", "scripted", "--port", "0", "--no-auth"], {
+    const run = spark(["serve", "--port", "0", "--no-auth"], {
       SPARK_HOME: await stateHome(),
+      ...testEngineEnv(),
     });
     const [, url] = await waitFor(run.stderr, /HTTP\s+(http:\/\/\S+)\/v1/, run.exit);
     const client = new OpenAI({ baseURL: `${url}/v1`, apiKey: "unused", maxRetries: 0 });
@@ -82,7 +84,7 @@ describe("spark serve (the real binary)", () => {
 
   test("by default requires a random key, kept in a 0600 state file that is removed on exit", async () => {
     const home = await stateHome();
-    const run = spark(["serve", "--engine", "scripted", "--port", "0"], { SPARK_HOME: home });
+    const run = spark(["serve", "--port", "0"], { SPARK_HOME: home, ...testEngineEnv() });
     const [, url, port] = await waitFor(run.stderr, /HTTP\s+(http:\/\/127\.0\.0\.1:(\d+))\/v1/, run.exit);
     await waitFor(run.stderr, /Press Ctrl\+C/, run.exit);
     const file = path.join(home, "servers", `${port}.json`);
@@ -119,10 +121,10 @@ describe("spark serve (the real binary)", () => {
   }, 60_000);
 
   test("--no-auth is refused off loopback, and together with a key", async () => {
-    const open = spark(["serve", "--engine", "scripted", "--port", "0", "--no-auth", "--host", "0.0.0.0"]);
+    const open = spark(["serve", "--port", "0", "--no-auth", "--host", "0.0.0.0"]);
     expect(await open.exit).toBe(1);
     expect(open.stderr()).toMatch(/^spark: --no-auth is only for a loopback address, not --host 0\.0\.0\.0/m);
-    const both = spark(["serve", "--engine", "scripted", "--port", "0", "--no-auth", "--api-key", "k"]);
+    const both = spark(["serve", "--port", "0", "--no-auth", "--api-key", "k"]);
     expect(await both.exit).toBe(1);
     expect(both.stderr()).toContain("--no-auth and an API key");
   });
@@ -149,6 +151,18 @@ describe("spark serve (the real binary)", () => {
     const run = spark(["serve", "--port", "http"]);
     expect(await run.exit).toBe(1);
     expect(run.stderr()).toContain("expected a whole number from 0 to 65535");
+  });
+
+  test("the scripted engine is no flag; a SPARK_TEST_ENGINE that is not its JSON object is one clear error", async () => {
+    const flag = spark(["serve", "--engine", "scripted", "--port", "0"]);
+    expect(await flag.exit).toBe(1);
+    expect(flag.stderr()).toMatch(/argument 'scripted' is invalid/);
+    const env = spark(["serve", "--port", "0", "--no-auth"], {
+      SPARK_HOME: await stateHome(),
+      SPARK_TEST_ENGINE: "scripted",
+    });
+    expect(await env.exit).toBe(1);
+    expect(env.stderr()).toMatch(/^spark: SPARK_TEST_ENGINE is not a JSON object/m);
   });
 });
 

@@ -16,6 +16,7 @@ import {
   randomJson,
 } from "../server/test-support/fuzz-inputs.js";
 import { clientFrame, closePayload, RawWebSocket } from "../server/test-support/raw-websocket.js";
+import { testEngineEnv } from "./test-engine.js";
 
 /**
  * Hostile input against the real `spark serve` process (the scripted engine): malformed frames and
@@ -35,7 +36,7 @@ interface Serve {
   url: string;
 }
 
-/** Starts `spark serve --engine scripted` on a free port; resolves once it printed its address. */
+/** Starts `spark serve` on the scripted engine, on a free port; resolves once it printed its address. */
 async function startServe(): Promise<Serve> {
   const cwd = await mkdtemp(path.join(os.tmpdir(), "spark-fuzz-"));
   execFileSync("git", ["init", "-q"], { cwd });
@@ -43,10 +44,10 @@ async function startServe(): Promise<Serve> {
   const child = spawn(
     process.execPath,
     // Without a key the fuzz reaches past authentication into every parser.
-    [bin, "serve", "--engine", "scripted", "--port", "0", "--log", "off", "--no-auth"],
+    [bin, "serve", "--port", "0", "--log", "off", "--no-auth"],
     {
       cwd,
-      env: { ...process.env, SPARK_SESSIONS_DIR: sessions, SPARK_HOME: sessions },
+      env: { ...process.env, SPARK_SESSIONS_DIR: sessions, SPARK_HOME: sessions, ...testEngineEnv() },
       stdio: ["ignore", "ignore", "pipe"],
     },
   );

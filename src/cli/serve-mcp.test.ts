@@ -3,6 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { connectHost, type HostTestClient } from "../host/test-support/host-client.js";
+import { testEngineEnv } from "./test-engine.js";
 import { runSpark, startWorkspaceServe, type WorkspaceServe } from "./test-support/spark-binary.js";
 
 /** The reference MCP server from npm, run over stdio with this Node. */
@@ -26,7 +27,7 @@ beforeAll(async () => {
       { text: "All done." },
     ]),
   );
-  serve = await startWorkspaceServe(["--engine", "scripted", "--script", script], { SPARK_CONFIG: config });
+  serve = await startWorkspaceServe([], { SPARK_CONFIG: config, ...testEngineEnv({ script }) });
   watcher = await connectHost(`${serve.state.url.replace(/^http/, "ws")}/v1/agent`, [
     "spark.v1",
     `spark.key.${Buffer.from(serve.state.key!).toString("base64url")}`,

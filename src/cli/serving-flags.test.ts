@@ -3,12 +3,13 @@ import { fileURLToPath } from "node:url";
 import OpenAI from "openai";
 import { describe, expect, test } from "vitest";
 import { startSparkServe } from "../engine/upstream/test-support/spark-serve-process.js";
+import { testEngineEnv } from "./test-engine.js";
 
 const bin = fileURLToPath(new URL("../../bin/spark.js", import.meta.url));
 
 describe("spark serve: upstream engine, admission and metrics flags (the real binary)", () => {
   test("fronts another spark serve as its upstream, with limits, public metrics and JSON logs", async () => {
-    await using upstream = await startSparkServe(["--engine", "scripted"]);
+    await using upstream = await startSparkServe([], testEngineEnv());
     await using front = await startSparkServe([
       "--engine",
       "upstream",

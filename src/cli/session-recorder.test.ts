@@ -7,6 +7,7 @@ import { readSession } from "../agent/transcript.js";
 import type { ThreadEvent, ThreadInfo } from "../protocol/agent.js";
 import { AgentRuntime } from "./agent-runtime.js";
 import { SessionRecorder } from "./session-recorder.js";
+import { scriptedTiers } from "./test-engine.js";
 
 const info: ThreadInfo = {
   id: "thr_recorder",
@@ -72,7 +73,7 @@ describe("session recorder", () => {
     execFileSync("git", ["init", "-q"], { cwd: dir });
     await using runtime = await AgentRuntime.start({
       cwd: dir,
-      engine: "scripted",
+      loadTier: scriptedTiers({ "*": {} }),
       sessionsDir: sessions,
       prewarm: false,
     });

@@ -2,7 +2,7 @@ import type { ResolvedConfig, TierConfig } from "../config/spark-config.js";
 import type { Engine } from "../engine/engine.js";
 import { LazyEngine } from "../engine/lazy-engine.js";
 import { LlamaEngine } from "../engine/llama/llama-engine.js";
-import { ScriptedEngine, type ScriptedEngineOptions } from "../engine/scripted/scripted-engine.js";
+import { ScriptedEngine } from "../engine/scripted/scripted-engine.js";
 import { UpstreamEngine } from "../engine/upstream/upstream-engine.js";
 import { kvStateSettings } from "../models/kv-state-settings.js";
 import type { DownloadProgress } from "../models/model-download.js";
@@ -16,14 +16,13 @@ export interface TierChoice {
 }
 
 /**
- * Applies `--model` and `--engine` to the configured tiers. `--model NAME` naming a declared tier
- * starts on that tier; any other value keeps its old meaning, a GGUF path or hf: URI that the
- * default tier runs on the embedded engine. `--engine scripted` makes the default tier scripted.
- * `--draft-model` gives the tier a session starts on a draft model.
+ * Applies `--model` to the configured tiers. `--model NAME` naming a declared tier starts on that
+ * tier; any other value keeps its old meaning, a GGUF path or hf: URI that the default tier runs on
+ * the embedded engine. `--draft-model` gives the tier a session starts on a draft model.
  */
 export function chooseTiers(
   config: Pick<ResolvedConfig, "defaultTier" | "tiers">,
-  flags: { model?: string; engine?: "llama" | "scripted"; contextSize?: number; draftModel?: string },
+  flags: { model?: string; contextSize?: number; draftModel?: string },
 ): TierChoice {
   const tiers = { ...config.tiers };
   const draft = flags.draftModel ? { draft_model: flags.draftModel } : {};
@@ -35,15 +34,17 @@ export function chooseTiers(
   let tier: TierConfig = tiers[name] ?? { engine: "llama" };
   if (flags.model)
     tier = { engine: "llama", model: flags.model, ...(tier.context ? { context: tier.context } : {}) };
-  if (flags.engine === "scripted") tier = { ...tier, engine: "scripted" };
   if (flags.contextSize) tier = { ...tier, context: flags.contextSize };
   tiers[name] = { ...tier, ...draft };
   return { defaultTier: name, tiers };
 }
 
+/** Makes one tier's engine; its id is the tier's name. */
+export type TierLoader = (name: string, tier: TierConfig, options: TierEngineOptions) => Promise<Engine>;
+
 export interface TierEngineOptions {
-  /** Scripted tiers' options by tier name (demos, tests); `*` applies to the others. */
-  scripted?: Record<string, ScriptedEngineOptions>;
+  /** Makes each tier's engine (the scripted engine, in tests: see test-engine.ts). Default: {@link loadTierEngine}. */
+  load?: TierLoader;
   /** Where upstream tiers' `api_key_env` and the KV state cache's settings are read. Default: process.env. */
   env?: NodeJS.ProcessEnv;
   /** Progress of downloading and loading a llama tier's model. */
@@ -63,11 +64,7 @@ export async function loadTierEngine(
 ): Promise<Engine> {
   switch (tier.engine) {
     case "scripted":
-      return new ScriptedEngine({
-        ...(options.scripted?.[name] ?? options.scripted?.["*"]),
-        id: name,
-        ...(tier.context ? { contextSize: tier.context } : {}),
-      });
+      return new ScriptedEngine({ id: name, ...(tier.context ? { contextSize: tier.context } : {}) });
     case "upstream": {
       const apiKey = tier.api_key_env ? (options.env ?? process.env)[tier.api_key_env] : undefined;
       return UpstreamEngine.create({
@@ -110,12 +107,13 @@ export async function tierRegistry(
   options: TierEngineOptions = {},
 ): Promise<ModelRegistry> {
   const models = new ModelRegistry();
+  const load = options.load ?? loadTierEngine;
   try {
     // Added first: the default for requests that name no model.
     const name = choice.defaultTier;
     const tier = choice.tiers[name]!;
     if (options.background) {
-      const loading = loadTierEngine(name, tier, {
+      const loading = load(name, tier, {
         ...options,
         onProgress: (stage, fraction) => {
           if (stage === "load") models.setProgress(name, fraction);
@@ -126,14 +124,14 @@ export async function tierRegistry(
         engine: tier.engine,
         ...(tier.context ? { contextSize: tier.context } : {}),
       });
-    } else models.add(name, await loadTierEngine(name, tier, options));
+    } else models.add(name, await load(name, tier, options));
     for (const [name, tier] of Object.entries(choice.tiers)) {
       if (name === choice.defaultTier) continue;
       const quiet = { ...options, onProgress: undefined };
       if (tier.engine === "llama") {
         const info = { id: name, engine: "llama" as const, contextSize: tier.context ?? 32768 };
-        models.add(name, new LazyEngine(info, () => loadTierEngine(name, tier, quiet)));
-      } else models.add(name, loadTierEngine(name, tier, quiet));
+        models.add(name, new LazyEngine(info, () => load(name, tier, quiet)));
+      } else models.add(name, load(name, tier, quiet));
     }
   } catch (error) {
     await models.dispose();

@@ -3,6 +3,7 @@ import { mkdir, mkdtemp, readFile, realpath, writeFile } from "node:fs/promises"
 import os from "node:os";
 import path from "node:path";
 import { afterEach, expect, test } from "vitest";
+import { testEngineEnv } from "./test-engine.js";
 import { sparkBin, tmuxSession } from "./test-support/spark-binary.js";
 
 const bin = sparkBin;
@@ -14,17 +15,33 @@ afterEach(() => {
   term.kill();
 });
 
+/** tmux's `-e` arguments that give the session's `spark` the scripted engine. */
+function scripted(options: Parameters<typeof testEngineEnv>[0] = {}): string[] {
+  return Object.entries(testEngineEnv(options)).flatMap(([name, value]) => ["-e", `${name}=${value}`]);
+}
+
 test("the real spark binary in a terminal: type, watch it stream, Esc interrupts", async () => {
   const repo = await mkdtemp(path.join(os.tmpdir(), "spark-tui-"));
   const sessions = await mkdtemp(path.join(os.tmpdir(), "spark-tui-sessions-"));
   await writeFile(path.join(repo, "a.ts"), "export const a = 1;\n");
   execFileSync("git", ["init", "-q"], { cwd: repo });
-  const command = [
-    `cd ${repo} &&`,
-    `SPARK_SESSIONS_DIR=${sessions}`,
-    `"${process.execPath}" "${bin}" --engine scripted --tokens-per-second 40`,
-  ].join(" ");
-  tmux("new-session", "-d", "-s", session, "-x", "120", "-y", "40", "-e", "CI=false", command);
+  const command = [`cd ${repo} &&`, `SPARK_SESSIONS_DIR=${sessions}`, `"${process.execPath}" "${bin}"`].join(
+    " ",
+  );
+  tmux(
+    "new-session",
+    "-d",
+    "-s",
+    session,
+    "-x",
+    "120",
+    "-y",
+    "40",
+    "-e",
+    "CI=false",
+    ...scripted({ tokensPerSecond: 40 }),
+    command,
+  );
 
   await waitForScreen(/Esc interrupt|\/help/);
   const words = Array.from({ length: 120 }, (_, i) => `word${i}`).join(" ");
@@ -47,12 +64,10 @@ test("the real spark binary: a message typed and entered the moment it starts ru
   const repo = await mkdtemp(path.join(os.tmpdir(), "spark-tui-"));
   const sessions = await mkdtemp(path.join(os.tmpdir(), "spark-tui-sessions-"));
   execFileSync("git", ["init", "-q"], { cwd: repo });
-  const command = [
-    `cd ${repo} &&`,
-    `SPARK_SESSIONS_DIR=${sessions}`,
-    `"${process.execPath}" "${bin}" --engine scripted`,
-  ].join(" ");
-  tmux("new-session", "-d", "-s", session, "-x", "120", "-y", "40", "-e", "CI=false", command);
+  const command = [`cd ${repo} &&`, `SPARK_SESSIONS_DIR=${sessions}`, `"${process.execPath}" "${bin}"`].join(
+    " ",
+  );
+  tmux("new-session", "-d", "-s", session, "-x", "120", "-y", "40", "-e", "CI=false", ...scripted(), command);
   // Typed at once: before the terminal is raw, while the view mounts or the session starts.
   tmux("send-keys", "-t", session, "-l", "Say hi");
   tmux("send-keys", "-t", session, "Enter");
@@ -73,15 +88,16 @@ test("the real spark binary asks whether to trust a project's config; y records 
   const command = [
     `cd ${repo} &&`,
     `SPARK_HOME=${home} SPARK_CONFIG=${path.join(home, "none.toml")} SPARK_SESSIONS_DIR=${home}`,
-    `"${process.execPath}" "${bin}" --engine scripted`,
+    `"${process.execPath}" "${bin}"`,
   ].join(" ");
-  tmux("new-session", "-d", "-s", session, "-x", "120", "-y", "40", "-e", "CI=false", command);
+  tmux("new-session", "-d", "-s", session, "-x", "120", "-y", "40", "-e", "CI=false", ...scripted(), command);
   const asked = await waitForScreen(/Trust this project\?/);
   expect(asked).toContain("tiers.exfil");
   tmux("send-keys", "-t", session, "-l", "y");
   await waitForScreen(/its settings apply/);
+  // The session starts with the project's settings: its only tier (here scripted) is the default.
+  // (The answer shows before the trust is written; the session starts after.)
+  await waitForScreen(/exfil · idle/);
   const trusted = JSON.parse(await readFile(path.join(home, "trusted-projects.json"), "utf8"));
   expect(Object.keys(trusted.projects)).toEqual([await realpath(repo)]);
-  // The session starts with the project's settings: its only tier (here scripted) is the default.
-  await waitForScreen(/exfil · idle/);
 }, 60_000);

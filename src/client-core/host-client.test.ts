@@ -1,6 +1,7 @@
 import { describe, expect, test } from "vitest";
 import type { McpServerInfo, ThreadInfo } from "../protocol/agent.js";
 import { HostClient, type HostClientError, type HostClientOptions } from "./host-client.js";
+import { reconnectDelay } from "./host-connection.js";
 import { keySubprotocol, type SocketFactory, type WebSocketLike, WS_OPEN } from "./socket.js";
 import type { StampedEvent } from "./thread-view.js";
 
@@ -79,7 +80,6 @@ function harness(options: Partial<HostClientOptions> = {}) {
     url: "ws://host/v1/agent",
     createSocket,
     reconnectDelayMs: 1,
-    jitter: 0,
     ...options,
   });
   const events: StampedEvent[] = [];
@@ -140,6 +140,17 @@ describe("connecting", () => {
     expect(h.client.status).toBe("closed");
   });
 
+  test("with retryFirstConnect, a failed first connection is retried until one opens", async () => {
+    const h = harness({ retryFirstConnect: true });
+    const connecting = h.client.connect();
+    h.sockets[0]!.drop();
+    expect(h.client.status).toBe("reconnecting");
+    (await h.socket(2)).open();
+    await connecting;
+    expect(h.client.status).toBe("open");
+    h.client.dispose();
+  });
+
   test("a request while not connected throws not_connected", async () => {
     const h = harness();
     await expect(h.client.request({ type: "turn.interrupt", thread_id: "thr_1" })).rejects.toMatchObject({
@@ -194,7 +205,7 @@ describe("request ids", () => {
     expect(errors).toEqual([wireError]);
   });
 
-  test("once the host echoes ids, an event of another face's request does not settle this one", async () => {
+  test("an event of another face's request does not settle this one; an ack of no request is dropped", async () => {
     const h = harness();
     const socket = await h.connected();
     socket.receive(stamped({ type: "thread.started", thread: info }, 0));
@@ -229,48 +240,86 @@ describe("request ids", () => {
   });
 });
 
-describe("a host that does not echo request ids", () => {
-  test("requests settle on the events they cause", async () => {
+describe("answers without a pending request", () => {
+  test("an error without an id (a frame too broken to carry one) rejects no request: it is an error event", async () => {
+    const h = harness();
+    const socket = await h.connected();
+    const errors: unknown[] = [];
+    h.client.on("error", (error) => errors.push(error));
+    let settled = false;
+    const steer = h.client.request({ type: "turn.steer", thread_id: "thr_1", input: "a" }).finally(() => {
+      settled = true;
+    });
+    socket.receive({ type: "error", error: wireError });
+    expect(errors).toEqual([wireError]);
+    await Promise.resolve();
+    expect(settled).toBe(false);
+    socket.receive({ type: "ack", request_id: "r1" });
+    await expect(steer).resolves.toBeUndefined();
+  });
+
+  test("an event alone does not settle a request: only its ack does", async () => {
+    const h = harness();
+    const socket = await h.connected();
+    let settled = false;
+    const turn = h.client.request({ type: "turn.start", thread_id: "thr_1", input: "hi" }).finally(() => {
+      settled = true;
+    });
+    socket.receive(stamped({ type: "thread.started", thread: info }, 0));
+    socket.receive(stamped({ type: "turn.started", turn_id: "t1", input: "hi" }, 1));
+    await Promise.resolve();
+    expect(settled).toBe(false);
+    socket.receive({ type: "ack", request_id: "r1", thread_id: "thr_1" });
+    await expect(turn).resolves.toBeUndefined();
+  });
+});
+
+describe("following a thread", () => {
+  test("resumeThread resolves with the info of the replay once acked, and delivers the replay", async () => {
+    const h = harness();
+    const socket = await h.connected();
+    const resumed = h.client.resumeThread("thr_1");
+    expect(await socket.nthSent(1)).toEqual({
+      type: "thread.resume",
+      thread_id: "thr_1",
+      after_seq: -1,
+      request_id: "r1",
+    });
+    socket.receive(stamped({ type: "thread.started", thread: info }, 0));
+    socket.receive(stamped({ type: "turn.started", turn_id: "t1", input: "hi" }, 1));
+    socket.receive({ type: "ack", request_id: "r1", thread_id: "thr_1" });
+    expect(await resumed).toEqual(info);
+    expect(h.events.map((event) => event.seq)).toEqual([0, 1]);
+  });
+
+  test("a failed resume stops following the thread: its later events are not delivered", async () => {
+    const h = harness();
+    const socket = await h.connected();
+    const resumed = h.client.resumeThread("thr_1");
+    socket.receive({ type: "error", request_id: "r1", error: wireError });
+    await expect(resumed).rejects.toMatchObject({ code: "host_error", message: "No such thread." });
+    socket.receive(stamped({ type: "turn.started", turn_id: "t1", input: "hi" }, 1));
+    expect(h.events).toEqual([]);
+    expect(h.client.lastSeq("thr_1")).toBe(-1);
+  });
+
+  test("an ack of a thread never announced is a host_error", async () => {
     const h = harness();
     const socket = await h.connected();
     const started = h.client.startThread();
-    socket.receive(stamped({ type: "thread.started", thread: info }, 0));
-    expect(await started).toEqual(info);
-    const turn = h.client.request({ type: "turn.start", thread_id: "thr_1", input: "hi" });
-    socket.receive(stamped({ type: "turn.started", turn_id: "t1", input: "hi" }, 1));
-    await expect(turn).resolves.toBeUndefined();
-    const approval = h.client.request({
-      type: "approval.respond",
-      thread_id: "thr_1",
-      approval_id: "ap1",
-      approved: true,
-    });
-    socket.receive(stamped({ type: "approval.resolved", approval_id: "ap2", approved: true }, 2));
-    socket.receive(stamped({ type: "approval.resolved", approval_id: "ap1", approved: true }, 3));
-    await expect(approval).resolves.toBeUndefined();
-  });
-
-  test("an error without an id rejects the oldest waiting request", async () => {
-    const h = harness();
-    const socket = await h.connected();
-    const first = h.client.request({ type: "turn.steer", thread_id: "thr_1", input: "a" });
-    const second = h.client.request({ type: "turn.steer", thread_id: "thr_1", input: "b" });
-    socket.receive({ type: "error", error: wireError });
-    await expect(first).rejects.toMatchObject({ code: "host_error" });
-    socket.receive(stamped({ type: "thread.started", thread: info }, 0));
-    socket.receive({ type: "error", error: { ...wireError, message: "second" } });
-    await expect(second).rejects.toMatchObject({ message: "second" });
+    socket.receive({ type: "ack", request_id: "r1", thread_id: "thr_9" });
+    await expect(started).rejects.toMatchObject({ code: "host_error" });
   });
 });
 
 describe("listing", () => {
-  test("list(workspace) sends the workspace and resolves with the thread.list, not the ack", async () => {
+  test("list(workspace) sends the workspace and resolves, on the ack, with the thread.list before it", async () => {
     const h = harness();
     const socket = await h.connected();
     const listed = h.client.list("/w");
     expect(await socket.nthSent(1)).toEqual({ type: "thread.list", workspace: "/w", request_id: "r1" });
-    socket.receive({ type: "ack", request_id: "r1" });
     socket.receive({ type: "thread.list", threads: [info] });
+    socket.receive({ type: "ack", request_id: "r1" });
     expect(await listed).toEqual([info]);
   });
 });
@@ -281,6 +330,7 @@ describe("reconnecting", () => {
     const socket = await h.connected();
     const started = h.client.startThread();
     socket.receive(stamped({ type: "thread.started", thread: info }, 0));
+    socket.receive({ type: "ack", request_id: "r1", thread_id: "thr_1" });
     await started;
     socket.receive(stamped({ type: "turn.started", turn_id: "t1", input: "hi" }, 1));
     return { h, socket };
@@ -330,15 +380,20 @@ describe("reconnecting", () => {
     expect(h.client.lastSeq("thr_1")).toBe(7);
   });
 
-  test("backoff doubles from the first delay up to the cap, spread by the jitter", async () => {
+  test("backoff doubles from the first delay up to 5 s, spread by ±25%", () => {
+    expect([0, 1, 2, 3].map((attempt) => reconnectDelay(attempt, 10, 0.5))).toEqual([10, 20, 40, 80]);
+    expect(reconnectDelay(20, 10, 0.5)).toBe(5000);
+    expect(reconnectDelay(0, 100, 0)).toBe(75);
+    expect(reconnectDelay(0, 100, 0.999_999)).toBe(125);
+    expect(reconnectDelay(20, 10, 0)).toBe(3750);
+  });
+
+  test("each failed try waits longer before the next", async () => {
     let fail = false;
     const sockets: FakeSocket[] = [];
     const client = new HostClient({
       url: "ws://host/v1/agent",
       reconnectDelayMs: 10,
-      maxReconnectDelayMs: 40,
-      jitter: 0.5,
-      random: () => 0,
       createSocket: (url, protocols, headers) => {
         if (fail) throw new Error("refused");
         const socket = new FakeSocket(url, protocols, headers);
@@ -361,7 +416,11 @@ describe("reconnecting", () => {
     sockets[0]!.drop();
     await fourTries;
     client.dispose();
-    expect(delays).toEqual([5, 10, 20, 20]);
+    // 10, 20, 40, 80 ms, each within ±25%.
+    delays.forEach((delay, attempt) => {
+      expect(delay).toBeGreaterThanOrEqual(Math.floor(10 * 2 ** attempt * 0.75));
+      expect(delay).toBeLessThanOrEqual(Math.ceil(10 * 2 ** attempt * 1.25));
+    });
   });
 
   test("dispose closes for good and is idempotent", async () => {

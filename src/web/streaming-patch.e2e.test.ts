@@ -4,6 +4,7 @@ import path from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, expect, test } from "vitest";
 import type { ScriptFileEntry } from "../cli/scripted-script.js";
+import { testEngineEnv } from "../cli/test-engine.js";
 import {
   startAttachedSpark,
   startWorkspaceServe,
@@ -124,14 +125,7 @@ afterAll(async () => {
 test("a patch grows line by line in the terminal and the browser; Esc and a steer stop it unapplied", async () => {
   const scriptFile = path.join(await mkdtemp(path.join(os.tmpdir(), "spark-streaming-patch-")), "s.json");
   await writeFile(scriptFile, JSON.stringify(script));
-  serve = await startWorkspaceServe([
-    "--engine",
-    "scripted",
-    "--script",
-    scriptFile,
-    "--tokens-per-second",
-    "20",
-  ]);
+  serve = await startWorkspaceServe([], testEngineEnv({ script: scriptFile, tokensPerSecond: 20 }));
   const { repo, state } = serve;
   await mkdir(path.join(repo, "src"));
   for (const [file, name] of [

@@ -196,23 +196,13 @@ async function main(): Promise<void> {
   const scriptFile = path.join(tmp, "script.json");
   await writeFile(scriptFile, JSON.stringify(script, null, 2));
 
-  step("spark serve --engine scripted --tokens-per-second 30");
+  step("spark serve on the scripted engine, 30 tokens a second");
   const env = { ...process.env, SPARK_HOME: path.join(tmp, "spark-home") };
-  const serveArgs = [
-    path.join(repo, "bin", "spark.js"),
-    "serve",
-    "--engine",
-    "scripted",
-    "--script",
-    scriptFile,
-    "--port",
-    "0",
-    "--tokens-per-second",
-    "30",
-  ];
+  const serveArgs = [path.join(repo, "bin", "spark.js"), "serve", "--port", "0"];
+  // SPARK_TEST_ENGINE: the scripted engine in place of a model (src/cli/test-engine.ts).
   const spark = start(process.execPath, serveArgs, {
     cwd: workspace,
-    env,
+    env: { ...env, SPARK_TEST_ENGINE: JSON.stringify({ script: scriptFile, tokens_per_second: 30 }) },
     log: path.join(artifacts, "spark-serve.log"),
   });
   const sparkUrl = await until(
@@ -241,7 +231,12 @@ async function main(): Promise<void> {
   };
   await mkdir(path.join(userData, "User"), { recursive: true });
   await writeFile(path.join(userData, "User", "settings.json"), JSON.stringify(settings, null, 2));
-  const csEnv = { ...env, PATH: `${node22}:${process.env.PATH}` };
+  // The server the extension starts for itself later runs the scripted engine too.
+  const csEnv = {
+    ...env,
+    PATH: `${node22}:${process.env.PATH}`,
+    SPARK_TEST_ENGINE: JSON.stringify({ tokens_per_second: 30 }),
+  };
   execFileSync(
     codeServer,
     ["--install-extension", vsix, "--extensions-dir", extensions, "--user-data-dir", userData],
@@ -426,7 +421,6 @@ async function main(): Promise<void> {
         "spark.serverUrl": "",
         "spark.autoStart": true,
         "spark.sparkPath": repo,
-        "spark.serveArgs": ["--engine", "scripted", "--tokens-per-second", "30"],
       }),
     );
     await page.keyboard.press("Control+s");

@@ -21,9 +21,20 @@ export class ServerProcess implements AsyncDisposable {
     this.exited = exitOf(child);
   }
 
-  /** Starts `spark serve <args> --port 0 --no-auth` (loopback) and waits for it to print its URL. */
-  static async start(args: string[]): Promise<ServerProcess> {
+  /**
+   * `start` on the scripted engine, emitting `tokensPerSecond` (0: flat out): asked for through
+   * SPARK_TEST_ENGINE (src/cli/test-engine.ts).
+   */
+  static scripted(tokensPerSecond: number, args: string[] = []): Promise<ServerProcess> {
+    return ServerProcess.start(args, {
+      SPARK_TEST_ENGINE: JSON.stringify({ tokens_per_second: tokensPerSecond }),
+    });
+  }
+
+  /** Starts `spark serve <args> --port 0 --no-auth` (loopback), `env` over this process's, and waits for it to print its URL. */
+  static async start(args: string[], env: NodeJS.ProcessEnv = {}): Promise<ServerProcess> {
     const child = spawn(process.execPath, [sparkBin(), "serve", ...args, "--port", "0", "--no-auth"], {
+      env: { ...process.env, ...env },
       stdio: ["ignore", "ignore", "pipe"],
     });
     try {

@@ -78,11 +78,7 @@ function converse(url: string, input: string): Promise<Outcome> {
  */
 export async function loadScenario(ctx: BenchContext): Promise<BenchRow[]> {
   const connections = ctx.sizes.loadConnections;
-  await using server = await ServerProcess.start([
-    "--engine",
-    "scripted",
-    "--tokens-per-second",
-    "400",
+  await using server = await ServerProcess.scripted(400, [
     "--max-concurrent",
     "4",
     "--max-queue",

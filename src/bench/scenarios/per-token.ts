@@ -159,13 +159,13 @@ async function streamChatCompletions(server: ServerProcess, input: string): Prom
 
 /**
  * Server cost per streamed token, Responses over WebSocket against Chat Completions over SSE: CPU
- * time of a `spark serve --engine scripted` child process (read alone, from /proc) and bytes on
+ * time of a `spark serve` child process on the scripted engine (read alone, from /proc) and bytes on
  * the wire, streaming one long reply flat out. Also whether one stream can outrun any model.
  */
 export async function perTokenScenario(ctx: BenchContext): Promise<BenchRow[]> {
   const words = ctx.sizes.perTokenTokens;
   const runs = ctx.sizes.perTokenRuns;
-  await using server = await ServerProcess.start(["--engine", "scripted", "--tokens-per-second", "0"]);
+  await using server = await ServerProcess.scripted(0);
   const hasProc = server.cpuMs() !== undefined;
   // Warm-up (JIT, connection set-up paths), not measured.
   await streamWebSocket(server, longInput(2000));

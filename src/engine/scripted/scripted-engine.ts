@@ -34,7 +34,7 @@ export interface ScriptedEngineOptions {
   contextSize?: number;
 }
 
-/** Echoes the last user message, so a person trying `spark serve --engine scripted` sees it work. */
+/** Echoes the last user message, so a person trying the scripted engine sees it work. */
 export const echoScript: Script = (request) => {
   const lastUser = [...request.messages].reverse().find((m) => m.role === "user");
   return { text: `You said: ${lastUser?.content ?? ""}` };

@@ -1,5 +1,6 @@
 import type OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { testEngineEnv } from "../../cli/test-engine.js";
 import { startTestServer, type TestServer } from "../../server/test-support/test-server.js";
 import { type SparkServeProcess, startSparkServe } from "./test-support/spark-serve-process.js";
 import { UpstreamEngine } from "./upstream-engine.js";
@@ -19,8 +20,8 @@ let client: OpenAI;
 
 beforeAll(async () => {
   replicas = await Promise.all([
-    startSparkServe(["--engine", "scripted", "--tokens-per-second", "50"]),
-    startSparkServe(["--engine", "scripted", "--tokens-per-second", "50"]),
+    startSparkServe([], testEngineEnv({ tokensPerSecond: 50 })),
+    startSparkServe([], testEngineEnv({ tokensPerSecond: 50 })),
   ]);
   engine = await UpstreamEngine.create({
     replicas: replicas.map((r) => r.url),

@@ -4,7 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import type { McpServerList } from "../../agent/mcp/mcp-server-list.js";
-import { type ServeStack, startServe } from "../../cli/serve-command.js";
+import { type ServeStack, startServe } from "../../cli/serve-stack.js";
 import { type Script, ScriptedEngine } from "../../engine/scripted/scripted-engine.js";
 import { buildWebApp } from "./browser.js";
 import { SocketProxy } from "./socket-proxy.js";

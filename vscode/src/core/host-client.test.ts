@@ -4,7 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import WebSocket from "ws";
-import { type ServeStack, startServe } from "../../../src/cli/serve-command.js";
+import { type ServeStack, startServe } from "../../../src/cli/serve-stack.js";
 import { HostClient, HostClientError, type ThreadRequest } from "../../../src/client-core/host-client.js";
 import type { SocketFactory, WebSocketLike } from "../../../src/client-core/socket.js";
 import {

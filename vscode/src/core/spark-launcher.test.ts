@@ -3,6 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, test } from "vitest";
+import { testEngineEnv } from "../../../src/cli/test-engine.js";
 import {
   agentSocketUrl,
   isLoopback,
@@ -76,9 +77,8 @@ describe("starting the real spark serve (built by npm test first)", () => {
     const spark = await launchSpark({
       command: resolveSparkCommand({ sparkPath: repo, cwd, env }),
       cwd,
-      env,
+      env: { ...env, ...testEngineEnv() },
       apiKey: "sekret",
-      extraArgs: ["--engine", "scripted"],
       onOutput: (line) => lines.push(line),
     });
     try {
@@ -110,8 +110,7 @@ describe("starting the real spark serve (built by npm test first)", () => {
     const spark = await launchSpark({
       command: resolveSparkCommand({ sparkPath: repo, cwd, env }),
       cwd,
-      env: { ...env, SPARK_API_KEY: "" },
-      extraArgs: ["--engine", "scripted"],
+      env: { ...env, SPARK_API_KEY: "", ...testEngineEnv() },
     });
     try {
       expect(await probeServer(spark.baseUrl)).toMatchObject({ ok: false, error: { code: "unauthorized" } });
@@ -147,8 +146,7 @@ describe("starting the real spark serve (built by npm test first)", () => {
     const options = {
       command: resolveSparkCommand({ sparkPath: repo, cwd, env }),
       cwd,
-      env,
-      extraArgs: ["--engine", "scripted"],
+      env: { ...env, ...testEngineEnv() },
     };
     await expect(launchSpark({ ...options, signal: AbortSignal.abort() })).rejects.toMatchObject({
       code: "aborted",

@@ -141,7 +141,7 @@ export interface LaunchOptions {
    * users can read). Default: none, and the server makes a key of its own.
    */
   apiKey?: string;
-  /** More arguments for `spark serve` (`--model`, `--engine scripted`, ...). Default: none. */
+  /** More arguments for `spark serve` (`--model`, `--engine upstream`, ...). Default: none. */
   extraArgs?: string[];
   /** The environment. Default: `process.env`. */
   env?: NodeJS.ProcessEnv;

@@ -19,13 +19,16 @@ export interface SparkServeProcess extends AsyncDisposable {
 }
 
 /**
- * Starts `spark serve <args> --port 0 --no-auth` (its state file in a temporary SPARK_HOME) and
- * resolves once it prints its address.
+ * Starts `spark serve <args> --port 0 --no-auth` (its state file in a temporary SPARK_HOME), with
+ * `env` over this process's environment, and resolves once it prints its address.
  */
-export async function startSparkServe(args: string[]): Promise<SparkServeProcess> {
+export async function startSparkServe(
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+): Promise<SparkServeProcess> {
   const home = await mkdtemp(path.join(os.tmpdir(), "spark-serve-home-"));
   const child = spawn(process.execPath, [bin, "serve", ...args, "--port", "0", "--no-auth"], {
-    env: { ...process.env, SPARK_HOME: home },
+    env: { ...process.env, SPARK_HOME: home, ...env },
     stdio: ["ignore", "ignore", "pipe"],
   });
   let stderr = "";
