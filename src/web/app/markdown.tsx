@@ -1,11 +1,35 @@
-import type { ComponentChildren } from "preact";
-import { highlight } from "./highlight.js";
-import { type Block, type Inline, parseMarkdown } from "./markdown-parse.js";
+import { Component, type ComponentChildren } from "preact";
+import { useRef } from "preact/hooks";
+import { highlight } from "../../client-core/highlight.js";
+import type { MarkdownBlock, MarkdownInline, TableAlign } from "../../client-core/markdown.js";
+import { MarkdownStream } from "../../client-core/markdown-stream.js";
 
-/** Agent text as Markdown with highlighted code; rendered as elements, never as HTML. */
+/**
+ * Agent text as Markdown with highlighted code, rendered as elements, never as HTML. While the
+ * text streams in, only its open tail is parsed again, and finished blocks are not re-rendered.
+ */
 export function Markdown({ text }: { text: string }) {
-  // Blocks are keyed by their first line: stable while more text streams in after them.
-  return <div class="markdown">{parseMarkdown(text).map((block) => renderBlock(block, block.line))}</div>;
+  const stream = useRef<MarkdownStream | null>(null);
+  stream.current ??= new MarkdownStream();
+  // Blocks are keyed by their index: a finished block keeps its place while text streams in after it.
+  return (
+    <div class="markdown">
+      {stream.current.update(text).map((block, index) => (
+        <BlockView key={index} block={block} />
+      ))}
+    </div>
+  );
+}
+
+/** One block; a block object never changes, so the same object needs no new render. */
+class BlockView extends Component<{ block: MarkdownBlock }> {
+  override shouldComponentUpdate(next: { block: MarkdownBlock }): boolean {
+    return next.block !== this.props.block;
+  }
+
+  override render() {
+    return renderBlock(this.props.block);
+  }
 }
 
 export function CodeBlock({ code, language }: { code: string; language: string }) {
@@ -13,11 +37,11 @@ export function CodeBlock({ code, language }: { code: string; language: string }
     <pre class="code" data-language={language || undefined}>
       {language ? <span class="code-language">{language}</span> : null}
       <code>
-        {withOffsets(highlight(code, language)).map(({ at, kind, text }) =>
+        {highlight(code, language).map(({ kind, text }, index) =>
           kind === "plain" ? (
             text
           ) : (
-            <span key={at} class={`tok-${kind}`}>
+            <span key={index} class={`tok-${kind}`}>
               {text}
             </span>
           ),
@@ -27,40 +51,60 @@ export function CodeBlock({ code, language }: { code: string; language: string }
   );
 }
 
-/** Each item with its offset in the whole, a key that stays put as text is appended. */
-function withOffsets<T extends { text: string }>(items: T[]): (T & { at: number })[] {
-  let at = 0;
-  return items.map((item) => {
-    const placed = { ...item, at };
-    at += item.text.length;
-    return placed;
-  });
+function renderBlocks(blocks: readonly MarkdownBlock[]): ComponentChildren {
+  return blocks.map((block, index) => <BlockView key={index} block={block} />);
 }
 
-function renderBlock(block: Block, key: number): ComponentChildren {
+function renderBlock(block: MarkdownBlock): ComponentChildren {
   switch (block.kind) {
     case "heading": {
       const Tag = `h${Math.min(block.level + 2, 6)}` as "h3";
-      return <Tag key={key}>{renderInline(block.inline)}</Tag>;
+      return <Tag>{renderInline(block.inline)}</Tag>;
     }
     case "paragraph":
-      return <p key={key}>{renderInline(block.inline)}</p>;
+      return <p>{renderInline(block.inline)}</p>;
+    case "text":
+      return renderInline(block.inline);
     case "code":
-      return <CodeBlock key={key} code={block.text} language={block.language} />;
+      return <CodeBlock code={block.text} language={block.language} />;
     case "list": {
-      const items = block.items.map((item) => <li key={item.line}>{renderInline(item.inline)}</li>);
-      return block.ordered ? (
-        <ol key={key} start={block.start}>
-          {items}
-        </ol>
-      ) : (
-        <ul key={key}>{items}</ul>
-      );
+      const items = block.items.map((item, index) => (
+        <li key={index}>
+          {item.checked === null ? null : <input type="checkbox" checked={item.checked} disabled />}
+          {renderBlocks(item.blocks)}
+        </li>
+      ));
+      return block.ordered ? <ol start={block.start}>{items}</ol> : <ul>{items}</ul>;
     }
     case "quote":
-      return <blockquote key={key}>{renderInline(block.inline)}</blockquote>;
+      return <blockquote>{renderBlocks(block.blocks)}</blockquote>;
+    case "table":
+      return (
+        <table>
+          <thead>
+            <tr>
+              {block.header.map((cell, index) => (
+                <th key={index} style={alignment(block.align[index])}>
+                  {renderInline(cell)}
+                </th>
+              ))}
+            </tr>
+          </thead>
+          <tbody>
+            {block.rows.map((row, at) => (
+              <tr key={at}>
+                {row.map((cell, index) => (
+                  <td key={index} style={alignment(block.align[index])}>
+                    {renderInline(cell)}
+                  </td>
+                ))}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      );
     case "rule":
-      return <hr key={key} />;
+      return <hr />;
     default: {
       const unknown: never = block;
       return String(unknown);
@@ -68,23 +112,31 @@ function renderBlock(block: Block, key: number): ComponentChildren {
   }
 }
 
-function renderInline(inline: Inline[]): ComponentChildren {
-  return inline.map((part) => {
+function alignment(align: TableAlign | undefined): { textAlign: string } | undefined {
+  return align ? { textAlign: align } : undefined;
+}
+
+function renderInline(inline: readonly MarkdownInline[]): ComponentChildren {
+  return inline.map((part, index) => {
     switch (part.kind) {
       case "text":
         return part.text;
       case "code":
-        return <code key={part.at}>{part.text}</code>;
+        return <code key={index}>{part.text}</code>;
       case "strong":
-        return <strong key={part.at}>{renderInline(part.children)}</strong>;
+        return <strong key={index}>{renderInline(part.children)}</strong>;
       case "em":
-        return <em key={part.at}>{renderInline(part.children)}</em>;
+        return <em key={index}>{renderInline(part.children)}</em>;
+      case "del":
+        return <del key={index}>{renderInline(part.children)}</del>;
       case "link":
         return (
-          <a key={part.at} href={part.href} target="_blank" rel="noopener noreferrer">
+          <a key={index} href={part.href} target="_blank" rel="noopener noreferrer">
             {renderInline(part.children)}
           </a>
         );
+      case "break":
+        return <br key={index} />;
       default: {
         const unknown: never = part;
         return String(unknown);
