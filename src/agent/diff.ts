@@ -68,7 +68,9 @@ function editScript(a: readonly TextLine[], b: readonly TextLine[]): Edit[] {
   const midY = y.slice(start, endY);
   const changes = diffArrays(midX, midY, { maxEditLength: MAX_EDIT_DISTANCE });
   const middle: Edit[] = changes
-    ? changes.flatMap((change) => new Array<Edit>(change.count).fill(change.added ? "+" : change.removed ? "-" : "="))
+    ? changes.flatMap((change) =>
+        new Array<Edit>(change.count).fill(change.added ? "+" : change.removed ? "-" : "="),
+      )
     : [...new Array<Edit>(midX.length).fill("-"), ...new Array<Edit>(midY.length).fill("+")];
   return [...new Array<Edit>(start).fill("="), ...middle, ...new Array<Edit>(x.length - endX).fill("=")];
 }

@@ -42,7 +42,11 @@ describe("highlight", () => {
     expect(highlight("fn main() {}", "brainfudge")).toEqual([{ kind: "plain", text: "fn main() {}" }]);
     expect(highlight("plain", "")).toEqual([{ kind: "plain", text: "plain" }]);
     expect(highlight("", "ts")).toEqual([]);
-    const odd = "}}} ))) \"unterminated";
-    expect(highlight(odd, "json").map((t) => t.text).join("")).toBe(odd);
+    const odd = '}}} ))) "unterminated';
+    expect(
+      highlight(odd, "json")
+        .map((t) => t.text)
+        .join(""),
+    ).toBe(odd);
   });
 });

@@ -1,17 +1,14 @@
+/// <reference path="./internal/highlight-grammars.d.ts" />
 import bash from "highlight.js/lib/languages/bash";
-import c from "highlight.js/lib/languages/c";
-import cpp from "highlight.js/lib/languages/cpp";
 import css from "highlight.js/lib/languages/css";
 import diff from "highlight.js/lib/languages/diff";
 import go from "highlight.js/lib/languages/go";
-import java from "highlight.js/lib/languages/java";
 import javascript from "highlight.js/lib/languages/javascript";
 import json from "highlight.js/lib/languages/json";
 import markdown from "highlight.js/lib/languages/markdown";
 import python from "highlight.js/lib/languages/python";
 import rust from "highlight.js/lib/languages/rust";
 import shell from "highlight.js/lib/languages/shell";
-import sql from "highlight.js/lib/languages/sql";
 import typescript from "highlight.js/lib/languages/typescript";
 import xml from "highlight.js/lib/languages/xml";
 import yaml from "highlight.js/lib/languages/yaml";
@@ -47,19 +44,15 @@ export interface CodeToken {
  */
 const lowlight = createLowlight({
   bash,
-  c,
-  cpp,
   css,
   diff,
   go,
-  java,
   javascript,
   json,
   markdown,
   python,
   rust,
   shell,
-  sql,
   typescript,
   xml,
   yaml,

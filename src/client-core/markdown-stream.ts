@@ -8,13 +8,14 @@ import { blocksOf, lexMarkdown, type MarkdownBlock } from "./markdown.js";
  * block's object stays the same while it is final, so a face can skip re-rendering it. The blocks
  * equal {@link parseMarkdown} of the whole text.
  *
- * Text that does not extend the last one (an edit, a shorter text) starts over; so does a new link
- * definition in the tail, since it can turn text in a final block into a link.
+ * Text that does not extend the last one (an edit, a shorter text) starts over; so does a link
+ * definition in the tail, while a final block might refer to it.
  */
 export class MarkdownStream {
   /** The text of the final blocks, as given. */
   private finalText = "";
   private final: MarkdownBlock[] = [];
+  /** The link definitions in the final blocks. */
   private links: Links = {};
   private text = "";
   private blocks: readonly MarkdownBlock[] = [];
@@ -25,17 +26,19 @@ export class MarkdownStream {
     if (!text.startsWith(this.finalText)) this.reset();
     let tail = text.slice(this.finalText.length);
     let tokens = lexMarkdown(tail, this.links);
-    if (Object.keys(tokens.links).some((tag) => !Object.hasOwn(this.links, tag))) {
+    const defined = Object.keys(tokens.links).some((tag) => !Object.hasOwn(this.links, tag));
+    if (defined && this.finalText.includes("[")) {
+      // A definition in the tail may turn a reference in a final block into a link.
       this.reset();
       tail = text;
       tokens = lexMarkdown(tail, {});
     }
-    this.links = tokens.links;
     const boundary = lastBoundary(tokens);
     if (boundary > 0) {
       const finished = tokens.slice(0, boundary);
       this.final.push(...blocksOf(finished));
       this.finalText += tail.slice(0, sourceLength(tail, finished));
+      addDefinitions(this.links, finished);
     }
     this.text = text;
     this.blocks = [...this.final, ...blocksOf(tokens.slice(boundary))];
@@ -49,14 +52,31 @@ export class MarkdownStream {
   }
 }
 
+/** Adds the link definitions among `tokens` (in quotes and lists too); the first of a label wins. */
+function addDefinitions(links: Links, tokens: readonly Token[]): void {
+  for (const token of tokens) {
+    if (token.type === "def") {
+      if (!Object.hasOwn(links, token.tag)) links[token.tag] = { href: token.href, title: token.title };
+    } else if (token.type === "blockquote") addDefinitions(links, token.tokens ?? []);
+    else if (token.type === "list") for (const item of token.items) addDefinitions(links, item.tokens);
+  }
+}
+
 /**
- * How many tokens are final: those up to the last blank line (a `space` token) that is followed by
- * a block. A block before it cannot change: the lexer closed it, and what streams in lands after.
+ * How many tokens are final: those up to the last blank line (a `space` token) after which a block
+ * has a whole first line. The lexer closed the blocks before it, and that line settles that
+ * nothing streaming in continues them (a "3" could still become "3. item" of the list above).
  */
 function lastBoundary(tokens: readonly Token[]): number {
-  let last = tokens.length - 1;
-  while (last >= 0 && tokens[last]!.type === "space") last--;
-  for (let i = last - 1; i >= 0; i--) if (tokens[i]!.type === "space") return i + 1;
+  let block = false;
+  let newline = false;
+  for (let i = tokens.length - 1; i >= 0; i--) {
+    const token = tokens[i]!;
+    if (token.type === "space") {
+      if (block && newline) return i + 1;
+    } else block = true;
+    newline ||= token.raw.includes("\n");
+  }
   return 0;
 }
 

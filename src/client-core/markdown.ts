@@ -126,14 +126,15 @@ const FENCE_OPEN = /^ {0,3}(`{3,}|~{3,})/;
 function codeBlockOf(token: Tokens.Code): MarkdownBlock {
   const language = (token.lang ?? "").trim().split(/\s/)[0] ?? "";
   if (token.codeBlockStyle === "indented") {
-    return { kind: "code", language, text: token.text, fence: "", open: false };
+    return { kind: "code", language, text: token.text.replace(/\n+$/, ""), fence: "", open: false };
   }
   const lines = token.raw.replace(/\n+$/, "").split("\n");
   const fence = lines[0]!.trim();
   const marker = FENCE_OPEN.exec(token.raw)?.[1] ?? "```";
   const last = lines.at(-1)?.trim() ?? "";
   // Closed when a line after the opening one is a fence of the same character, at least as long.
-  const closed = lines.length > 1 && last.length >= marker.length && /^(`+|~+)$/.test(last) && last[0] === marker[0];
+  const closed =
+    lines.length > 1 && last.length >= marker.length && /^(`+|~+)$/.test(last) && last[0] === marker[0];
   return { kind: "code", language, text: token.text, fence, open: !closed };
 }
 
@@ -185,7 +186,8 @@ function inlineOf(tokens: readonly Token[]): MarkdownInline[] {
       }
       case "image":
         // Never loaded (a remote image would tell its server who reads the answer): a link at most.
-        if (SAFE_LINK.test(token.href)) push({ kind: "link", href: token.href, children: [text(token.text || token.href)] });
+        if (SAFE_LINK.test(token.href))
+          push({ kind: "link", href: token.href, children: [text(token.text || token.href)] });
         else push(text(token.text));
         break;
       case "br":
@@ -206,7 +208,9 @@ const ENTITIES: Record<string, string> = { amp: "&", lt: "<", gt: ">", quot: '"'
 
 /** marked leaves a text's character references for an HTML renderer to resolve; a face shows text. */
 function decodeEntities(value: string): string {
-  return value.includes("&") ? value.replace(/&(amp|lt|gt|quot|apos|#39);/g, (_, name: string) => ENTITIES[name]!) : value;
+  return value.includes("&")
+    ? value.replace(/&(amp|lt|gt|quot|apos|#39);/g, (_, name: string) => ENTITIES[name]!)
+    : value;
 }
 
 function text(value: string): MarkdownInline {

@@ -18,7 +18,10 @@ function show(lines: Span[][]): string[] {
 
 describe("styleAgentText", () => {
   test("headings, inline code, bold, emphasis; code blocks highlighted between dimmed fences", () => {
-    const lines = styleAgentText("# Title\nUse `npm test` **now**, *then* go.\n```js\nconst `x` = **1**;\n```", null);
+    const lines = styleAgentText(
+      "# Title\nUse `npm test` **now**, *then* go.\n```js\nconst `x` = **1**;\n```",
+      null,
+    );
     expect(show(lines)).toEqual([
       "*Title*",
       "",
@@ -28,7 +31,7 @@ describe("styleAgentText", () => {
       "const `x` = **1**;",
       "~```~",
     ]);
-    const code = lines[4]!;
+    const code = lines[5]!;
     expect(code.find((span) => span.text === "const")?.style).toEqual({ color: "magenta" });
   });
 

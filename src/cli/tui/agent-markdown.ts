@@ -78,7 +78,7 @@ function blockLines(block: MarkdownBlock, continued = false): Line[] {
     case "code": {
       const lines: Line[] = [];
       if (block.fence && !continued) lines.push([{ text: block.fence, style: DIM }]);
-      if (block.text !== "" || !block.open) lines.push(...codeLines(block.text, block.language));
+      if (block.text !== "") lines.push(...codeLines(block.text, block.language));
       if (!block.open && block.fence) lines.push([{ text: /^(`+|~+)/.exec(block.fence)![0], style: DIM }]);
       return lines;
     }
@@ -122,7 +122,10 @@ function codeLines(code: string, language: string): Line[] {
   for (const token of highlight(code, language)) {
     token.text.split("\n").forEach((part, index) => {
       if (index > 0) lines.push([]);
-      if (part) lines.at(-1)!.push({ text: part, ...(CODE_COLOURS[token.kind] ? { style: CODE_COLOURS[token.kind] } : {}) });
+      if (part)
+        lines
+          .at(-1)!
+          .push({ text: part, ...(CODE_COLOURS[token.kind] ? { style: CODE_COLOURS[token.kind] } : {}) });
     });
   }
   return lines;
@@ -157,7 +160,8 @@ function inlineLines(inline: readonly MarkdownInline[], style: SpanStyle): Line[
           break;
         case "link": {
           walk(part.children, { ...own, underline: true });
-          const label = part.children.length === 1 && part.children[0]!.kind === "text" ? part.children[0]!.text : "";
+          const label =
+            part.children.length === 1 && part.children[0]!.kind === "text" ? part.children[0]!.text : "";
           if (label !== part.href && `mailto:${label}` !== part.href) add(` (${part.href})`, DIM);
           break;
         }
@@ -177,15 +181,21 @@ function inlineLines(inline: readonly MarkdownInline[], style: SpanStyle): Line[
 
 function tableLines(block: Extract<MarkdownBlock, { kind: "table" }>): Line[] {
   const flat = (cell: readonly MarkdownInline[]) =>
-    inlineLines(cell, {}).flat().map((span) => span.text).join("");
+    inlineLines(cell, {})
+      .flat()
+      .map((span) => span.text)
+      .join("");
   const header = block.header.map(flat);
   const rows = block.rows.map((row) => row.map(flat));
-  const widths = header.map((cell, index) => Math.max(cell.length, ...rows.map((row) => row[index]?.length ?? 0)));
+  const widths = header.map((cell, index) =>
+    Math.max(cell.length, ...rows.map((row) => row[index]?.length ?? 0)),
+  );
   const pad = (cell: string, index: number) => {
     const width = widths[index] ?? cell.length;
     const align = block.align[index];
     if (align === "right") return cell.padStart(width);
-    if (align === "center") return cell.padStart(cell.length + Math.floor((width - cell.length) / 2)).padEnd(width);
+    if (align === "center")
+      return cell.padStart(cell.length + Math.floor((width - cell.length) / 2)).padEnd(width);
     return cell.padEnd(width);
   };
   const row = (cells: readonly string[], style?: SpanStyle): Line =>

@@ -55,9 +55,7 @@ export function AgentText({
       h(
         Text,
         { key: index },
-        spans.length === 0
-          ? " "
-          : spans.map((span, at) => h(Text, { key: at, ...span.style }, span.text)),
+        spans.length === 0 ? " " : spans.map((span, at) => h(Text, { key: at, ...span.style }, span.text)),
       ),
     ),
   );

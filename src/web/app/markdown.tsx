@@ -1,4 +1,4 @@
-import { Component, type ComponentChildren } from "preact";
+import { Component, type ComponentChildren, Fragment } from "preact";
 import { useRef } from "preact/hooks";
 import { highlight } from "../../client-core/highlight.js";
 import type { MarkdownBlock, MarkdownInline, TableAlign } from "../../client-core/markdown.js";
@@ -11,14 +11,7 @@ import { MarkdownStream } from "../../client-core/markdown-stream.js";
 export function Markdown({ text }: { text: string }) {
   const stream = useRef<MarkdownStream | null>(null);
   stream.current ??= new MarkdownStream();
-  // Blocks are keyed by their index: a finished block keeps its place while text streams in after it.
-  return (
-    <div class="markdown">
-      {stream.current.update(text).map((block, index) => (
-        <BlockView key={index} block={block} />
-      ))}
-    </div>
-  );
+  return <div class="markdown">{renderBlocks(stream.current.update(text))}</div>;
 }
 
 /** One block; a block object never changes, so the same object needs no new render. */
@@ -41,6 +34,7 @@ export function CodeBlock({ code, language }: { code: string; language: string }
           kind === "plain" ? (
             text
           ) : (
+            // biome-ignore lint/suspicious/noArrayIndexKey: tokens of a growing block are appended; a place is an identity
             <span key={index} class={`tok-${kind}`}>
               {text}
             </span>
@@ -52,7 +46,10 @@ export function CodeBlock({ code, language }: { code: string; language: string }
 }
 
 function renderBlocks(blocks: readonly MarkdownBlock[]): ComponentChildren {
-  return blocks.map((block, index) => <BlockView key={index} block={block} />);
+  return blocks.map((block, index) => (
+    // biome-ignore lint/suspicious/noArrayIndexKey: Markdown grows only at its end while it streams; a place is an identity
+    <BlockView key={index} block={block} />
+  ));
 }
 
 function renderBlock(block: MarkdownBlock): ComponentChildren {
@@ -69,6 +66,7 @@ function renderBlock(block: MarkdownBlock): ComponentChildren {
       return <CodeBlock code={block.text} language={block.language} />;
     case "list": {
       const items = block.items.map((item, index) => (
+        // biome-ignore lint/suspicious/noArrayIndexKey: items are only appended while a list streams in
         <li key={index}>
           {item.checked === null ? null : <input type="checkbox" checked={item.checked} disabled />}
           {renderBlocks(item.blocks)}
@@ -82,23 +80,12 @@ function renderBlock(block: MarkdownBlock): ComponentChildren {
       return (
         <table>
           <thead>
-            <tr>
-              {block.header.map((cell, index) => (
-                <th key={index} style={alignment(block.align[index])}>
-                  {renderInline(cell)}
-                </th>
-              ))}
-            </tr>
+            <TableRow tag="th" cells={block.header} align={block.align} />
           </thead>
           <tbody>
-            {block.rows.map((row, at) => (
-              <tr key={at}>
-                {row.map((cell, index) => (
-                  <td key={index} style={alignment(block.align[index])}>
-                    {renderInline(cell)}
-                  </td>
-                ))}
-              </tr>
+            {block.rows.map((cells, index) => (
+              // biome-ignore lint/suspicious/noArrayIndexKey: rows are only appended while a table streams in
+              <TableRow key={index} tag="td" cells={cells} align={block.align} />
             ))}
           </tbody>
         </table>
@@ -112,35 +99,57 @@ function renderBlock(block: MarkdownBlock): ComponentChildren {
   }
 }
 
-function alignment(align: TableAlign | undefined): { textAlign: string } | undefined {
-  return align ? { textAlign: align } : undefined;
+function TableRow({
+  tag: Cell,
+  cells,
+  align,
+}: {
+  tag: "th" | "td";
+  cells: MarkdownInline[][];
+  align: TableAlign[];
+}) {
+  return (
+    <tr>
+      {cells.map((cell, index) => (
+        // biome-ignore lint/suspicious/noArrayIndexKey: a cell's column is its identity
+        <Cell key={index} style={align[index] ? { textAlign: align[index] } : undefined}>
+          {renderInline(cell)}
+        </Cell>
+      ))}
+    </tr>
+  );
 }
 
 function renderInline(inline: readonly MarkdownInline[]): ComponentChildren {
-  return inline.map((part, index) => {
-    switch (part.kind) {
-      case "text":
-        return part.text;
-      case "code":
-        return <code key={index}>{part.text}</code>;
-      case "strong":
-        return <strong key={index}>{renderInline(part.children)}</strong>;
-      case "em":
-        return <em key={index}>{renderInline(part.children)}</em>;
-      case "del":
-        return <del key={index}>{renderInline(part.children)}</del>;
-      case "link":
-        return (
-          <a key={index} href={part.href} target="_blank" rel="noopener noreferrer">
-            {renderInline(part.children)}
-          </a>
-        );
-      case "break":
-        return <br key={index} />;
-      default: {
-        const unknown: never = part;
-        return String(unknown);
-      }
+  return inline.map((part, index) => (
+    // biome-ignore lint/suspicious/noArrayIndexKey: inline content grows only at its end; a place is an identity
+    <Fragment key={index}>{renderPart(part)}</Fragment>
+  ));
+}
+
+function renderPart(part: MarkdownInline): ComponentChildren {
+  switch (part.kind) {
+    case "text":
+      return part.text;
+    case "code":
+      return <code>{part.text}</code>;
+    case "strong":
+      return <strong>{renderInline(part.children)}</strong>;
+    case "em":
+      return <em>{renderInline(part.children)}</em>;
+    case "del":
+      return <del>{renderInline(part.children)}</del>;
+    case "link":
+      return (
+        <a href={part.href} target="_blank" rel="noopener noreferrer">
+          {renderInline(part.children)}
+        </a>
+      );
+    case "break":
+      return <br />;
+    default: {
+      const unknown: never = part;
+      return String(unknown);
     }
-  });
+  }
 }

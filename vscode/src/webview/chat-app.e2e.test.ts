@@ -198,13 +198,24 @@ describe("the VS Code chat view", () => {
   });
 
   test("an agent message streams in as Markdown: finished blocks keep their nodes, HTML stays text", async () => {
-    const say = (text: string): ThreadEvent => ({ type: "item.delta", turn_id: "t3", item_id: "m1", delta: text });
+    const say = (text: string): ThreadEvent => ({
+      type: "item.delta",
+      turn_id: "t3",
+      item_id: "m1",
+      delta: text,
+    });
     await post(
       {
         type: "turn.completed",
         turn_id: "t2",
         status: "completed",
-        stats: { timeToFirstTokenMs: 1, tokensPerSecond: 1, inputTokens: 1, cachedInputTokens: 0, outputTokens: 1 },
+        stats: {
+          timeToFirstTokenMs: 1,
+          tokensPerSecond: 1,
+          inputTokens: 1,
+          cachedInputTokens: 0,
+          outputTokens: 1,
+        },
       },
       { type: "turn.started", turn_id: "t3", input: "explain" },
       { type: "item.started", turn_id: "t3", item: { type: "agent_message", id: "m1", text: "" } },
@@ -218,11 +229,14 @@ describe("the VS Code chat view", () => {
       "Here is the plan <b onclick=alert(1)>x</b>:",
     );
     await expect(message.locator("b").count()).resolves.toBe(0);
-    await expect(message.locator("a").evaluateAll((links) => links.map((a) => a.getAttribute("href")))).resolves.toEqual([
-      "https://d.dev",
-    ]);
+    await expect(
+      message.locator("a").evaluateAll((links) => links.map((a) => a.getAttribute("href"))),
+    ).resolves.toEqual(["https://d.dev"]);
     // Tag the finished paragraph's node: later deltas must not replace it.
-    await message.locator("p").first().evaluate((p) => Object.assign(p, { kept: true }));
+    await message
+      .locator("p")
+      .first()
+      .evaluate((p) => Object.assign(p, { kept: true }));
 
     await post(say("ch it\n\n```ts\n// why\nconst a"));
     await message.locator("pre code .tok-keyword").waitFor();
@@ -235,7 +249,10 @@ describe("the VS Code chat view", () => {
       "Patch it",
     ]);
     await expect(
-      message.locator("p").first().evaluate((p) => (p as unknown as { kept?: boolean }).kept === true),
+      message
+        .locator("p")
+        .first()
+        .evaluate((p) => (p as unknown as { kept?: boolean }).kept === true),
     ).resolves.toBe(true);
   });
 });

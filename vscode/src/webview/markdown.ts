@@ -29,7 +29,8 @@ export class MarkdownView {
   update(text: string): void {
     const blocks = this.stream.update(text);
     let same = 0;
-    while (same < blocks.length && same < this.shown.length && this.shown[same]!.block === blocks[same]) same++;
+    while (same < blocks.length && same < this.shown.length && this.shown[same]!.block === blocks[same])
+      same++;
     for (const { node } of this.shown.splice(same)) node.parentNode?.removeChild(node);
     for (const block of blocks.slice(same)) {
       const node = blockNode(this.doc, block);
