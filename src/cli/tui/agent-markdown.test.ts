@@ -1,5 +1,7 @@
-import { describe, expect, test } from "vitest";
-import { fenceOpenAfter, type Span, styleAgentText } from "./agent-markdown.js";
+import { beforeAll, describe, expect, test } from "vitest";
+import { fenceOpenAfter, loadHighlighter, type Span, styleAgentText } from "./agent-markdown.js";
+
+beforeAll(() => loadHighlighter());
 
 /** Each line as text, with `*bold*`, `_italic_` and `<cyan>` marks where the terminal styles it. */
 function show(lines: Span[][]): string[] {

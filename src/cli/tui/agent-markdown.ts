@@ -1,4 +1,4 @@
-import { type CodeTokenKind, highlight } from "../../client-core/highlight.js";
+import type { CodeToken, CodeTokenKind } from "../../client-core/highlight.js";
 import { type MarkdownBlock, type MarkdownInline, parseMarkdown } from "../../client-core/markdown.js";
 
 /** How a run of agent text is drawn: Ink `<Text>` properties. */
@@ -18,6 +18,25 @@ export interface Span {
 }
 
 type Line = Span[];
+
+/**
+ * The highlighter, once loaded. Importing lowlight takes about 0.1 s (it loads every grammar
+ * highlight.js has), so the terminal loads it when the first message is shown, not at start;
+ * code shows plain until it is in.
+ */
+let highlight: ((code: string, language: string) => CodeToken[]) | null = null;
+let loading: Promise<void> | null = null;
+
+/** Starts loading the highlighter (once); resolves when code is highlighted, or stays plain for good. */
+export function loadHighlighter(): Promise<void> {
+  loading ??= import("../../client-core/highlight.js").then(
+    (module) => {
+      highlight = module.highlight;
+    },
+    () => {},
+  );
+  return loading;
+}
 
 const DIM: SpanStyle = { dimColor: true };
 const CODE_COLOURS: Record<CodeTokenKind, SpanStyle | undefined> = {
@@ -42,6 +61,7 @@ const CODE_COLOURS: Record<CodeTokenKind, SpanStyle | undefined> = {
  * block's fence line ("```ts") when the text starts inside one, else null.
  */
 export function styleAgentText(text: string, fence: string | null): Line[] {
+  void loadHighlighter();
   const lines: Line[] = [];
   if (fence === null) {
     // Blank lines that part this chunk from the one before it.
@@ -119,7 +139,7 @@ function containerLines(blocks: readonly MarkdownBlock[]): Line[] {
 
 function codeLines(code: string, language: string): Line[] {
   const lines: Line[] = [[]];
-  for (const token of highlight(code, language)) {
+  for (const token of highlight ? highlight(code, language) : [{ kind: "plain" as const, text: code }]) {
     token.text.split("\n").forEach((part, index) => {
       if (index > 0) lines.push([]);
       if (part)

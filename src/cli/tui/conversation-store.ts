@@ -13,7 +13,7 @@ import {
   type Tone,
 } from "../../client-core/thread-view.js";
 import type { HostThreadEvent, McpServerInfo, ThreadEvent, ThreadItem } from "../../protocol/agent.js";
-import { fenceOpenAfter } from "./agent-markdown.js";
+import { fenceOpenAfter, loadHighlighter } from "./agent-markdown.js";
 import type { ToolCallItem } from "./tool-summary.js";
 
 export type { PendingApproval, Tone };
@@ -241,6 +241,8 @@ export class ConversationStore {
     this.printed.add(entry.id);
     switch (entry.kind) {
       case "user":
+        // Code in the answer is highlighted: load the highlighter while the model starts.
+        void loadHighlighter();
         this.push({ kind: "user", text: entry.text, steer: entry.steer });
         return;
       case "tool":
