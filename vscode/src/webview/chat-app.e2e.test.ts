@@ -38,6 +38,14 @@ const delta = (text: string): ThreadEvent => ({
   delta: text,
 });
 
+/** The end of a turn, as the host reports it. */
+const completed = (turnId: string): ThreadEvent => ({
+  type: "turn.completed",
+  turn_id: turnId,
+  status: "completed",
+  stats: { timeToFirstTokenMs: 1, tokensPerSecond: 1, inputTokens: 1, cachedInputTokens: 0, outputTokens: 1 },
+});
+
 /** Sends the view a message as the extension does (this file is compiled without the DOM's types). */
 async function send(message: ToWebview): Promise<void> {
   await page.evaluate(
@@ -157,18 +165,7 @@ describe("the VS Code chat view", () => {
 
   test("a patch stopped while written shows why; Esc still stops the turn with it in view", async () => {
     await post(
-      {
-        type: "turn.completed",
-        turn_id: "t1",
-        status: "completed",
-        stats: {
-          timeToFirstTokenMs: 1,
-          tokensPerSecond: 1,
-          inputTokens: 1,
-          cachedInputTokens: 0,
-          outputTokens: 1,
-        },
-      },
+      completed("t1"),
       { type: "turn.started", turn_id: "t2", input: "again" },
       { type: "item.started", turn_id: "t2", item: { ...call, id: "c2" } },
       {
@@ -205,18 +202,7 @@ describe("the VS Code chat view", () => {
       delta: text,
     });
     await post(
-      {
-        type: "turn.completed",
-        turn_id: "t2",
-        status: "completed",
-        stats: {
-          timeToFirstTokenMs: 1,
-          tokensPerSecond: 1,
-          inputTokens: 1,
-          cachedInputTokens: 0,
-          outputTokens: 1,
-        },
-      },
+      completed("t2"),
       { type: "turn.started", turn_id: "t3", input: "explain" },
       { type: "item.started", turn_id: "t3", item: { type: "agent_message", id: "m1", text: "" } },
       say("Here is the **plan** <b onclick=alert(1)>x</b>:\n\n"),
