@@ -3,8 +3,9 @@ import { blocksOf, lexMarkdown, type MarkdownBlock } from "./markdown.js";
 
 /**
  * Markdown that streams in, parsed as it grows: the blocks before the last blank line that no
- * block spans (a list, a fence or an HTML block can hold blank lines) are final, are kept with
- * their tree, and are never lexed again; each update lexes only the open tail after them. A
+ * block spans (a list, a fence or an HTML block can hold blank lines), once the block after it has
+ * a whole first line, are final, are kept with their tree, and are never lexed again; each update
+ * lexes only the open tail after them. A
  * block's object stays the same while it is final, so a face can skip re-rendering it. The blocks
  * equal {@link parseMarkdown} of the whole text.
  *
