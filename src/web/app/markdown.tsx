@@ -25,7 +25,7 @@ class BlockView extends Component<{ block: MarkdownBlock }> {
   }
 }
 
-export function CodeBlock({ code, language }: { code: string; language: string }) {
+function CodeBlock({ code, language }: { code: string; language: string }) {
   return (
     <pre class="code" data-language={language || undefined}>
       {language ? <span class="code-language">{language}</span> : null}
