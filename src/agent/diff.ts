@@ -1,3 +1,4 @@
+import { diffArrays } from "diff";
 import type { DiffHunk, DiffLine, FileDiff } from "../protocol/agent.js";
 import { splitLines, type TextLine } from "../protocol/text-lines.js";
 
@@ -40,7 +41,7 @@ export function formatUnifiedDiff(diff: FileDiff): string {
   return `${out.join("\n")}\n`;
 }
 
-/** The edits turning `a` into `b`: common prefix and suffix, and Myers' shortest script between. */
+/** The edits turning `a` into `b`: common prefix and suffix, and jsdiff's shortest script between. */
 function editScript(a: readonly TextLine[], b: readonly TextLine[]): Edit[] {
   // Line endings are part of a line's identity: a file converted to CRLF shows every line changed.
   const ids = new Map<string, number>();
@@ -53,8 +54,8 @@ function editScript(a: readonly TextLine[], b: readonly TextLine[]): Edit[] {
     }
     return id;
   };
-  const x = Int32Array.from(a, intern);
-  const y = Int32Array.from(b, intern);
+  const x = a.map(intern);
+  const y = b.map(intern);
   let start = 0;
   while (start < x.length && start < y.length && x[start] === y[start]) start++;
   let endX = x.length;
@@ -63,75 +64,15 @@ function editScript(a: readonly TextLine[], b: readonly TextLine[]): Edit[] {
     endX--;
     endY--;
   }
-  const midX = x.subarray(start, endX);
-  const midY = y.subarray(start, endY);
-  const middle: Edit[] = myers(midX, midY) ?? [
-    ...new Array<Edit>(midX.length).fill("-"),
-    ...new Array<Edit>(midY.length).fill("+"),
-  ];
+  const midX = x.slice(start, endX);
+  const midY = y.slice(start, endY);
+  const changes = diffArrays(midX, midY, { maxEditLength: MAX_EDIT_DISTANCE });
+  const middle: Edit[] = changes
+    ? changes.flatMap((change) =>
+        new Array<Edit>(change.count).fill(change.added ? "+" : change.removed ? "-" : "="),
+      )
+    : [...new Array<Edit>(midX.length).fill("-"), ...new Array<Edit>(midY.length).fill("+")];
   return [...new Array<Edit>(start).fill("="), ...middle, ...new Array<Edit>(x.length - endX).fill("=")];
-}
-
-/** Myers' O((N+M)D) diff; null when the files differ in more than MAX_EDIT_DISTANCE lines. */
-function myers(a: Int32Array, b: Int32Array): Edit[] | null {
-  const n = a.length;
-  const m = b.length;
-  if (n === 0) return new Array<Edit>(m).fill("+");
-  if (m === 0) return new Array<Edit>(n).fill("-");
-  const limit = Math.min(n + m, MAX_EDIT_DISTANCE);
-  const offset = limit + 1;
-  const v = new Int32Array(2 * limit + 3);
-  // snapshots[d][k + d] is the furthest x on diagonal k after step d.
-  const snapshots: Int32Array[] = [];
-  for (let d = 0; d <= limit; d++) {
-    let done = false;
-    for (let k = -d; k <= d; k += 2) {
-      let px =
-        k === -d || (k !== d && v[offset + k - 1]! < v[offset + k + 1]!)
-          ? v[offset + k + 1]!
-          : v[offset + k - 1]! + 1;
-      let py = px - k;
-      while (px < n && py < m && a[px] === b[py]) {
-        px++;
-        py++;
-      }
-      v[offset + k] = px;
-      if (px >= n && py >= m) done = true;
-    }
-    snapshots.push(v.slice(offset - d, offset + d + 1));
-    if (done) return backtrack(snapshots, n, m);
-  }
-  return null;
-}
-
-function backtrack(snapshots: readonly Int32Array[], n: number, m: number): Edit[] {
-  const edits: Edit[] = [];
-  let x = n;
-  let y = m;
-  for (let d = snapshots.length - 1; d > 0; d--) {
-    const prev = snapshots[d - 1]!;
-    const at = (k: number) => prev[k + d - 1]!;
-    const k = x - y;
-    const down = k === -d || (k !== d && at(k - 1) < at(k + 1));
-    const prevK = down ? k + 1 : k - 1;
-    const prevX = at(prevK);
-    const prevY = prevX - prevK;
-    const startX = down ? prevX : prevX + 1;
-    while (x > startX) {
-      edits.push("=");
-      x--;
-      y--;
-    }
-    edits.push(down ? "+" : "-");
-    x = prevX;
-    y = prevY;
-  }
-  while (x > 0 && y > 0) {
-    edits.push("=");
-    x--;
-    y--;
-  }
-  return edits.reverse();
 }
 
 function hunksOf(edits: readonly Edit[], a: readonly TextLine[], b: readonly TextLine[]): DiffHunk[] {

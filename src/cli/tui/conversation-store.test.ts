@@ -48,7 +48,7 @@ describe("ConversationStore", () => {
     const { apply } = storeWithClock();
     let view = apply(started, message(), delta("Hello"), delta(" world"));
     expect(view.phase).toBe("streaming");
-    expect(view.streaming).toEqual({ text: "Hello world", continued: false, fenced: false });
+    expect(view.streaming).toEqual({ text: "Hello world", continued: false, fenced: null });
     expect(agentTexts(view.entries)).toEqual([]);
     view = apply(delta(".\nNext"));
     expect(agentTexts(view.entries)).toEqual(["Hello world."]);
@@ -93,8 +93,8 @@ describe("ConversationStore", () => {
     );
     const chunks = view.entries.filter((e) => e.kind === "agent");
     expect(chunks.map((e) => e.kind === "agent" && [e.text, e.fenced])).toEqual([
-      ["Code:\n```ts\nconst a = 1;", false],
-      ["```\nafter", true],
+      ["Code:\n```ts\nconst a = 1;", null],
+      ["```\nafter", "```ts"],
     ]);
   });
 

@@ -13,7 +13,7 @@ import {
   type Tone,
 } from "../../client-core/thread-view.js";
 import type { HostThreadEvent, McpServerInfo, ThreadEvent, ThreadItem } from "../../protocol/agent.js";
-import { fenceOpenAfter } from "./agent-markdown.js";
+import { fenceOpenAfter, loadHighlighter } from "./agent-markdown.js";
 import type { ToolCallItem } from "./tool-summary.js";
 
 export type { PendingApproval, Tone };
@@ -25,10 +25,10 @@ export type { PendingApproval, Tone };
 export type Entry =
   | { kind: "user"; key: string; text: string; steer: boolean }
   /**
-   * Whole lines of an agent message; `first` marks the message's first chunk, `fenced` that it
-   * starts inside a code block.
+   * Whole lines of an agent message; `first` marks the message's first chunk, `fenced` is the fence
+   * line of the code block it starts inside ("```ts"), if any.
    */
-  | { kind: "agent"; key: string; text: string; first: boolean; fenced: boolean }
+  | { kind: "agent"; key: string; text: string; first: boolean; fenced: string | null }
   | { kind: "tool"; key: string; item: ToolCallItem }
   | { kind: "notice"; key: string; text: string; tone: Tone }
   /** The agent's MCP servers as `/mcp` lists them. */
@@ -50,7 +50,7 @@ export interface ConversationView {
    * The unfinished tail (a partial line, maybe after blank lines) of the message being streamed;
    * `continued` when earlier lines of the message are already entries.
    */
-  streaming: { text: string; continued: boolean; fenced: boolean } | null;
+  streaming: { text: string; continued: boolean; fenced: string | null } | null;
   running: readonly ToolCallItem[];
   approvals: readonly PendingApproval[];
   /** Messages queued with Tab, until their turn starts. */
@@ -77,8 +77,8 @@ interface Printing {
   /** Characters of the message's text already printed, or dropped as leading blank lines. */
   consumed: number;
   started: boolean;
-  /** Whether the printed part has left a code block open. */
-  fenced: boolean;
+  /** The fence line of the code block the printed part has left open, if any. */
+  fenced: string | null;
 }
 
 /**
@@ -241,6 +241,8 @@ export class ConversationStore {
     this.printed.add(entry.id);
     switch (entry.kind) {
       case "user":
+        // Code in the answer is highlighted: load the highlighter while the model starts.
+        void loadHighlighter();
         this.push({ kind: "user", text: entry.text, steer: entry.steer });
         return;
       case "tool":
@@ -255,7 +257,7 @@ export class ConversationStore {
         if (!printing) {
           // Never streamed here (a resumed session's history): the whole message at once.
           const text = entry.text.trim();
-          if (text) this.push({ kind: "agent", text, first: true, fenced: false });
+          if (text) this.push({ kind: "agent", text, first: true, fenced: null });
           return;
         }
         const rest = entry.text.slice(printing.consumed);
@@ -275,7 +277,7 @@ export class ConversationStore {
   private streamLines(entry: Extract<CoreEntry, { kind: "agent" }>): ConversationView["streaming"] {
     let printing = this.printing.get(entry.id);
     if (!printing) {
-      printing = { consumed: 0, started: false, fenced: false };
+      printing = { consumed: 0, started: false, fenced: null };
       this.printing.set(entry.id, printing);
     }
     let text = entry.text.slice(printing.consumed);

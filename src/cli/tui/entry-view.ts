@@ -1,7 +1,7 @@
 import { Box, Text } from "ink";
 import React from "react";
 import { patchPreviewOf } from "../../client-core/streaming-patch.js";
-import { type Span, styleAgentText } from "./agent-markdown.js";
+import { styleAgentText } from "./agent-markdown.js";
 import type { Entry, Tone } from "./conversation-store.js";
 import { type DisplayRow, diffRows, outputRows, previewRows } from "./display-rows.js";
 import { McpServersView } from "./mcp-servers-view.js";
@@ -44,10 +44,10 @@ export function AgentText({
   marginTop,
 }: {
   text: string;
-  fenced: boolean;
+  fenced: string | null;
   marginTop: number;
 }): React.ReactElement {
-  const { lines } = styleAgentText(text, fenced);
+  const lines = styleAgentText(text, fenced);
   return h(
     Box,
     { flexDirection: "column", marginTop },
@@ -55,25 +55,10 @@ export function AgentText({
       h(
         Text,
         { key: index },
-        spans.length === 0
-          ? " "
-          : spans.map((span, at) => h(Text, { key: at, ...spanStyle(span) }, span.text)),
+        spans.length === 0 ? " " : spans.map((span, at) => h(Text, { key: at, ...span.style }, span.text)),
       ),
     ),
   );
-}
-
-function spanStyle(span: Span): { bold?: boolean; color?: string; dimColor?: boolean } {
-  switch (span.style) {
-    case "bold":
-      return { bold: true };
-    case "code":
-      return { color: "cyan" };
-    case "dim":
-      return { dimColor: true };
-    default:
-      return {};
-  }
 }
 
 export function toneStyle(tone: Tone): { color?: string; dimColor?: boolean } {

@@ -1,23 +1,41 @@
-import type { ComponentChildren } from "preact";
-import { highlight } from "./highlight.js";
-import { type Block, type Inline, parseMarkdown } from "./markdown-parse.js";
+import { Component, type ComponentChildren, Fragment } from "preact";
+import { useRef } from "preact/hooks";
+import { highlight } from "../../client-core/highlight.js";
+import type { MarkdownBlock, MarkdownInline, TableAlign } from "../../client-core/markdown.js";
+import { MarkdownStream } from "../../client-core/markdown-stream.js";
 
-/** Agent text as Markdown with highlighted code; rendered as elements, never as HTML. */
+/**
+ * Agent text as Markdown with highlighted code, rendered as elements, never as HTML. While the
+ * text streams in, only its open tail is parsed again, and finished blocks are not re-rendered.
+ */
 export function Markdown({ text }: { text: string }) {
-  // Blocks are keyed by their first line: stable while more text streams in after them.
-  return <div class="markdown">{parseMarkdown(text).map((block) => renderBlock(block, block.line))}</div>;
+  const stream = useRef<MarkdownStream | null>(null);
+  stream.current ??= new MarkdownStream();
+  return <div class="markdown">{renderBlocks(stream.current.update(text))}</div>;
 }
 
-export function CodeBlock({ code, language }: { code: string; language: string }) {
+/** One block; a block object never changes, so the same object needs no new render. */
+class BlockView extends Component<{ block: MarkdownBlock }> {
+  override shouldComponentUpdate(next: { block: MarkdownBlock }): boolean {
+    return next.block !== this.props.block;
+  }
+
+  override render() {
+    return renderBlock(this.props.block);
+  }
+}
+
+function CodeBlock({ code, language }: { code: string; language: string }) {
   return (
     <pre class="code" data-language={language || undefined}>
       {language ? <span class="code-language">{language}</span> : null}
       <code>
-        {withOffsets(highlight(code, language)).map(({ at, kind, text }) =>
+        {highlight(code, language).map(({ kind, text }, index) =>
           kind === "plain" ? (
             text
           ) : (
-            <span key={at} class={`tok-${kind}`}>
+            // biome-ignore lint/suspicious/noArrayIndexKey: tokens of a growing block are appended; a place is an identity
+            <span key={index} class={`tok-${kind}`}>
               {text}
             </span>
           ),
@@ -27,40 +45,53 @@ export function CodeBlock({ code, language }: { code: string; language: string }
   );
 }
 
-/** Each item with its offset in the whole, a key that stays put as text is appended. */
-function withOffsets<T extends { text: string }>(items: T[]): (T & { at: number })[] {
-  let at = 0;
-  return items.map((item) => {
-    const placed = { ...item, at };
-    at += item.text.length;
-    return placed;
-  });
+function renderBlocks(blocks: readonly MarkdownBlock[]): ComponentChildren {
+  return blocks.map((block, index) => (
+    // biome-ignore lint/suspicious/noArrayIndexKey: Markdown grows only at its end while it streams; a place is an identity
+    <BlockView key={index} block={block} />
+  ));
 }
 
-function renderBlock(block: Block, key: number): ComponentChildren {
+function renderBlock(block: MarkdownBlock): ComponentChildren {
   switch (block.kind) {
     case "heading": {
       const Tag = `h${Math.min(block.level + 2, 6)}` as "h3";
-      return <Tag key={key}>{renderInline(block.inline)}</Tag>;
+      return <Tag>{renderInline(block.inline)}</Tag>;
     }
     case "paragraph":
-      return <p key={key}>{renderInline(block.inline)}</p>;
+      return <p>{renderInline(block.inline)}</p>;
+    case "text":
+      return renderInline(block.inline);
     case "code":
-      return <CodeBlock key={key} code={block.text} language={block.language} />;
+      return <CodeBlock code={block.text} language={block.language} />;
     case "list": {
-      const items = block.items.map((item) => <li key={item.line}>{renderInline(item.inline)}</li>);
-      return block.ordered ? (
-        <ol key={key} start={block.start}>
-          {items}
-        </ol>
-      ) : (
-        <ul key={key}>{items}</ul>
-      );
+      const items = block.items.map((item, index) => (
+        // biome-ignore lint/suspicious/noArrayIndexKey: items are only appended while a list streams in
+        <li key={index}>
+          {item.checked === null ? null : <input type="checkbox" checked={item.checked} disabled />}
+          {renderBlocks(item.blocks)}
+        </li>
+      ));
+      return block.ordered ? <ol start={block.start}>{items}</ol> : <ul>{items}</ul>;
     }
     case "quote":
-      return <blockquote key={key}>{renderInline(block.inline)}</blockquote>;
+      return <blockquote>{renderBlocks(block.blocks)}</blockquote>;
+    case "table":
+      return (
+        <table>
+          <thead>
+            <TableRow tag="th" cells={block.header} align={block.align} />
+          </thead>
+          <tbody>
+            {block.rows.map((cells, index) => (
+              // biome-ignore lint/suspicious/noArrayIndexKey: rows are only appended while a table streams in
+              <TableRow key={index} tag="td" cells={cells} align={block.align} />
+            ))}
+          </tbody>
+        </table>
+      );
     case "rule":
-      return <hr key={key} />;
+      return <hr />;
     default: {
       const unknown: never = block;
       return String(unknown);
@@ -68,27 +99,57 @@ function renderBlock(block: Block, key: number): ComponentChildren {
   }
 }
 
-function renderInline(inline: Inline[]): ComponentChildren {
-  return inline.map((part) => {
-    switch (part.kind) {
-      case "text":
-        return part.text;
-      case "code":
-        return <code key={part.at}>{part.text}</code>;
-      case "strong":
-        return <strong key={part.at}>{renderInline(part.children)}</strong>;
-      case "em":
-        return <em key={part.at}>{renderInline(part.children)}</em>;
-      case "link":
-        return (
-          <a key={part.at} href={part.href} target="_blank" rel="noopener noreferrer">
-            {renderInline(part.children)}
-          </a>
-        );
-      default: {
-        const unknown: never = part;
-        return String(unknown);
-      }
+function TableRow({
+  tag: Cell,
+  cells,
+  align,
+}: {
+  tag: "th" | "td";
+  cells: MarkdownInline[][];
+  align: TableAlign[];
+}) {
+  return (
+    <tr>
+      {cells.map((cell, index) => (
+        // biome-ignore lint/suspicious/noArrayIndexKey: a cell's column is its identity
+        <Cell key={index} style={align[index] ? { textAlign: align[index] } : undefined}>
+          {renderInline(cell)}
+        </Cell>
+      ))}
+    </tr>
+  );
+}
+
+function renderInline(inline: readonly MarkdownInline[]): ComponentChildren {
+  return inline.map((part, index) => (
+    // biome-ignore lint/suspicious/noArrayIndexKey: inline content grows only at its end; a place is an identity
+    <Fragment key={index}>{renderPart(part)}</Fragment>
+  ));
+}
+
+function renderPart(part: MarkdownInline): ComponentChildren {
+  switch (part.kind) {
+    case "text":
+      return part.text;
+    case "code":
+      return <code>{part.text}</code>;
+    case "strong":
+      return <strong>{renderInline(part.children)}</strong>;
+    case "em":
+      return <em>{renderInline(part.children)}</em>;
+    case "del":
+      return <del>{renderInline(part.children)}</del>;
+    case "link":
+      return (
+        <a href={part.href} target="_blank" rel="noopener noreferrer">
+          {renderInline(part.children)}
+        </a>
+      );
+    case "break":
+      return <br />;
+    default: {
+      const unknown: never = part;
+      return String(unknown);
     }
-  });
+  }
 }

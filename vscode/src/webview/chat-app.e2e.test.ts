@@ -38,6 +38,14 @@ const delta = (text: string): ThreadEvent => ({
   delta: text,
 });
 
+/** The end of a turn, as the host reports it. */
+const completed = (turnId: string): ThreadEvent => ({
+  type: "turn.completed",
+  turn_id: turnId,
+  status: "completed",
+  stats: { timeToFirstTokenMs: 1, tokensPerSecond: 1, inputTokens: 1, cachedInputTokens: 0, outputTokens: 1 },
+});
+
 /** Sends the view a message as the extension does (this file is compiled without the DOM's types). */
 async function send(message: ToWebview): Promise<void> {
   await page.evaluate(
@@ -157,18 +165,7 @@ describe("the VS Code chat view", () => {
 
   test("a patch stopped while written shows why; Esc still stops the turn with it in view", async () => {
     await post(
-      {
-        type: "turn.completed",
-        turn_id: "t1",
-        status: "completed",
-        stats: {
-          timeToFirstTokenMs: 1,
-          tokensPerSecond: 1,
-          inputTokens: 1,
-          cachedInputTokens: 0,
-          outputTokens: 1,
-        },
-      },
+      completed("t1"),
       { type: "turn.started", turn_id: "t2", input: "again" },
       { type: "item.started", turn_id: "t2", item: { ...call, id: "c2" } },
       {
@@ -195,5 +192,53 @@ describe("the VS Code chat view", () => {
     });
     await page.locator(".entry.tool.failed .output", { hasText: "Not applied" }).waitFor();
     await expect(page.locator(".entry.tool.streaming").count()).resolves.toBe(0);
+  });
+
+  test("an agent message streams in as Markdown: finished blocks keep their nodes, HTML stays text", async () => {
+    const say = (text: string): ThreadEvent => ({
+      type: "item.delta",
+      turn_id: "t3",
+      item_id: "m1",
+      delta: text,
+    });
+    await post(
+      completed("t2"),
+      { type: "turn.started", turn_id: "t3", input: "explain" },
+      { type: "item.started", turn_id: "t3", item: { type: "agent_message", id: "m1", text: "" } },
+      say("Here is the **plan** <b onclick=alert(1)>x</b>:\n\n"),
+      say("1. Read [docs](https://d.dev) and [this](javascript:alert(1))\n2. Pat"),
+    );
+    const message = page.locator(".entry.agent").last();
+    await message.locator("ol li", { hasText: "Pat" }).waitFor();
+    await expect(message.locator("p strong").textContent()).resolves.toBe("plan");
+    await expect(message.locator("p").first().textContent()).resolves.toBe(
+      "Here is the plan <b onclick=alert(1)>x</b>:",
+    );
+    await expect(message.locator("b").count()).resolves.toBe(0);
+    await expect(
+      message.locator("a").evaluateAll((links) => links.map((a) => a.getAttribute("href"))),
+    ).resolves.toEqual(["https://d.dev"]);
+    // Tag the finished paragraph's node: later deltas must not replace it.
+    await message
+      .locator("p")
+      .first()
+      .evaluate((p) => Object.assign(p, { kept: true }));
+
+    await post(say("ch it\n\n```ts\n// why\nconst a"));
+    await message.locator("pre code .tok-keyword").waitFor();
+    await expect(message.locator("pre code .tok-comment").textContent()).resolves.toBe("// why");
+    await post(say(" = 1;\n```\n\nDone."));
+    await message.locator("p", { hasText: "Done." }).waitFor();
+    await expect(message.locator("pre code").textContent()).resolves.toBe("// why\nconst a = 1;");
+    await expect(message.locator("ol li").allTextContents()).resolves.toEqual([
+      "Read docs and this",
+      "Patch it",
+    ]);
+    await expect(
+      message
+        .locator("p")
+        .first()
+        .evaluate((p) => (p as unknown as { kept?: boolean }).kept === true),
+    ).resolves.toBe(true);
   });
 });

@@ -12,7 +12,7 @@ import {
 } from "../../../src/client-core/thread-view.js";
 import { type FileDiff, type McpServerInfo, sandboxLabel } from "../../../src/protocol/agent.js";
 import { type DiffTextLine, hunkLines, type PreviewFileView, patchPreviewView } from "../core/diff-lines.js";
-import { renderMarkdown } from "./markdown.js";
+import { MarkdownView, renderMarkdown } from "./markdown.js";
 import type { ConnectionState, FromWebview, ToWebview } from "./messages.js";
 
 declare function acquireVsCodeApi(): { postMessage(message: FromWebview): void };
@@ -27,6 +27,8 @@ let mcpServers: readonly McpServerInfo[] = [];
 type Row = Entry | { kind: "turn"; id: string; record: TurnRecord };
 /** The element of each row, and the row it shows (rows are immutable: same object, same DOM). */
 const rendered = new Map<string, { row: Entry | TurnRecord; element: HTMLElement }>();
+/** Each agent message's Markdown, kept across its deltas so only the streaming tail is parsed again. */
+const messages = new Map<string, MarkdownView>();
 
 function h<K extends keyof HTMLElementTagNameMap>(
   tag: K,
@@ -119,6 +121,7 @@ window.addEventListener("message", (event: MessageEvent<ToWebview>) => {
       view = message.view;
       connection = message.connection;
       rendered.clear();
+      messages.clear();
       log.replaceChildren();
       break;
     case "actions":
@@ -180,6 +183,7 @@ function render(): void {
     if (!keys.has(key)) {
       slot.element.remove();
       rendered.delete(key);
+      messages.delete(key);
     }
   }
   if (view.entries.length === 0 && !log.contains(empty)) log.append(empty);
@@ -228,7 +232,14 @@ function renderEntry(entry: Entry): HTMLElement {
       );
     case "agent": {
       const element = h("div", { className: `entry agent${entry.streaming ? " streaming" : ""}` });
-      element.append(renderMarkdown(document, entry.text));
+      const key = `agent:${entry.id}`;
+      let message = messages.get(key);
+      if (!message) {
+        message = new MarkdownView(document);
+        messages.set(key, message);
+      }
+      message.update(entry.text);
+      element.append(message.element);
       return element;
     }
     case "notice":
