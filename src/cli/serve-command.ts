@@ -39,6 +39,7 @@ import {
   type ServingFlags,
   servingOptions,
 } from "./serving-flags.js";
+import { readKeyFile, warnKeyOnCommandLine } from "./key-flags.js";
 import { SessionThreadSource } from "./session-thread-source.js";
 import { chooseTiers, tierRegistry } from "./tier-engines.js";
 
@@ -49,6 +50,8 @@ export interface ServeOptions extends ServingFlags {
   host: string;
   port: number;
   apiKey: string[];
+  /** Files holding a key each (`--api-key-file`, repeatable). */
+  apiKeyFile?: string[];
   /** False with `--no-auth`: no key at all (loopback only). */
   auth: boolean;
   allowOrigin: string[];
@@ -77,14 +80,14 @@ Endpoints (one port):
 Examples:
   $ spark serve                                   # the default model (downloaded once)
   $ spark serve --model ./qwen2.5-coder-1.5b-instruct-q8_0.gguf
-  $ spark serve --model hf:owner/repo/file.gguf --port 9000 --api-key "$SPARK_API_KEY"
+  $ SPARK_API_KEY=... spark serve --model hf:owner/repo/file.gguf --port 9000
   $ spark serve --engine scripted                  # no model: a deterministic echo engine
   $ spark serve --model ./qwen2.5-coder-7b-instruct-q4_k_m.gguf \
       --draft-model ./qwen2.5-coder-0.5b-instruct-q8_0.gguf   # speculative decoding (for a GPU)
 
 The server binds 127.0.0.1 unless --host says otherwise, and refuses requests from web pages of
-other origins. Every request needs the API key: --api-key (or SPARK_API_KEY), else a random key
-made at start. Either way the key, port, pid and workspace are written for local clients (the VS
+other origins. Every request needs the API key: SPARK_API_KEY or --api-key-file (--api-key too,
+but any local user sees it in ps), else a random key made at start. Either way the key, port, pid and workspace are written for local clients (the VS
 Code extension) to a file only you can read, $XDG_STATE_HOME/spark/servers/<port>.json
 (~/.local/state/spark/..., or $SPARK_HOME/servers/...), removed when the server stops.
 --no-auth serves without a key, on a loopback address only.
@@ -116,11 +119,12 @@ export function registerServeCommand(program: Command): void {
     .option("--host <host>", "address to bind", "127.0.0.1")
     .option("-p, --port <n>", "port to listen on (0 picks a free one)", integer(0, 65535), 8080)
     .option(
-      "--api-key <key>",
-      "require this bearer key (repeatable; also SPARK_API_KEY; default: a random key made at start)",
+      "--api-key-file <file>",
+      "require the bearer key this file holds (repeatable; also SPARK_API_KEY; default: a random key made at start)",
       collect,
       [],
     )
+    .option("--api-key <key>", "a key on the command line, visible in ps (prefer the above)", collect, [])
     .option("--no-auth", "require no key at all (only on a loopback --host)")
     .option(
       "--allow-origin <origin>",
@@ -164,6 +168,7 @@ async function serve(options: ServeOptions): Promise<void> {
   if (options.draftModel && options.engine !== "llama") {
     throw new SparkError("invalid_request", "--draft-model needs the llama engine.");
   }
+  if (options.apiKey.length > 0) warnKeyOnCommandLine("--api-key", "SPARK_API_KEY", "--api-key-file");
   const apiKeys = serveKeys(options, process.env);
   const config = await loadConfig({ cwd: process.cwd(), env: process.env });
   if (config.ignored) process.stderr.write(`spark: warning: ${describeIgnoredSettings(config.ignored)}\n`);
@@ -314,19 +319,23 @@ async function defaultTierLoaded(models: ModelRegistry, id: string): Promise<str
 }
 
 /**
- * The keys `spark serve` requires: `--api-key` and SPARK_API_KEY, else one random key (32 bytes,
+ * The keys `spark serve` requires: `--api-key`, `--api-key-file` and SPARK_API_KEY, else one random key (32 bytes,
  * base64url). `--no-auth` requires none, and is refused off loopback or together with a key.
  */
 export function serveKeys(
-  options: Pick<ServeOptions, "apiKey" | "auth" | "host">,
+  options: Pick<ServeOptions, "apiKey" | "apiKeyFile" | "auth" | "host">,
   env: NodeJS.ProcessEnv,
 ): string[] {
-  const given = [...options.apiKey, ...(env.SPARK_API_KEY ? [env.SPARK_API_KEY] : [])];
+  const given = [
+    ...options.apiKey,
+    ...(options.apiKeyFile ?? []).map((file) => readKeyFile(file, "--api-key-file")),
+    ...(env.SPARK_API_KEY ? [env.SPARK_API_KEY] : []),
+  ];
   if (options.auth) return given.length > 0 ? given : [randomBytes(32).toString("base64url")];
   if (given.length > 0) {
     throw new SparkError(
       "invalid_request",
-      "--no-auth and an API key (--api-key or SPARK_API_KEY) contradict each other: pass one.",
+      "--no-auth and an API key (--api-key, --api-key-file or SPARK_API_KEY) contradict each other: pass one.",
     );
   }
   if (!isLoopbackHost(options.host)) {

@@ -88,6 +88,8 @@ export interface HostClientEventMap {
   /** A host `error` that answers no pending request of this client. */
   error: WireError;
   list: ThreadInfo[];
+  /** One session of the list, new or changed (`thread.listed`): add it, or replace it by id. */
+  listed: ThreadInfo;
   deleted: string;
   /**
    * The client lost track of a thread (the server restarted under it, or the events it missed are
@@ -507,6 +509,9 @@ export class HostClient {
       case "thread.list":
         this.emit("list", frame.threads);
         break;
+      case "thread.listed":
+        this.emit("listed", frame.thread);
+        return;
       case "thread.deleted":
         this.threads.delete(frame.thread_id);
         this.emit("deleted", frame.thread_id);
