@@ -13,11 +13,11 @@ import type { AgentRuntimeOptions } from "./agent-runtime.js";
 import { EXIT_OUTPUT_CLOSED, OutputWatch } from "./closed-output.js";
 import { HostThread } from "./host-thread.js";
 import { integer } from "./integer-option.js";
+import { keyFromFlags } from "./key-flags.js";
 import { LocalAgentHost } from "./local-agent-host.js";
 import { trustedConfig } from "./trusted-config.js";
 import { runPlain } from "./tui/plain-output.js";
 import { runTui } from "./tui/run-tui.js";
-import { keyFromFlags } from "./key-flags.js";
 import { StartupStatus } from "./tui/startup-status.js";
 import { agentHostUrl, findWorkspaceServer } from "./workspace-server.js";
 
@@ -74,7 +74,10 @@ function addAgentOptions(command: Command): Command {
       "--server <url>",
       "use a Responses-compatible server (e.g. http://host:8080/v1) instead of the embedded engine",
     )
-    .option("--api-key-file <file>", "a file holding the key for --server (default: $SPARK_API_KEY, $OPENAI_API_KEY)")
+    .option(
+      "--api-key-file <file>",
+      "a file holding the key for --server (default: $SPARK_API_KEY, $OPENAI_API_KEY)",
+    )
     .option("--api-key <key>", "the key for --server on the command line, visible in ps (prefer the above)")
     .addOption(
       new Option(

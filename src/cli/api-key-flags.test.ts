@@ -31,7 +31,14 @@ afterEach(async () => {
 async function serve(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Served> {
   const home = await mkdtemp(path.join(os.tmpdir(), "spark-keys-home-"));
   const child = spawn(process.execPath, [sparkBin, "serve", ...args, "--port", "0"], {
-    env: { ...process.env, SPARK_API_KEY: "", SPARK_UPSTREAM_API_KEY: "", SPARK_HOME: home, ...env },
+    env: {
+      ...process.env,
+      SPARK_API_KEY: "",
+      SPARK_UPSTREAM_API_KEY: "",
+      SPARK_HOME: home,
+      SPARK_CONFIG: path.join(home, "none.toml"),
+      ...env,
+    },
     stdio: ["ignore", "ignore", "pipe"],
   });
   running.push(child);
@@ -54,7 +61,10 @@ function commandLine(child: ChildProcess): string {
 }
 
 async function status(url: string, key?: string): Promise<number> {
-  const response = await fetch(`${url}/v1/models`, key ? { headers: { authorization: `Bearer ${key}` } } : {});
+  const response = await fetch(
+    `${url}/v1/models`,
+    key ? { headers: { authorization: `Bearer ${key}` } } : {},
+  );
   await response.body?.cancel();
   return response.status;
 }

@@ -31,6 +31,7 @@ import { StatusLine } from "../terminal/status-line.js";
 import { openBrowser, webAppDir, webAppUrl } from "../web/web-app.js";
 import { AgentRuntime } from "./agent-runtime.js";
 import { integer } from "./integer-option.js";
+import { readKeyFile, warnKeyOnCommandLine } from "./key-flags.js";
 import { loadScriptFile } from "./scripted-script.js";
 import {
   addServingFlags,
@@ -39,7 +40,6 @@ import {
   type ServingFlags,
   servingOptions,
 } from "./serving-flags.js";
-import { readKeyFile, warnKeyOnCommandLine } from "./key-flags.js";
 import { SessionThreadSource } from "./session-thread-source.js";
 import { chooseTiers, tierRegistry } from "./tier-engines.js";
 

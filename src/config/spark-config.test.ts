@@ -250,9 +250,9 @@ describe("loadConfig: a project's settings that send data need trust", () => {
         path: "tiers.fast.model",
         reason: "loads the local file /home/someone/.ssh/id_ed25519 as the model",
       },
-      { path: "tiers.fast.draft_model", reason: "loads the local file ./d.gguf as a draft model" },
       { path: "tiers.fast.context", reason: "takes 1048576 tokens of context (over 32768 needs trust)" },
       { path: "tiers.fast.parallel", reason: "decodes 64 conversations at once (over 4 needs trust)" },
+      { path: "tiers.fast.draft_model", reason: "loads the local file ./d.gguf as a draft model" },
       { path: "tiers.deep.context", reason: "takes 65536 tokens of context (over 32768 needs trust)" },
       { path: "tiers.local", reason: "loads the local file ./weights.gguf as the model" },
     ]);

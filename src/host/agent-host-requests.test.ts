@@ -212,9 +212,12 @@ describe("agent host: titles and lists", () => {
     await request(c, "t2", { type: "turn.start", thread_id: threadId, input: "again" });
     await c.next((e) => e.type === "turn.completed", c.events.length);
     // An answer comes after everything sent before it on the same connection.
-    for (const client of [other, elsewhere]) await request(client, "sync", { type: "thread.resume", thread_id: threadId });
+    for (const client of [other, elsewhere])
+      await request(client, "sync", { type: "thread.resume", thread_id: threadId });
 
-    const entries = elsewhere.events.filter((e) => e.type === "thread.listed").map((e) => e.thread as ThreadInfo);
+    const entries = elsewhere.events
+      .filter((e) => e.type === "thread.listed")
+      .map((e) => e.thread as ThreadInfo);
     // The first message, the title it gave, and each finished turn.
     expect(entries.length).toBeGreaterThanOrEqual(3);
     for (const entry of entries) expect(entry.id).toBe(threadId);

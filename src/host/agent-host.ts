@@ -365,7 +365,8 @@ export class AgentHost {
           type: "thread.deleted",
           thread_id: request.thread_id,
         } satisfies HostEvent);
-        for (const subscriber of new Set([socket, ...(hosted?.subscribers ?? [])])) this.send(subscriber, line);
+        for (const subscriber of new Set([socket, ...(hosted?.subscribers ?? [])]))
+          this.send(subscriber, line);
         if (hosted) {
           hosted.unsubscribe();
           this.threads.delete(request.thread_id);
@@ -397,7 +398,10 @@ export class AgentHost {
     const saved = (await this.source.list()).filter(
       (info) => !this.threads.has(info.id) && inWorkspace(info),
     );
-    this.send(socket, JSON.stringify({ type: "thread.list", threads: [...live, ...saved] } satisfies HostEvent));
+    this.send(
+      socket,
+      JSON.stringify({ type: "thread.list", threads: [...live, ...saved] } satisfies HostEvent),
+    );
   }
 
   private get(threadId: string): HostedThread {
@@ -547,7 +551,6 @@ function isIdle({ thread, subscribers }: HostedThread): boolean {
     !thread.subAgents.some((sub) => sub.status === "running")
   );
 }
-
 
 function errorEvent(error: unknown, requestId: string | undefined): string {
   return JSON.stringify({

@@ -185,7 +185,11 @@ export class SparkServer implements AsyncDisposable {
       : models.some((model) => model.status === "loading")
         ? "loading"
         : "ok";
-    sendJson(res, status === "error" ? 503 : 200, hasApiKey(req, this.apiKeys) ? { status, models } : { status });
+    sendJson(
+      res,
+      status === "error" ? 503 : 200,
+      hasApiKey(req, this.apiKeys) ? { status, models } : { status },
+    );
   }
 
   private listModels(res: ServerResponse): void {

@@ -104,6 +104,8 @@ describe("readSse", () => {
     }
     for (const size of [1, 13, 4096, text.length]) expect(await read(chunked(text, size))).toEqual(expected);
     const long = "y".repeat(1 << 20);
-    expect(await read([...chunked(`data: ${long}`, 512), "\n\n"])).toEqual([{ event: undefined, data: long }]);
+    expect(await read([...chunked(`data: ${long}`, 512), "\n\n"])).toEqual([
+      { event: undefined, data: long },
+    ]);
   });
 });

@@ -98,7 +98,7 @@ export async function* readSse(
   }
 }
 
-function decodeLine(decoder: TextDecoder, pieces: Uint8Array[]): string {
+function decodeLine(decoder: InstanceType<typeof TextDecoder>, pieces: Uint8Array[]): string {
   if (pieces.length === 1) return decoder.decode(pieces[0]);
   const line = new Uint8Array(pieces.reduce((sum, piece) => sum + piece.length, 0));
   let at = 0;
