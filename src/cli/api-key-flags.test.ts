@@ -6,7 +6,7 @@ import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
-import { sparkBin } from "./test-support/spark-binary.js";
+import { runSpark, sparkBin } from "./test-support/spark-binary.js";
 
 const KEY = "sk-never-on-argv-0123456789";
 const UPSTREAM_KEY = "up-never-on-argv-9876543210";
@@ -131,6 +131,27 @@ describe("API keys never on the command line (the real binary)", () => {
     } finally {
       fake.close();
     }
+  });
+
+  test("spark exec --server takes its key from --api-key-file; --api-key warns", async () => {
+    const served = await serve(["--engine", "scripted"], { SPARK_API_KEY: KEY });
+    const home = await mkdtemp(path.join(os.tmpdir(), "spark-keys-exec-"));
+    const env = {
+      SPARK_HOME: home,
+      SPARK_CONFIG: path.join(home, "none.toml"),
+      SPARK_API_KEY: "",
+      OPENAI_API_KEY: "",
+    };
+    const exec = (...flags: string[]) =>
+      runSpark(["exec", "--server", `${served.url}/v1`, ...flags, "hello there"], home, env);
+    const fromFile = await exec("--api-key-file", await keyFile(KEY));
+    expect(fromFile.stdout).toContain("You said: hello there");
+    expect(fromFile.stderr).not.toContain("warning");
+    const flagged = await exec("--api-key", KEY);
+    expect(flagged.stdout).toContain("You said: hello there");
+    expect(flagged.stderr).toContain("spark: warning: --api-key shows the key");
+    const wrong = await exec("--api-key-file", await keyFile("not-the-key"));
+    expect(wrong.code).not.toBe(0);
   });
 
   test("an empty or unreadable key file stops the start, naming the flag", async () => {
