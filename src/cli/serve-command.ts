@@ -87,9 +87,10 @@ Examples:
 
 The server binds 127.0.0.1 unless --host says otherwise, and refuses requests from web pages of
 other origins. Every request needs the API key: SPARK_API_KEY or --api-key-file (--api-key too,
-but any local user sees it in ps), else a random key made at start. Either way the key, port, pid and workspace are written for local clients (the VS
-Code extension) to a file only you can read, $XDG_STATE_HOME/spark/servers/<port>.json
-(~/.local/state/spark/..., or $SPARK_HOME/servers/...), removed when the server stops.
+but any local user sees it in ps), else a random key made at start. Either way the key, port, pid
+and workspace are written for local clients (the VS Code extension) to a file only you can read,
+$XDG_STATE_HOME/spark/servers/<port>.json (~/.local/state/spark/..., or $SPARK_HOME/servers/...),
+removed when the server stops.
 --no-auth serves without a key, on a loopback address only.
 `;
 
@@ -319,8 +320,8 @@ async function defaultTierLoaded(models: ModelRegistry, id: string): Promise<str
 }
 
 /**
- * The keys `spark serve` requires: `--api-key`, `--api-key-file` and SPARK_API_KEY, else one random key (32 bytes,
- * base64url). `--no-auth` requires none, and is refused off loopback or together with a key.
+ * The keys `spark serve` requires: `--api-key`, `--api-key-file` and SPARK_API_KEY, else one
+ * random key (32 bytes, base64url). `--no-auth` requires none, and is refused off loopback or together with a key.
  */
 export function serveKeys(
   options: Pick<ServeOptions, "apiKey" | "apiKeyFile" | "auth" | "host">,
