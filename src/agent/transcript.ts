@@ -82,8 +82,10 @@ export async function readSession(file: string): Promise<SavedSession> {
   return { file, thread, items };
 }
 
-/** Saved sessions, most recently updated first. */
-export async function listSessions(dir: string): Promise<{ file: string; id: string; modified: Date }[]> {
+/** Saved sessions, most recently updated first; `size` in bytes (a transcript only grows). */
+export async function listSessions(
+  dir: string,
+): Promise<{ file: string; id: string; modified: Date; size: number }[]> {
   let names: string[];
   try {
     names = await readdir(dir);
@@ -95,7 +97,8 @@ export async function listSessions(dir: string): Promise<{ file: string; id: str
       .filter((name) => name.endsWith(".jsonl"))
       .map(async (name) => {
         const file = path.join(dir, name);
-        return { file, id: name.slice(0, -".jsonl".length), modified: (await stat(file)).mtime };
+        const stats = await stat(file);
+        return { file, id: name.slice(0, -".jsonl".length), modified: stats.mtime, size: stats.size };
       }),
   );
   return sessions.sort((a, b) => b.modified.getTime() - a.modified.getTime());

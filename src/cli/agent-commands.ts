@@ -13,6 +13,7 @@ import type { AgentRuntimeOptions } from "./agent-runtime.js";
 import { EXIT_OUTPUT_CLOSED, OutputWatch } from "./closed-output.js";
 import { HostThread } from "./host-thread.js";
 import { integer } from "./integer-option.js";
+import { keyFromFlags } from "./key-flags.js";
 import { LocalAgentHost } from "./local-agent-host.js";
 import { trustedConfig } from "./trusted-config.js";
 import { runPlain } from "./tui/plain-output.js";
@@ -24,6 +25,7 @@ interface AgentFlags {
   model?: string;
   server?: string;
   apiKey?: string;
+  apiKeyFile?: string;
   approval: "ask" | "auto";
   sandbox?: SandboxMode;
   prewarm: boolean;
@@ -70,7 +72,11 @@ function addAgentOptions(command: Command): Command {
       "--server <url>",
       "use a Responses-compatible server (e.g. http://host:8080/v1) instead of the embedded engine",
     )
-    .option("--api-key <key>", "API key for --server (default: $SPARK_API_KEY, $OPENAI_API_KEY)")
+    .option(
+      "--api-key-file <file>",
+      "a file holding the key for --server (default: $SPARK_API_KEY, $OPENAI_API_KEY)",
+    )
+    .option("--api-key <key>", "the key for --server on the command line, visible in ps (prefer the above)")
     .addOption(
       new Option(
         "--approval <policy>",
@@ -143,11 +149,19 @@ export function registerAgentCommands(program: Command): void {
       "open the newest session of this workspace on a running spark serve (or start one there), live in every face",
     )
     .argument("[url]", "the server (http://HOST:PORT; default: your spark serve for this workspace)")
-    .option("--api-key <key>", "the server's key (default: from your server state file, else $SPARK_API_KEY)")
+    .option(
+      "--api-key-file <file>",
+      "a file holding the server's key (default: from your server state file, else $SPARK_API_KEY)",
+    )
+    .option("--api-key <key>", "the server's key on the command line, visible in ps (prefer the above)")
     .option("-C, --cd <dir>", "workspace directory (default: the current directory)")
-    .action(async (url: string | undefined, flags: { apiKey?: string; cd?: string }) => {
+    .action(async (url: string | undefined, flags: { apiKey?: string; apiKeyFile?: string; cd?: string }) => {
       const cwd = flags.cd ?? process.cwd();
-      const target = await attachUrl(url, cwd, flags.apiKey);
+      const apiKey = keyFromFlags(
+        { key: flags.apiKey, file: flags.apiKeyFile },
+        { flag: "--api-key", fileFlag: "--api-key-file", env: [] },
+      );
+      const target = await attachUrl(url, cwd, apiKey);
       process.exitCode = await interactiveAttached(target, { newest: path.resolve(cwd) }, "");
     });
 }
@@ -235,7 +249,12 @@ async function startLocalHost(flags: AgentFlags, reporting: StartReporting): Pro
     ...(flags.model ? { model: flags.model } : {}),
     ...(flags.server ? { server: flags.server } : {}),
     ...(flags.server
-      ? { apiKey: flags.apiKey ?? process.env.SPARK_API_KEY ?? process.env.OPENAI_API_KEY }
+      ? {
+          apiKey: keyFromFlags(
+            { key: flags.apiKey, file: flags.apiKeyFile },
+            { flag: "--api-key", fileFlag: "--api-key-file", env: ["SPARK_API_KEY", "OPENAI_API_KEY"] },
+          ),
+        }
       : {}),
     ...(flags.ctxSize ? { contextSize: flags.ctxSize } : {}),
     approval: flags.approval,

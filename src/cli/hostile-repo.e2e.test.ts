@@ -1,6 +1,6 @@
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, readFile, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, realpath, writeFile } from "node:fs/promises";
 import { createServer, type Server, type Socket } from "node:net";
 import os from "node:os";
 import path from "node:path";
@@ -199,5 +199,44 @@ describe("a hostile repository (the real binary)", () => {
     expect(await readFile(path.join(repo, "inside.txt"), "utf8")).toBe("wrote\n");
     expect(attacker.connections()).toBe(0);
     expect(attacker.received()).toBe("");
+  });
+});
+
+describe("a repository's config naming a local model file (the real binary)", () => {
+  test("is refused until trusted, and the file is not read before", async () => {
+    const home = await mkdtemp(path.join(os.tmpdir(), "spark-model-home-"));
+    const repo = await mkdtemp(path.join(os.tmpdir(), "spark-model-repo-"));
+    execFileSync("git", ["init", "-q"], { cwd: repo });
+    await mkdir(path.join(repo, ".spark"));
+    await writeFile(
+      path.join(repo, ".spark", "config.toml"),
+      '[tiers.fast]\nmodel = "planted.gguf"\ncontext = 1048576\n',
+    );
+    // Not a GGUF: whatever reads it says so, which is how the test sees whether it was read.
+    const planted = path.join(repo, "planted.gguf");
+    await writeFile(planted, "not a model");
+    const env = {
+      HOME: home,
+      XDG_CONFIG_HOME: path.join(home, ".config"),
+      XDG_STATE_HOME: path.join(home, ".state"),
+      SPARK_HOME: path.join(home, ".spark"),
+      SPARK_SESSIONS_DIR: path.join(home, "sessions"),
+      SPARK_OFFLINE: "1",
+    };
+
+    const refused = await runSpark(["exec", "hello"], repo, env);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain("tiers.fast: loads the local file planted.gguf as the model");
+    expect(refused.stderr).toContain("takes 1048576 tokens of context");
+    expect(refused.stderr).toMatch(/run `spark trust`/);
+    expect(refused.stderr).not.toContain("is not a GGUF model file");
+
+    // Trusted, the same file is what Spark reads as its model (and refuses, since it is none).
+    const trust = await runSpark(["trust"], repo, env);
+    expect(trust.code).toBe(0);
+    const loaded = await runSpark(["exec", "hello"], repo, env);
+    expect(loaded.code).toBe(1);
+    expect(loaded.stderr).toContain(`${await realpath(planted)} is not a GGUF model file`);
+    expect(loaded.stderr).not.toMatch(/spark trust/);
   });
 });

@@ -9,6 +9,7 @@ import {
 import type { SparkServer } from "../server/spark-server.js";
 import { openBrowser } from "../web/web-app.js";
 import { integer } from "./integer-option.js";
+import { warnKeyOnCommandLine } from "./key-flags.js";
 import { type ServedModels, serveModels } from "./serve-models.js";
 import { checkServeOptions, readTls, type ServeOptions, serveKeys } from "./serve-options.js";
 import { type ServeStack, type ServeStackOptions, startServe } from "./serve-stack.js";
@@ -27,15 +28,16 @@ Endpoints (one port):
 Examples:
   $ spark serve                                   # the default model (downloaded once)
   $ spark serve --model ./qwen2.5-coder-1.5b-instruct-q8_0.gguf
-  $ spark serve --model hf:owner/repo/file.gguf --port 9000 --api-key "$SPARK_API_KEY"
+  $ SPARK_API_KEY=... spark serve --model hf:owner/repo/file.gguf --port 9000
   $ spark serve --model ./qwen2.5-coder-7b-instruct-q4_k_m.gguf \
       --draft-model ./qwen2.5-coder-0.5b-instruct-q8_0.gguf   # speculative decoding (for a GPU)
 
 The server binds 127.0.0.1 unless --host says otherwise, and refuses requests from web pages of
-other origins. Every request needs the API key: --api-key (or SPARK_API_KEY), else a random key
-made at start. Either way the key, port, pid and workspace are written for local clients (the VS
-Code extension) to a file only you can read, $XDG_STATE_HOME/spark/servers/<port>.json
-(~/.local/state/spark/..., or $SPARK_HOME/servers/...), removed when the server stops.
+other origins. Every request needs the API key: SPARK_API_KEY or --api-key-file (--api-key too,
+but any local user sees it in ps), else a random key made at start. Either way the key, port, pid
+and workspace are written for local clients (the VS Code extension) to a file only you can read,
+$XDG_STATE_HOME/spark/servers/<port>.json (~/.local/state/spark/..., or $SPARK_HOME/servers/...),
+removed when the server stops.
 --no-auth serves without a key, on a loopback address only.
 `;
 
@@ -65,11 +67,12 @@ export function registerServeCommand(program: Command): void {
     .option("--host <host>", "address to bind", "127.0.0.1")
     .option("-p, --port <n>", "port to listen on (0 picks a free one)", integer(0, 65535), 8080)
     .option(
-      "--api-key <key>",
-      "require this bearer key (repeatable; also SPARK_API_KEY; default: a random key made at start)",
+      "--api-key-file <file>",
+      "require the bearer key this file holds (repeatable; also SPARK_API_KEY; default: a random key made at start)",
       collect,
       [],
     )
+    .option("--api-key <key>", "a key on the command line, visible in ps (prefer the above)", collect, [])
     .option("--no-auth", "require no key at all (only on a loopback --host)")
     .option(
       "--allow-origin <origin>",
@@ -98,6 +101,7 @@ export function registerServeCommand(program: Command): void {
 
 async function serve(options: ServeOptions): Promise<void> {
   checkServeOptions(options);
+  if (options.apiKey.length > 0) warnKeyOnCommandLine("--api-key", "SPARK_API_KEY", "--api-key-file");
   const apiKeys = serveKeys(options, process.env);
   const config = await loadConfig({ cwd: process.cwd(), env: process.env });
   if (config.ignored) process.stderr.write(`spark: warning: ${describeIgnoredSettings(config.ignored)}\n`);

@@ -56,11 +56,8 @@ test("spark serve starts config.toml's MCP servers, lists them to every face, an
   const mark = watcher.events.length;
   const exec = runSpark(["exec", "--json", "add 2 and 3"], serve.repo, serve.env);
   // The server lists the new thread to every client once its first message is in.
-  const threads = await watcher.next(
-    (e) => e.type === "thread.list" && (e.threads as unknown[]).length > 0,
-    mark,
-  );
-  const thread = (threads.threads as { id: string }[])[0]!;
+  const listed = await watcher.next((e) => e.type === "thread.listed", mark);
+  const thread = listed.thread as { id: string };
   watcher.send({ type: "thread.resume", thread_id: thread.id, request_id: "watch" });
   const requested = await watcher.next((e) => e.type === "approval.requested", mark);
   expect(requested).toMatchObject({ kind: "mcp", server: "everything", tool: "get-sum" });

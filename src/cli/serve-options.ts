@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { SparkError } from "../protocol/errors.js";
+import { readKeyFile } from "./key-flags.js";
 import type { ServingFlags } from "./serving-flags.js";
 
 /** `spark serve`'s flags, as commander parses them. */
@@ -11,6 +12,8 @@ export interface ServeOptions extends ServingFlags {
   host: string;
   port: number;
   apiKey: string[];
+  /** Files holding a key each (`--api-key-file`, repeatable). */
+  apiKeyFile?: string[];
   /** False with `--no-auth`: no key at all (loopback only). */
   auth: boolean;
   allowOrigin: string[];
@@ -43,19 +46,23 @@ export function readTls(
 }
 
 /**
- * The keys `spark serve` requires: `--api-key` and SPARK_API_KEY, else one random key (32 bytes,
+ * The keys `spark serve` requires: `--api-key`, `--api-key-file` and SPARK_API_KEY, else one random key (32 bytes,
  * base64url). `--no-auth` requires none, and is refused off loopback or together with a key.
  */
 export function serveKeys(
-  options: Pick<ServeOptions, "apiKey" | "auth" | "host">,
+  options: Pick<ServeOptions, "apiKey" | "apiKeyFile" | "auth" | "host">,
   env: NodeJS.ProcessEnv,
 ): string[] {
-  const given = [...options.apiKey, ...(env.SPARK_API_KEY ? [env.SPARK_API_KEY] : [])];
+  const given = [
+    ...options.apiKey,
+    ...(options.apiKeyFile ?? []).map((file) => readKeyFile(file, "--api-key-file")),
+    ...(env.SPARK_API_KEY ? [env.SPARK_API_KEY] : []),
+  ];
   if (options.auth) return given.length > 0 ? given : [randomBytes(32).toString("base64url")];
   if (given.length > 0) {
     throw new SparkError(
       "invalid_request",
-      "--no-auth and an API key (--api-key or SPARK_API_KEY) contradict each other: pass one.",
+      "--no-auth and an API key (--api-key, --api-key-file or SPARK_API_KEY) contradict each other: pass one.",
     );
   }
   if (!isLoopbackHost(options.host)) {

@@ -2,12 +2,14 @@ import { type Command, InvalidArgumentError, Option } from "commander";
 import { UpstreamEngine } from "../engine/upstream/upstream-engine.js";
 import { SparkError } from "../protocol/errors.js";
 import type { SparkServerOptions } from "../server/spark-server.js";
+import { keyFromFlags } from "./key-flags.js";
 
 /** `spark serve`'s flags for upstream engines, admission control, metrics and logs. */
 export interface ServingFlags {
   upstream: string[];
   upstreamModel?: string;
   upstreamApiKey?: string;
+  upstreamApiKeyFile?: string;
   maxConcurrent?: number;
   maxQueue?: number;
   queueTimeoutMs?: number;
@@ -58,8 +60,12 @@ export function addServingFlags(command: Command): Command {
     )
     .option("--upstream-model <name>", "upstream engine: the model name the upstream serves")
     .option(
+      "--upstream-api-key-file <file>",
+      "upstream engine: a file holding the upstream's bearer key (also SPARK_UPSTREAM_API_KEY)",
+    )
+    .option(
       "--upstream-api-key <key>",
-      "upstream engine: bearer key for the upstream (also SPARK_UPSTREAM_API_KEY)",
+      "upstream engine: the key on the command line, visible in ps (prefer the above)",
     )
     .option(
       "--max-concurrent <n>",
@@ -136,7 +142,10 @@ export async function loadUpstreamEngine(flags: ServingFlags, contextSize?: numb
   if (!flags.upstreamModel) {
     throw new SparkError("invalid_request", "--engine upstream needs --upstream-model <name>.");
   }
-  const apiKey = flags.upstreamApiKey ?? process.env.SPARK_UPSTREAM_API_KEY;
+  const apiKey = keyFromFlags(
+    { key: flags.upstreamApiKey, file: flags.upstreamApiKeyFile },
+    { flag: "--upstream-api-key", fileFlag: "--upstream-api-key-file", env: ["SPARK_UPSTREAM_API_KEY"] },
+  );
   return UpstreamEngine.create({
     replicas: flags.upstream,
     model: flags.upstreamModel,

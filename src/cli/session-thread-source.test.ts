@@ -1,4 +1,4 @@
-import { mkdtemp, realpath } from "node:fs/promises";
+import { mkdtemp, readFile, realpath, rm, stat, utimes, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { expect, test } from "vitest";
@@ -40,4 +40,35 @@ test("a saved session of another workspace is refused, and nothing is started fo
   await expect(source.resume("thr_here")).rejects.toThrow("started");
   expect(started).toEqual([path.join(sessions, "thr_here.jsonl")]);
   expect(await source.resume("thr_missing")).toBeNull();
+});
+
+test("a list reads a transcript again only when it changed: its size or time", async () => {
+  const sessions = await mkdtemp(path.join(os.tmpdir(), "spark-source-list-"));
+  const here = await realpath(await mkdtemp(path.join(os.tmpdir(), "spark-source-here-")));
+  const transcript = await Transcript.create(sessions, { ...info("thr_a", here), title: "first" });
+  transcript.observe({
+    type: "item.completed",
+    turn_id: "t",
+    item: { type: "user_message", id: "u", text: "hi" },
+  });
+  await transcript.flush();
+  const unused = await Transcript.create(sessions, info("thr_unused", here));
+  await unused.flush();
+  const source = new SessionThreadSource(() => ({}) as AgentRuntime, sessions);
+  expect((await source.list()).map((t) => [t.id, t.title])).toEqual([["thr_a", "first"]]);
+
+  // The same size and time: the list keeps what it read (the file is not read again).
+  const file = path.join(sessions, "thr_a.jsonl");
+  const before = await stat(file);
+  const text = await readFile(file, "utf8");
+  await writeFile(file, text.replace('"first"', '"FIRST"'));
+  await utimes(file, before.atime, before.mtime);
+  expect((await source.list()).map((t) => t.title)).toEqual(["first"]);
+
+  // A new record changes the size: read again, the last thread record wins.
+  transcript.saveThread({ ...info("thr_a", here), title: "renamed" });
+  await transcript.flush();
+  expect((await source.list()).map((t) => t.title)).toEqual(["renamed"]);
+  await rm(file);
+  expect(await source.list()).toEqual([]);
 });

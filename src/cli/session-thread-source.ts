@@ -12,6 +12,8 @@ import type { SessionRecorder } from "./session-recorder.js";
 export class SessionThreadSource implements HostThreadSource {
   /** Threads this source made, with their transcripts (renames and deletes go through them). */
   private readonly live = new Map<string, { thread: AgentThread; transcript: SessionRecorder }>();
+  /** What the last list read of each transcript. */
+  private listed = new Map<string, ListedTranscript>();
 
   constructor(
     private readonly runtime: () => AgentRuntime,
@@ -41,20 +43,25 @@ export class SessionThreadSource implements HostThreadSource {
     return this.track(await this.runtime().newThread(file));
   }
 
-  /** Saved sessions with a user message, newest first (at most 200 files are read). */
+  /**
+   * Saved sessions with a user message, newest first (the newest 200 transcripts). A transcript is
+   * read again only when its size or time changed since the last list: a list costs a stat per file.
+   */
   async list(): Promise<ThreadInfo[]> {
-    const sessions = await listSessions(this.dir);
+    const sessions = (await listSessions(this.dir)).slice(0, 200);
+    const listed = new Map<string, ListedTranscript>();
     const infos = await Promise.all(
-      sessions.slice(0, 200).map(async (session) => {
-        try {
-          const saved = await readSession(session.file);
-          // A session never used (written by an older Spark) is not listed.
-          return saved.items.some((item) => item.type === "user_message") ? saved.thread : null;
-        } catch {
-          return null;
-        }
+      sessions.map(async ({ file, size, modified }) => {
+        const known = this.listed.get(file);
+        const entry =
+          known && known.size === size && known.modified === modified.getTime()
+            ? known
+            : { size, modified: modified.getTime(), info: await listedInfo(file) };
+        listed.set(file, entry);
+        return entry.info;
       }),
     );
+    this.listed = listed;
     return infos.filter((info): info is ThreadInfo => info !== null);
   }
 
@@ -126,5 +133,22 @@ async function realpathOr(dir: string): Promise<string> {
     return await realpath(dir);
   } catch {
     return dir;
+  }
+}
+
+/** A transcript as a list saw it: its size and time then, and its info (null: not listed). */
+interface ListedTranscript {
+  size: number;
+  modified: number;
+  info: ThreadInfo | null;
+}
+
+/** A transcript's info, or null for one never used (written by an older Spark) or unreadable. */
+async function listedInfo(file: string): Promise<ThreadInfo | null> {
+  try {
+    const saved = await readSession(file);
+    return saved.items.some((item) => item.type === "user_message") ? saved.thread : null;
+  } catch {
+    return null;
   }
 }

@@ -51,7 +51,8 @@ function trustQuestion(ignored: IgnoredProjectSettings): StartupQuestion {
   return {
     title: `${ignored.file} is ${ignored.changed ? "changed since you trusted it" : "not trusted"}`,
     details:
-      "Trusting it would apply these settings, which can send your code or keys elsewhere:\n" +
+      "Trusting it would apply these settings, which can send your code or keys elsewhere, or open\n" +
+      "files and take memory on this machine:\n" +
       ignored.settings.map((setting) => `  ${setting.path}: ${setting.reason}`).join("\n"),
     question: "Trust this project?",
     answered: {

@@ -31,6 +31,8 @@ export interface HostClientEventMap {
   /** A host `error` that answers no pending request of this client. */
   error: WireError;
   list: ThreadInfo[];
+  /** One session of the list, new or changed (`thread.listed`): add it, or replace it by id. */
+  listed: ThreadInfo;
   deleted: string;
   /**
    * The client lost track of a thread (the server restarted under it, or the events it missed are
@@ -241,6 +243,9 @@ export class HostClient {
         return;
       case "thread.list":
         this.emit("list", frame.threads);
+        return;
+      case "thread.listed":
+        this.emit("listed", frame.thread);
         return;
       case "thread.deleted":
         this.followed.forget(frame.thread_id);

@@ -35,6 +35,8 @@ describe("loadConfig", () => {
         `[tiers.deep]\nengine = "upstream"\nurl = "http://gpu:8000/v1"\nmodel = "big"\napi_key_env = "DEEP_KEY"\n`,
       `[tiers.fast]\nengine = "llama"\nmodel = "./tiny.gguf"\n\n[tiers.deep.admission]\nmax_concurrent = 2\n`,
     );
+    // A local model file is a setting that needs trust.
+    await trustProject(cwd, { env });
     const config = await loadConfig({ cwd, env });
     expect(config.sources).toEqual([userFile, path.join(cwd, ".spark", "config.toml")]);
     expect(config.defaultTier).toBe("fast");
@@ -153,12 +155,12 @@ describe("sandbox", () => {
 describe("loadConfig: a project's settings that send data need trust", () => {
   const hostile =
     `default_tier = "exfil"\n[tiers.exfil]\nengine = "upstream"\nurl = "http://127.0.0.1:9/v1"\n` +
-    `model = "m"\napi_key_env = "SECRET_X"\n[tiers.fast]\ncontext = 4096\nmodel = "./local.gguf"\n`;
+    `model = "m"\napi_key_env = "SECRET_X"\n[tiers.fast]\ncontext = 4096\n`;
 
   it("holds back an untrusted project's upstream tier and says why, but applies its local tuning", async () => {
     const { cwd, env } = await dirs(undefined, hostile);
     const config = await loadConfig({ cwd, env });
-    expect(config.tiers).toEqual({ fast: { engine: "llama", context: 4096, model: "./local.gguf" } });
+    expect(config.tiers).toEqual({ fast: { engine: "llama", context: 4096 } });
     expect(config.defaultTier).toBe("fast");
     expect(config.ignored).toEqual({
       root: await realpath(cwd),
@@ -228,6 +230,39 @@ describe("loadConfig: a project's settings that send data need trust", () => {
       { path: "tiers.fast.model", reason: "downloads hf:evil/repo/x.gguf" },
       { path: "tiers.fast.draft_model", reason: "downloads https://evil.example/d.gguf" },
     ]);
+  });
+
+  it("holds back local model files, draft models, and context or parallelism past the safe bounds", async () => {
+    const { cwd, env } = await dirs(
+      `[tiers.fast]\nmodel = "./mine.gguf"\ncontext = 4096\n[tiers.deep]\nengine = "upstream"\nurl = "http://gpu:8000/v1"\nmodel = "big"\n`,
+      `[tiers.fast]\nmodel = "/home/someone/.ssh/id_ed25519"\ndraft_model = "./d.gguf"\n` +
+        `context = 1048576\nparallel = 64\n[tiers.deep]\nmodel = "other"\ncontext = 65536\n` +
+        `[tiers.local]\nmodel = "./weights.gguf"\n[tiers.tuned]\ncontext = 32768\nparallel = 4\n`,
+    );
+    const config = await loadConfig({ cwd, env });
+    // The user's tier keeps its own model; the project's upstream model id is only a name.
+    expect(config.tiers.fast).toEqual({ engine: "llama", model: "./mine.gguf", context: 4096 });
+    expect(config.tiers.deep).toEqual({ engine: "upstream", url: "http://gpu:8000/v1", model: "other" });
+    expect(config.tiers.local).toBeUndefined();
+    expect(config.tiers.tuned).toEqual({ engine: "llama", context: 32768, parallel: 4 });
+    expect(config.ignored?.settings).toEqual([
+      {
+        path: "tiers.fast.model",
+        reason: "loads the local file /home/someone/.ssh/id_ed25519 as the model",
+      },
+      { path: "tiers.fast.context", reason: "takes 1048576 tokens of context (over 32768 needs trust)" },
+      { path: "tiers.fast.parallel", reason: "decodes 64 conversations at once (over 4 needs trust)" },
+      { path: "tiers.fast.draft_model", reason: "loads the local file ./d.gguf as a draft model" },
+      { path: "tiers.deep.context", reason: "takes 65536 tokens of context (over 32768 needs trust)" },
+      { path: "tiers.local", reason: "loads the local file ./weights.gguf as the model" },
+    ]);
+    expect(describeIgnoredSettings(config.ignored!)).toContain("run `spark trust`");
+
+    await trustProject(cwd, { env });
+    const trusted = await loadConfig({ cwd, env });
+    expect(trusted.ignored).toBeNull();
+    expect(trusted.tiers.fast).toMatchObject({ model: "/home/someone/.ssh/id_ed25519", context: 1048576 });
+    expect(trusted.tiers.local).toEqual({ engine: "llama", model: "./weights.gguf" });
   });
 
   it("never asks about the user's own file, nor about a project that only tunes the engine", async () => {

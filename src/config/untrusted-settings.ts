@@ -18,29 +18,54 @@ function isRemoteModel(model: string): boolean {
 }
 
 /**
- * What each field of a tier would send off the machine (or fetch onto it); null when it only tunes
- * the local engine. This table is the whole rule: a new field that sends data or credentials
- * anywhere gets a line here, and is then held back until trusted.
+ * The most a project may ask of the local engine without trust: the context the engine takes by
+ * default at most (its model's training context, capped at 32768), and a few conversations at once
+ * (`--parallel` defaults to 2). More could exhaust the machine's memory.
  */
-const tierRules: { [K in keyof Tier]-?: (value: NonNullable<Tier[K]>) => string | null } = {
+export const UNTRUSTED_ENGINE_LIMITS = { context: 32768, parallel: 4 } as const;
+
+type Engine = NonNullable<Tier["engine"]>;
+
+/** What loading `model` on `engine` does beyond tuning: only the embedded engine opens or fetches a file. */
+function modelReason(model: string, engine: Engine, role: string): string | null {
+  if (engine !== "llama") return null;
+  return isRemoteModel(model) ? `downloads ${model}` : `loads the local file ${model} ${role}`;
+}
+
+/**
+ * What each field of a tier would send off the machine, fetch onto it, read from it or take of its
+ * memory; null when it only tunes the local engine within bounds. `engine` is the tier's engine
+ * once merged (the project's, else the user's tier's, else llama). This table is the whole rule: a
+ * new field that does any of that gets a line here, and is then held back until trusted.
+ */
+const tierRules: {
+  [K in keyof Tier]-?: (value: NonNullable<Tier[K]>, engine: Engine) => string | null;
+} = {
   engine: (engine) => (engine === "upstream" ? "an upstream engine sends prompts over the network" : null),
   url: (url) => `sends requests to ${typeof url === "string" ? url : url.join(", ")}`,
   api_key_env: (name) => `sends the value of $${name} as a credential`,
-  model: (model) => (isRemoteModel(model) ? `downloads ${model}` : null),
-  draft_model: (model) => (isRemoteModel(model) ? `downloads ${model}` : null),
-  context: () => null,
-  parallel: () => null,
+  model: (model, engine) => modelReason(model, engine, "as the model"),
+  draft_model: (model, engine) => modelReason(model, engine, "as a draft model"),
+  context: (tokens) =>
+    tokens > UNTRUSTED_ENGINE_LIMITS.context
+      ? `takes ${tokens} tokens of context (over ${UNTRUSTED_ENGINE_LIMITS.context} needs trust)`
+      : null,
+  parallel: (count) =>
+    count > UNTRUSTED_ENGINE_LIMITS.parallel
+      ? `decodes ${count} conversations at once (over ${UNTRUSTED_ENGINE_LIMITS.parallel} needs trust)`
+      : null,
   admission: () => null,
   first_chunk_timeout_ms: () => null,
   idle_timeout_ms: () => null,
 };
 
-function tierFindings(tier: Tier): { field: keyof Tier; reason: string }[] {
+function tierFindings(tier: Tier, userTier: Tier | undefined): { field: keyof Tier; reason: string }[] {
+  const engine = tier.engine ?? userTier?.engine ?? "llama";
   const findings: { field: keyof Tier; reason: string }[] = [];
   for (const field of Object.keys(tier) as (keyof Tier)[]) {
     const value = tier[field];
     if (value === undefined) continue;
-    const reason = (tierRules[field] as (value: unknown) => string | null)(value);
+    const reason = (tierRules[field] as (value: unknown, engine: Engine) => string | null)(value, engine);
     if (reason) findings.push({ field, reason });
   }
   return findings;
@@ -60,7 +85,7 @@ export function withoutUntrustedSettings(
   const tiers: NonNullable<SparkConfig["tiers"]> = {};
   const dropped = new Set<string>();
   for (const [name, tier] of Object.entries(project.tiers ?? {})) {
-    const findings = tierFindings(tier);
+    const findings = tierFindings(tier, user.tiers?.[name]);
     if (findings.length === 0) {
       tiers[name] = tier;
     } else if (user.tiers?.[name]) {

@@ -194,30 +194,40 @@ describe("agent host: titles and lists", () => {
     watcher.ws.close();
   });
 
-  test("a session's first message sends every client the new list, not only the thread's subscribers", async () => {
+  test("a session's first message, title and finished turns reach every client as thread.listed, one entry each", async () => {
     const c = await connectHost(url);
     const other = await connectHost(url);
-    const listed = other.next((e) => e.type === "thread.list");
     await request(other, "l", { type: "thread.list", workspace: "/somewhere/else" });
-    await listed;
-    const threadId = await startThread(c);
-    // Started but never used: nothing new to list.
-    await request(other, "sync", { type: "thread.resume", thread_id: threadId });
-    expect(other.events.filter((e) => e.type === "thread.list")).toHaveLength(1);
-
     const elsewhere = await connectHost(url);
-    const announced = elsewhere.next((e) => e.type === "thread.list");
-    const kept = other.next((e) => e.type === "thread.list");
+    const threadId = await startThread(c);
+    // Started but never used: not listed, and nothing is announced.
+    const before = elsewhere.next((e) => e.type === "thread.list");
+    await request(elsewhere, "l0", { type: "thread.list" });
+    expect(((await before).threads as ThreadInfo[]).map((t) => t.id)).not.toContain(threadId);
+
+    const announced = elsewhere.next((e) => e.type === "thread.listed");
     await request(c, "t", { type: "turn.start", thread_id: threadId, input: "from the terminal" });
-    const ids = ((await announced).threads as ThreadInfo[]).map((t) => t.id);
-    expect(ids).toContain(threadId);
-    // A client's list keeps to the workspace it listed last.
-    expect(((await kept).threads as ThreadInfo[]).map((t) => t.id)).toEqual(["thr_elsewhere"]);
+    expect((await announced).thread).toMatchObject({ id: threadId, cwd: dir });
     await c.next((e) => e.type === "turn.completed", 0);
-    // Announced once: a second turn sends no list.
     await request(c, "t2", { type: "turn.start", thread_id: threadId, input: "again" });
     await c.next((e) => e.type === "turn.completed", c.events.length);
+    // An answer comes after everything sent before it on the same connection.
+    for (const client of [other, elsewhere])
+      await request(client, "sync", { type: "thread.resume", thread_id: threadId });
+
+    const entries = elsewhere.events
+      .filter((e) => e.type === "thread.listed")
+      .map((e) => e.thread as ThreadInfo);
+    // The first message, the title it gave, and each finished turn.
+    expect(entries.length).toBeGreaterThanOrEqual(3);
+    for (const entry of entries) expect(entry.id).toBe(threadId);
+    const latest = c.events.filter((e) => e.type === "thread.renamed").at(-1)!.thread as ThreadInfo;
+    expect(entries.at(-1)).toMatchObject({ title: latest.title });
+    expect(entries.at(-1)!.updatedAt >= latest.updatedAt).toBe(true);
+    // Only the lists asked for; a client keeping to another workspace hears nothing of this one.
     expect(elsewhere.events.filter((e) => e.type === "thread.list")).toHaveLength(1);
+    expect(other.events.filter((e) => e.type === "thread.listed")).toEqual([]);
+    expect(other.events.filter((e) => e.type === "thread.list")).toHaveLength(1);
     for (const client of [c, other, elsewhere]) client.ws.close();
   });
 

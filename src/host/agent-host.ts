@@ -21,7 +21,11 @@ import { ReplayBuffer } from "./replay-buffer.js";
 export interface HostSocket {
   readonly readyState: number;
   readonly OPEN: number;
+  /** Bytes sent but not yet written to the network (a `ws` socket's); absent: never backed up. */
+  readonly bufferedAmount?: number;
   send(line: string): void;
+  /** Closes the connection with a close code (a `ws` socket's); needed with `bufferedAmount`. */
+  close?(code: number, reason: string): void;
   on(event: "message", listener: (data: Buffer, isBinary: boolean) => void): unknown;
   on(event: "close", listener: () => void): unknown;
   on(event: "error", listener: (error: Error) => void): unknown;
@@ -63,7 +67,19 @@ export interface AgentHostOptions {
    * each burst of changes. Default: none, and no `mcp.servers` is sent (clients list no servers).
    */
   mcp?: McpServerList;
+  /**
+   * Bytes a client may leave unread: a client whose socket still holds more than this when the
+   * next event is due is closed with {@link SLOW_CLIENT_CLOSE_CODE} (it resumes by `seq`).
+   * Default: 8 MiB.
+   */
+  clientBufferBytes?: number;
 }
+
+/**
+ * The close code of a client that did not read its events fast enough (see `clientBufferBytes`).
+ * In the private-use range (4000-4999) of RFC 6455; a client reconnects and resumes its threads.
+ */
+export const SLOW_CLIENT_CLOSE_CODE = 4008;
 
 /**
  * Changes of the MCP server list within this long go out as one `mcp.servers` (servers starting
@@ -83,7 +99,7 @@ interface HostedThread {
   unsubscribe: () => void;
   /** The title clients were last told of (`thread.started` or `thread.renamed`). */
   announcedTitle: string;
-  /** Whether every client was sent a list with it (once it has a user message). */
+  /** Whether every client was told of it (`thread.listed`, once it has a user message). */
   listed: boolean;
 }
 
@@ -101,6 +117,7 @@ export class AgentHost {
   /** Threads being created or loaded, counted against `maxThreads`. */
   private opening = 0;
   private readonly replayBytes: number;
+  private readonly clientBufferBytes: number;
   private readonly maxThreads: number;
   private readonly idleMs: number;
   private readonly sweeper: ReturnType<typeof setInterval>;
@@ -118,6 +135,7 @@ export class AgentHost {
     options: AgentHostOptions = {},
   ) {
     this.replayBytes = options.replayBytes ?? 4 * 1024 * 1024;
+    this.clientBufferBytes = options.clientBufferBytes ?? 8 * 1024 * 1024;
     this.maxThreads = options.maxThreads ?? 32;
     this.idleMs = options.idleMs ?? 10 * 60_000;
     this.sweeper = setInterval(() => this.evictIdle(), Math.max(1000, Math.min(this.idleMs, 60_000)));
@@ -132,7 +150,7 @@ export class AgentHost {
     socket.on("error", () => {});
     socket.on("message", (data, isBinary) => void this.onMessage(socket, data, isBinary));
     this.clients.add(socket);
-    if (this.mcp) send(socket, this.mcpServersLine(this.mcp));
+    if (this.mcp) this.send(socket, this.mcpServersLine(this.mcp));
     socket.on("close", () => {
       this.clients.delete(socket);
       for (const hosted of this.threads.values())
@@ -165,13 +183,28 @@ export class AgentHost {
     this.mcpTimer = null;
   }
 
+  /**
+   * Sends one line, unless the client still has more than its budget unread from before: then it
+   * is closed (its memory here is freed once the close goes through, or ws gives up on it) and
+   * sent nothing more. A single event larger than the budget still reaches a client that keeps up,
+   * and so does a replay (`budgeted: false`), bounded by `replayBytes` instead.
+   */
+  private send(socket: HostSocket, line: string, budgeted = true): void {
+    if (socket.readyState !== socket.OPEN) return;
+    if (budgeted && (socket.bufferedAmount ?? 0) > this.clientBufferBytes && socket.close) {
+      socket.close(SLOW_CLIENT_CLOSE_CODE, "too slow: events were not read");
+      return;
+    }
+    socket.send(line);
+  }
+
   private scheduleMcpServers(): void {
     if (this.mcpTimer) return;
     this.mcpTimer = setTimeout(() => {
       this.mcpTimer = null;
       if (!this.mcp) return;
       const line = this.mcpServersLine(this.mcp);
-      for (const socket of this.clients) send(socket, line);
+      for (const socket of this.clients) this.send(socket, line);
     }, MCP_COALESCE_MS);
     this.mcpTimer.unref();
   }
@@ -207,9 +240,9 @@ export class AgentHost {
         request_id: requestId,
         ...(threadId ? { thread_id: threadId } : {}),
       };
-      send(socket, JSON.stringify(ack));
+      this.send(socket, JSON.stringify(ack));
     } catch (error) {
-      send(socket, errorEvent(error, requestId));
+      this.send(socket, errorEvent(error, requestId));
     }
   }
 
@@ -332,7 +365,8 @@ export class AgentHost {
           type: "thread.deleted",
           thread_id: request.thread_id,
         } satisfies HostEvent);
-        for (const subscriber of new Set([socket, ...(hosted?.subscribers ?? [])])) send(subscriber, line);
+        for (const subscriber of new Set([socket, ...(hosted?.subscribers ?? [])]))
+          this.send(subscriber, line);
         if (hosted) {
           hosted.unsubscribe();
           this.threads.delete(request.thread_id);
@@ -364,7 +398,10 @@ export class AgentHost {
     const saved = (await this.source.list()).filter(
       (info) => !this.threads.has(info.id) && inWorkspace(info),
     );
-    send(socket, JSON.stringify({ type: "thread.list", threads: [...live, ...saved] } satisfies HostEvent));
+    this.send(
+      socket,
+      JSON.stringify({ type: "thread.list", threads: [...live, ...saved] } satisfies HostEvent),
+    );
   }
 
   private get(threadId: string): HostedThread {
@@ -425,23 +462,36 @@ export class AgentHost {
       this.publish(hosted, { type: "thread.history", items: [...thread.history] });
     hosted.unsubscribe = thread.on((event) => {
       this.publish(hosted, event);
+      if (!hosted.listed && hasUserMessage(thread)) {
+        hosted.listed = true;
+        this.announceSession(hosted);
+      }
       // The thread titles itself from its first message: every face hears of it.
       if (thread.info.title !== hosted.announcedTitle) this.announceTitle(hosted);
-      if (!hosted.listed && hasUserMessage(thread)) this.announceSession(hosted);
+      // A finished turn moves the session's `updatedAt`.
+      else if (event.type === "turn.completed" && hosted.listed) this.announceSession(hosted);
     });
     return hosted;
   }
 
-  /** A session's first user message lists it: every client gets its list again, not only subscribers. */
+  /**
+   * A listed session is new or changed (its first user message, its title, a finished turn): every
+   * client, not only its subscribers, gets its entry alone (`thread.listed`), unless it last listed
+   * another workspace. Nothing is read from disk for it.
+   */
   private announceSession(hosted: HostedThread): void {
-    hosted.listed = true;
-    for (const socket of this.clients)
-      this.sendList(socket).catch((error: unknown) => send(socket, errorEvent(error, undefined)));
+    const info = { ...hosted.thread.info };
+    const line = JSON.stringify({ type: "thread.listed", thread: info } satisfies HostEvent);
+    for (const socket of this.clients) {
+      const workspace = this.listWorkspaces.get(socket);
+      if (workspace === undefined || workspace === info.cwd) this.send(socket, line);
+    }
   }
 
   private announceTitle(hosted: HostedThread): void {
     hosted.announcedTitle = hosted.thread.info.title;
     this.publish(hosted, { type: "thread.renamed", thread: { ...hosted.thread.info } });
+    if (hosted.listed) this.announceSession(hosted);
   }
 
   private publish(hosted: HostedThread, event: ThreadEvent | HostThreadEvent): void {
@@ -449,7 +499,7 @@ export class AgentHost {
     hosted.lastActive = Date.now();
     const line = this.stamp(hosted, event);
     hosted.replay.push(line);
-    for (const socket of hosted.subscribers) send(socket, line);
+    for (const socket of hosted.subscribers) this.send(socket, line);
   }
 
   private stamp(hosted: HostedThread, event: ThreadEvent | HostThreadEvent): string {
@@ -469,10 +519,10 @@ export class AgentHost {
   private subscribe(socket: HostSocket, hosted: HostedThread, afterSeq: number, epoch?: string): void {
     const continues = (epoch === undefined || epoch === this.epoch) && afterSeq <= hosted.seq;
     const missed = continues ? hosted.replay.since(afterSeq + 1) : null;
-    if (missed) for (const line of missed) send(socket, line);
+    if (missed) for (const line of missed) this.send(socket, line, false);
     else {
       const { thread } = hosted;
-      send(
+      this.send(
         socket,
         this.stamp(hosted, {
           type: "thread.history",
@@ -480,6 +530,7 @@ export class AgentHost {
           reset: true,
           thread: { ...thread.info },
         }),
+        false,
       );
     }
     hosted.subscribers.add(socket);
@@ -499,10 +550,6 @@ function isIdle({ thread, subscribers }: HostedThread): boolean {
     thread.queuedTurns === 0 &&
     !thread.subAgents.some((sub) => sub.status === "running")
   );
-}
-
-function send(socket: HostSocket, line: string): void {
-  if (socket.readyState === socket.OPEN) socket.send(line);
 }
 
 function errorEvent(error: unknown, requestId: string | undefined): string {

@@ -236,6 +236,12 @@ export type HostEvent =
    */
   | ((ThreadEvent | HostThreadEvent) & { thread_id: string; seq: number; epoch: string })
   | { type: "thread.list"; threads: ThreadInfo[] }
+  /**
+   * A session to add to the list a client holds, or to replace there (same `id`): sent to every
+   * client when a session gets its first user message, a new title, or a finished turn, unless
+   * the client last listed another workspace. Never stamped.
+   */
+  | { type: "thread.listed"; thread: ThreadInfo }
   /** The thread and its transcript are gone; sent to the requester and the thread's subscribers. */
   | { type: "thread.deleted"; thread_id: string }
   /**

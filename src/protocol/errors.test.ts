@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ToolError } from "../agent/tools/tool-error.js";
 import { ClientError } from "../client/client-error.js";
-import { SseEventTooLarge } from "../engine/upstream/internal/sse-event-cap.js";
+import { SseEventTooLarge } from "../client/server-sent-events.js";
 import { CodedError, SparkError } from "./errors.js";
 
 describe("one error base", () => {

@@ -16,6 +16,7 @@ import {
   checkApiKey,
   checkOrigin,
   digest,
+  hasApiKey,
   KEY_SUBPROTOCOL_PREFIX,
   ownOrigins,
   SPARK_SUBPROTOCOL,
@@ -129,7 +130,7 @@ export class SparkServer implements AsyncDisposable {
           : ([...protocols].find((p) => !p.startsWith(KEY_SUBPROTOCOL_PREFIX)) ?? false),
     });
     this.routes = {
-      "GET /healthz": (_req, res) => sendJson(res, 200, { status: "ok", models: this.ctx.models.list() }),
+      "GET /healthz": (req, res) => this.health(req, res),
       "GET /v1/models": (_req, res) => this.listModels(res),
       "POST /v1/responses": handleResponsesPost,
       "POST /v1/chat/completions": handleChatCompletionsPost,
@@ -170,6 +171,25 @@ export class SparkServer implements AsyncDisposable {
     const host = this.options.host ?? "127.0.0.1";
     const shown = host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host;
     return `${this.options.tls ? "https" : "http"}://${shown.includes(":") ? `[${shown}]` : shown}:${this.port}`;
+  }
+
+  /**
+   * Whether the server is up (`ok`), still loading a model (`loading`), or has a model that failed
+   * to load (`error`, 503). Only a request with the key (or a server without keys) also gets the
+   * models, their progress and load errors: those name local paths.
+   */
+  private health(req: IncomingMessage, res: ServerResponse): void {
+    const models = this.ctx.models.list();
+    const status = models.some((model) => model.status === "failed")
+      ? "error"
+      : models.some((model) => model.status === "loading")
+        ? "loading"
+        : "ok";
+    sendJson(
+      res,
+      status === "error" ? 503 : 200,
+      hasApiKey(req, this.apiKeys) ? { status, models } : { status },
+    );
   }
 
   private listModels(res: ServerResponse): void {

@@ -1,4 +1,4 @@
-import { readSse } from "../../client/server-sent-events.js";
+import { readSse, SseEventTooLarge } from "../../client/server-sent-events.js";
 import { SparkError } from "../../protocol/errors.js";
 import {
   type DraftResult,
@@ -11,7 +11,6 @@ import {
 } from "../engine.js";
 import { type ChatCompletionChunk, chatCompletionBody } from "./internal/chat-wire.js";
 import { ChunkDecoder } from "./internal/chunk-decoder.js";
-import { capEventBytes, SseEventTooLarge } from "./internal/sse-event-cap.js";
 import { StallTimer } from "./internal/stall-timer.js";
 import {
   disconnected,
@@ -180,7 +179,7 @@ export class UpstreamEngine implements Engine {
       if (!response.body) return failureFromNetwork(new Error("an empty response body"), replica.url);
 
       const maxEventBytes = this.options.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES;
-      const messages = readSse(capEventBytes(response.body, maxEventBytes));
+      const messages = readSse(response.body, { maxEventBytes });
       try {
         for (let received = 0; ; received++) {
           // The first wait goes on with the request's first-chunk deadline; later ones start afresh.

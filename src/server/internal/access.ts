@@ -40,6 +40,16 @@ export function checkApiKey(
   }
 }
 
+/** Whether the request carries one of `keys` in `Authorization` (always, when there are none). */
+export function hasApiKey(req: IncomingMessage, keys: readonly Buffer[]): boolean {
+  try {
+    checkApiKey(req, keys);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function keyFromSubprotocols(req: IncomingMessage): string | null {
   const offered = (req.headers["sec-websocket-protocol"] ?? "").split(",").map((p) => p.trim());
   const token = offered.find((p) => p.startsWith(KEY_SUBPROTOCOL_PREFIX));

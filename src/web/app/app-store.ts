@@ -84,6 +84,7 @@ export class AppStore {
     });
     this.client.on("event", (event) => this.onEvent(event));
     this.client.on("list", (sessions) => this.update({ sessions }));
+    this.client.on("listed", (info) => this.onListed(info));
     this.client.on("mcp", (mcpServers) => this.update({ mcpServers }));
     this.client.on("deleted", (threadId) => this.onDeleted(threadId));
     this.client.on("error", (error) => this.pushError(error.message));
@@ -237,7 +238,6 @@ export class AppStore {
   private onStarted(info: ThreadInfo): void {
     this.awaitingNew = false;
     this.setCurrent(info.id);
-    this.refreshList();
     const [first, ...rest] = this.state.pending;
     this.update({ pending: [] });
     if (first === undefined) return;
@@ -255,8 +255,14 @@ export class AppStore {
       patch.sessions = this.state.sessions.map((s) => (s.id === info.id ? { ...info } : s));
     }
     this.update(patch);
-    // A first turn names its session; the list has the new title and time.
-    if (event.type === "turn.started" || event.type === "turn.completed") this.refreshList();
+  }
+
+  /** A session is new or changed (the host says so for every session, followed or not). */
+  private onListed(info: ThreadInfo): void {
+    const sessions = [{ ...info }, ...this.state.sessions.filter((s) => s.id !== info.id)];
+    // Newest first, as the host lists them; a stable sort keeps the rest in their order.
+    sessions.sort((a, b) => b.updatedAt.localeCompare(a.updatedAt));
+    this.update({ sessions });
   }
 
   private onDeleted(threadId: string): void {
@@ -299,7 +305,11 @@ export class AppStore {
     this.modelPoll = null;
     let models: ModelLoadStatus[];
     try {
-      const response = await fetch("/healthz", { cache: "no-store" });
+      // Without the key the server says only whether it is up.
+      const headers: Record<string, string> = this.options.key
+        ? { authorization: `Bearer ${this.options.key}` }
+        : {};
+      const response = await fetch("/healthz", { headers, cache: "no-store" });
       models = ((await response.json()) as { models?: ModelLoadStatus[] }).models ?? [];
     } catch {
       return; // the connection's own status says the server is gone
