@@ -6,6 +6,7 @@ import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
+import { testEngineEnv } from "./test-engine.js";
 import { runSpark, sparkBin } from "./test-support/spark-binary.js";
 
 const KEY = "sk-never-on-argv-0123456789";
@@ -27,7 +28,10 @@ afterEach(async () => {
   }
 });
 
-/** `spark serve <args> --port 0` as a child process, once it printed its address. */
+/**
+ * `spark serve <args> --port 0` as a child process, once it printed its address; on the scripted
+ * engine unless `args` name another.
+ */
 async function serve(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Served> {
   const home = await mkdtemp(path.join(os.tmpdir(), "spark-keys-home-"));
   const child = spawn(process.execPath, [sparkBin, "serve", ...args, "--port", "0"], {
@@ -37,6 +41,7 @@ async function serve(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Serve
       SPARK_UPSTREAM_API_KEY: "",
       SPARK_HOME: home,
       SPARK_CONFIG: path.join(home, "none.toml"),
+      ...(args.includes("--engine") ? {} : testEngineEnv()),
       ...env,
     },
     stdio: ["ignore", "ignore", "pipe"],
@@ -91,7 +96,7 @@ async function upstream(): Promise<{ url: string; seen: IncomingHttpHeaders[]; c
 
 describe("API keys never on the command line (the real binary)", () => {
   test("from SPARK_API_KEY or --api-key-file: required, and absent from /proc/PID/cmdline", async () => {
-    const fromEnv = await serve(["--engine", "scripted"], { SPARK_API_KEY: KEY });
+    const fromEnv = await serve([], { SPARK_API_KEY: KEY });
     expect(commandLine(fromEnv.child)).toContain("serve");
     expect(commandLine(fromEnv.child)).not.toContain(KEY);
     expect(await status(fromEnv.url)).toBe(401);
@@ -99,7 +104,7 @@ describe("API keys never on the command line (the real binary)", () => {
     expect(fromEnv.stderr()).not.toContain("warning");
 
     const file = await keyFile(KEY);
-    const fromFile = await serve(["--engine", "scripted", "--api-key-file", file]);
+    const fromFile = await serve(["--api-key-file", file]);
     expect(commandLine(fromFile.child)).toContain(file);
     expect(commandLine(fromFile.child)).not.toContain(KEY);
     expect(await status(fromFile.url)).toBe(401);
@@ -108,7 +113,7 @@ describe("API keys never on the command line (the real binary)", () => {
   });
 
   test("--api-key still works, with a warning that ps shows it", async () => {
-    const flagged = await serve(["--engine", "scripted", "--api-key", KEY]);
+    const flagged = await serve(["--api-key", KEY]);
     expect(await status(flagged.url, KEY)).toBe(200);
     expect(flagged.stderr()).toContain(
       "spark: warning: --api-key shows the key to every local user (ps); pass it in $SPARK_API_KEY or --api-key-file instead.",
@@ -134,7 +139,7 @@ describe("API keys never on the command line (the real binary)", () => {
   });
 
   test("spark exec --server takes its key from --api-key-file; --api-key warns", async () => {
-    const served = await serve(["--engine", "scripted"], { SPARK_API_KEY: KEY });
+    const served = await serve([], { SPARK_API_KEY: KEY });
     const home = await mkdtemp(path.join(os.tmpdir(), "spark-keys-exec-"));
     const env = {
       SPARK_HOME: home,
@@ -156,10 +161,10 @@ describe("API keys never on the command line (the real binary)", () => {
 
   test("an empty or unreadable key file stops the start, naming the flag", async () => {
     const empty = await keyFile("");
-    await expect(serve(["--engine", "scripted", "--api-key-file", empty])).rejects.toThrow(
+    await expect(serve(["--api-key-file", empty])).rejects.toThrow(
       `--api-key-file ${empty}: the file must hold one key`,
     );
-    await expect(serve(["--engine", "scripted", "--api-key-file", "/nonexistent/key"])).rejects.toThrow(
+    await expect(serve(["--api-key-file", "/nonexistent/key"])).rejects.toThrow(
       "--api-key-file /nonexistent/key: ENOENT",
     );
   });
