@@ -1,5 +1,9 @@
 #!/usr/bin/env node
-import { main } from "../dist/cli/main.js";
+import module from "node:module";
+
+// Compiled code is cached on disk (os.tmpdir()/node-compile-cache): the next start parses nothing.
+module.enableCompileCache?.();
+const { main } = await import("../dist/cli/main.js");
 
 main(process.argv).then(
   (code) => {

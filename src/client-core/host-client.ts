@@ -647,6 +647,7 @@ function answeredBy(request: ThreadRequest): (event: HostEvent) => boolean {
     case "thread.undo":
       return (event) => of(event) && event.type === "patch.undone";
     case "thread.rename":
+    case "thread.set_model":
       return (event) => of(event) && event.type === "thread.renamed";
     case "thread.delete":
       return (event) => event.type === "thread.deleted" && event.thread_id === request.thread_id;
