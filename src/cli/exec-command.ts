@@ -2,8 +2,8 @@ import type { HostClient } from "../client-core/host-client.js";
 import { SparkError } from "../protocol/errors.js";
 import type { AgentFlags } from "./agent-commands.js";
 import { EXIT_OUTPUT_CLOSED, OutputWatch } from "./closed-output.js";
-import { HostThread } from "./host-thread.js";
 import { attachTarget, connectHost } from "./host-target.js";
+import { HostThread } from "./host-thread.js";
 import { startLocalHost } from "./local-host-start.js";
 import { runPlain } from "./tui/plain-output.js";
 

@@ -195,9 +195,11 @@ export class HostThread implements TerminalThread {
   /** Sends the following turns to `model` (one of the host's tiers); refused while a turn runs. */
   async setModel(model: string): Promise<void> {
     if (model === this.model) return;
-    await this.client.request({ type: "thread.set_model", thread_id: this.id, model }).catch((error: unknown) => {
-      throw asSparkError(error);
-    });
+    await this.client
+      .request({ type: "thread.set_model", thread_id: this.id, model })
+      .catch((error: unknown) => {
+        throw asSparkError(error);
+      });
   }
 
   /** Stops listening (the thread goes on on the host). Idempotent. */

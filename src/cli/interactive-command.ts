@@ -31,7 +31,10 @@ export async function interactive(flags: AgentFlags, prompt: string, resumeFile?
 }
 
 /** `spark attach [URL]`: the newest session of the workspace on a running `spark serve`. */
-export async function attach(url: string | undefined, flags: { apiKey?: string; cd?: string }): Promise<number> {
+export async function attach(
+  url: string | undefined,
+  flags: { apiKey?: string; cd?: string },
+): Promise<number> {
   const cwd = flags.cd ?? process.cwd();
   const target = await attachUrl(url, cwd, flags.apiKey);
   return attachedTui(target, { newest: path.resolve(cwd) }, "");

@@ -23,7 +23,11 @@ interface Started {
  * the engine is imported and started behind it (model load, pre-warm), and messages typed
  * meanwhile are sent once it is ready. `resumeId` continues a saved session.
  */
-export async function localTui(flags: AgentFlags, prompt: string, resumeId: string | undefined): Promise<number> {
+export async function localTui(
+  flags: AgentFlags,
+  prompt: string,
+  resumeId: string | undefined,
+): Promise<number> {
   // A config file that cannot be read is an error before the view opens (reading it takes no time).
   const config = await loadConfig({ cwd: flags.cd ?? process.cwd(), env: process.env });
   const { mountTui } = await loadTui();

@@ -7,8 +7,8 @@ type Register = (program: Command) => void;
 
 /**
  * Commands whose modules load an engine, a server or a config parser: each is imported only when
- * the command line names it (`spark serve ...`, `spark help serve`). Otherwise `spark --help` lists
- * it by its summary, which is the description its module gives it.
+ * the command line names it (`spark serve ...`, `spark serve --help`). Otherwise `spark --help`
+ * lists it by its summary, which is the description its module gives it.
  */
 export const LAZY_COMMANDS: Record<string, { summary: string; load: () => Promise<Register> }> = {
   serve: {
@@ -77,15 +77,14 @@ function rootCommand(): Command {
 }
 
 /**
- * The lazy command `argv` runs or asks help for, found as commander finds it (the first operand,
- * after the root's options and their values), on a silent copy of the command line.
+ * The lazy command `argv` names, found as commander finds it (the first operand, after the root's
+ * options and their values), on a silent copy of the command line.
  */
 function commandNamed(argv: readonly string[]): string | undefined {
   const probe = rootCommand().configureOutput({ writeOut: () => {}, writeErr: () => {} });
   for (const name of Object.keys(LAZY_COMMANDS)) probe.command(name);
   try {
-    const [first, second] = probe.parseOptions(argv.slice(2)).operands;
-    return first === "help" ? second : first;
+    return probe.parseOptions(argv.slice(2)).operands[0];
   } catch {
     // An error in the root's options: the real parse reports it.
     return undefined;

@@ -21,6 +21,7 @@ beforeAll(async () => {
   // Two tiers, each answering with its own name: which one ran a turn shows in its answer.
   const config: ResolvedConfig = {
     defaultTier: "fast",
+    delegateTier: null,
     tiers: { fast: { engine: "scripted" }, deep: { engine: "scripted" } },
     sources: [],
   };

@@ -77,7 +77,11 @@ test("thread.set_model refuses a model the host does not offer, a running turn, 
   const unknown = await request(c, "u", { type: "thread.set_model", thread_id: threadId, model: "huge" });
   expect(unknown).toMatchObject({
     type: "error",
-    error: { code: "invalid_request", param: "model", message: "Unknown model 'huge'. Available: scripted, absent." },
+    error: {
+      code: "invalid_request",
+      param: "model",
+      message: "Unknown model 'huge'. Available: scripted, absent.",
+    },
   });
 
   await request(c, "t", { type: "turn.start", thread_id: threadId, input: "long" });
@@ -94,6 +98,10 @@ test("thread.set_model refuses a model the host does not offer, a running turn, 
     expect(bad).toMatchObject({ type: "error", error: { code: "invalid_event" } });
   }
   // Nothing was switched: no announcement of another model.
-  expect(c.events.filter((e) => e.type === "thread.renamed" && (e.thread as { model: string }).model !== "scripted")).toEqual([]);
+  expect(
+    c.events.filter(
+      (e) => e.type === "thread.renamed" && (e.thread as { model: string }).model !== "scripted",
+    ),
+  ).toEqual([]);
   c.ws.close();
 });

@@ -101,7 +101,9 @@ async function promptBoxRow(runs: number, home: string, env: NodeJS.ProcessEnv):
     }
     return median(times);
   };
-  const node = await shown(`exec "${process.execPath}" -e "process.stdout.write('Ask Spark'); setInterval(() => {}, 1e6)"`);
+  const node = await shown(
+    `exec "${process.execPath}" -e "process.stdout.write('Ask Spark'); setInterval(() => {}, 1e6)"`,
+  );
   const spark = await shown(`exec "${process.execPath}" "${sparkBin()}" --engine scripted --no-attach`);
   return row(
     {
@@ -170,13 +172,22 @@ async function attachedCpuRow(
  * `spark` (the view in the same process as the engine) and in `spark exec`: the rate each face
  * measures (deltas per second since the first), after the same stretch of decoding.
  */
-async function decodeRatioRow(options: TuiBenchOptions, home: string, env: NodeJS.ProcessEnv): Promise<BenchRow> {
+async function decodeRatioRow(
+  options: TuiBenchOptions,
+  home: string,
+  env: NodeJS.ProcessEnv,
+): Promise<BenchRow> {
   const decodeMs = options.quick ? 6_000 : 15_000;
   const workspace = await mkdtemp(path.join(home, "workspace-"));
   execFileSync("git", ["init", "-q"], { cwd: workspace });
   const question = "Describe this repository.";
   const agentArgs = ["--no-attach", "--model", options.modelPath, "--ctx-size", "8192"];
-  const exec = await execRate([sparkBin(), "exec", "--json", ...agentArgs, question], workspace, env, decodeMs);
+  const exec = await execRate(
+    [sparkBin(), "exec", "--json", ...agentArgs, question],
+    workspace,
+    env,
+    decodeMs,
+  );
   const quoted = agentArgs.map((arg) => `"${arg}"`).join(" ");
   await using term = await Terminal.open(
     `exec "${process.execPath}" "${sparkBin()}" ${quoted} "${question}"`,
@@ -186,7 +197,9 @@ async function decodeRatioRow(options: TuiBenchOptions, home: string, env: NodeJ
   await term.waitFor(/streaming/, 50, 300_000);
   await delay(decodeMs);
   const screen = await term.waitFor(/~[\d.]+ tok\/s/, 50);
-  const tui = Number(/~([\d.]+) tok\/s/.exec(screen.split("\n").findLast((line) => /tok\/s/.test(line)) ?? "")?.[1]);
+  const tui = Number(
+    /~([\d.]+) tok\/s/.exec(screen.split("\n").findLast((line) => /tok\/s/.test(line)) ?? "")?.[1],
+  );
   options.log(`tui in-process decode: spark ${tui.toFixed(1)} tok/s, spark exec ${exec.toFixed(1)} tok/s`);
   return row(
     {
@@ -203,7 +216,12 @@ async function decodeRatioRow(options: TuiBenchOptions, home: string, env: NodeJ
 }
 
 /** `spark exec --json`'s decode rate (item deltas per second since the first) after `decodeMs`. */
-async function execRate(args: string[], cwd: string, env: NodeJS.ProcessEnv, decodeMs: number): Promise<number> {
+async function execRate(
+  args: string[],
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+  decodeMs: number,
+): Promise<number> {
   const child = spawn(process.execPath, args, { cwd, env, stdio: ["ignore", "pipe", "ignore"] });
   const exited = exitOf(child);
   let first: number | null = null;
@@ -257,7 +275,8 @@ function markdownAnswer(tokens: number): string {
 
 /** CPU time (user + system, all threads) of a process so far, in ms, from `/proc/<pid>/stat`. */
 class ProcessCpu {
-  private readonly ticksPerSecond = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
+  private readonly ticksPerSecond =
+    Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
 
   constructor(private readonly pid: number) {}
 
@@ -285,7 +304,24 @@ class Terminal implements AsyncDisposable {
     const name = `spark-bench-tui-${process.pid}-${++Terminal.sessions}`;
     const envArgs = ["XDG_STATE_HOME", "SPARK_SESSIONS_DIR"].flatMap((key) => ["-e", `${key}=${env[key]}`]);
     const started = performance.now();
-    tmux("new-session", "-d", "-s", name, "-x", "120", "-y", "40", "-c", cwd, "-e", "CI=false", "-e", "SPARK_HOME=", ...envArgs, command);
+    tmux(
+      "new-session",
+      "-d",
+      "-s",
+      name,
+      "-x",
+      "120",
+      "-y",
+      "40",
+      "-c",
+      cwd,
+      "-e",
+      "CI=false",
+      "-e",
+      "SPARK_HOME=",
+      ...envArgs,
+      command,
+    );
     const pid = Number(tmux("display-message", "-p", "-t", name, "#{pane_pid}").trim());
     return new Terminal(name, pid, performance.now() - started);
   }
@@ -296,7 +332,8 @@ class Terminal implements AsyncDisposable {
     for (;;) {
       const screen = tmux("capture-pane", "-p", "-t", this.name, "-S", "-2000");
       if (pattern.test(screen)) return screen;
-      if (performance.now() > deadline) throw new Error(`bench: timed out waiting for ${pattern}:\n${screen}`);
+      if (performance.now() > deadline)
+        throw new Error(`bench: timed out waiting for ${pattern}:\n${screen}`);
       await delay(pollMs);
     }
   }

@@ -42,22 +42,19 @@ export function mountTui(options: TuiOptions, mount: MountTuiOptions = {}): Moun
     options.modelId,
     storeOptions,
   );
-  const instance = render(
-    React.createElement(TuiApp, { options, session, onExit, storeOptions }),
-    {
-      stdout,
-      stdin,
-      exitOnCtrlC: false,
-      // The CLI only runs the TUI on a terminal; a CI variable in a person's shell must not turn
-      // it into a print-the-last-frame logger.
-      interactive: Boolean(stdout.isTTY),
-      // Only changed lines are rewritten: while the model types, a frame is the partial line and
-      // the status, about a fifth of the bytes of a full redraw.
-      incrementalRendering: true,
-      maxFps,
-      ...mount.ink,
-    },
-  );
+  const instance = render(React.createElement(TuiApp, { options, session, onExit, storeOptions }), {
+    stdout,
+    stdin,
+    exitOnCtrlC: false,
+    // The CLI only runs the TUI on a terminal; a CI variable in a person's shell must not turn
+    // it into a print-the-last-frame logger.
+    interactive: Boolean(stdout.isTTY),
+    // Only changed lines are rewritten: while the model types, a frame is the partial line and
+    // the status, about a fifth of the bytes of a full redraw.
+    incrementalRendering: true,
+    maxFps,
+    ...mount.ink,
+  });
   const unmounted = quit.then(async () => {
     // The conversation stays in the scrollback; the prompt and status line go.
     instance.clear();
