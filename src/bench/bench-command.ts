@@ -23,6 +23,7 @@ import { rttScenario } from "./scenarios/rtt.js";
 import { specScenario } from "./scenarios/spec.js";
 import { steerScenario } from "./scenarios/steer.js";
 import { ttftScenario } from "./scenarios/ttft.js";
+import { tuiScenario } from "./scenarios/tui.js";
 import { typeAheadScenario } from "./scenarios/type-ahead.js";
 
 const SCENARIOS = {
@@ -40,7 +41,7 @@ const SCENARIOS = {
 type ScenarioName = keyof typeof SCENARIOS;
 
 /** Scenarios with servers and models of their own: run only when named. */
-type NamedOnly = "peer" | "agent";
+type NamedOnly = "peer" | "agent" | "tui";
 
 interface BenchOptions {
   quick: boolean;
@@ -59,8 +60,8 @@ export function registerBenchCommand(program: Command): void {
     .description("measure Spark's speed claims, each against its baseline in the same run (ratios)")
     .option("--quick", "fewer repetitions (a few minutes on a 2-core CPU)", false)
     .addOption(
-      new Option("--scenario <name...>", "scenarios to run (peer and agent only when named)")
-        .choices([...Object.keys(SCENARIOS), "peer", "agent"])
+      new Option("--scenario <name...>", "scenarios to run (peer, agent and tui only when named)")
+        .choices([...Object.keys(SCENARIOS), "peer", "agent", "tui"])
         .default(Object.keys(SCENARIOS)),
     )
     .option(
@@ -106,7 +107,7 @@ async function bench(options: BenchOptions): Promise<void> {
     return;
   }
   const scenarios = options.scenario.filter(
-    (name): name is ScenarioName => name !== "peer" && name !== "agent",
+    (name): name is ScenarioName => name !== "peer" && name !== "agent" && name !== "tui",
   );
   // Another busy process turns llama.cpp's spinning threads into a 10x slowdown: say so.
   const loadBefore = os.loadavg()[0]!;
@@ -141,6 +142,11 @@ async function bench(options: BenchOptions): Promise<void> {
         log,
       })),
     );
+  }
+  if (options.scenario.includes("tui")) {
+    process.stderr.write("Scenario tui\n");
+    const modelPath = await ensureSyntheticModel(options.modelsDir, "smollm2-135m", options.quant);
+    rows.push(...(await tuiScenario({ modelPath, quick: options.quick, log })));
   }
   if (scenarios.length > 0) rows.push(...(await benchScenarios(options, scenarios)));
   process.stderr.write(`All scenarios: ${((performance.now() - benchStarted) / 1000).toFixed(0)} s\n`);

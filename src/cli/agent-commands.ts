@@ -1,27 +1,13 @@
-import path from "node:path";
 import { type Command, InvalidArgumentError, Option } from "commander";
-import { listSessions, sessionsDir } from "../agent/transcript.js";
-import { HostClient } from "../client-core/host-client.js";
-import { nodeSocketFactory } from "../client-core/node-socket.js";
-import { listServerStates } from "../config/server-state.js";
-import { type LoadedConfig, loadConfig } from "../config/spark-config.js";
 import { SANDBOX_MODES, type SandboxMode } from "../protocol/agent.js";
 import type { TurnToolChoice } from "../protocol/agent-requests.js";
-import { SparkError } from "../protocol/errors.js";
-import { StatusLine } from "../terminal/status-line.js";
-import type { AgentRuntimeOptions } from "./agent-runtime.js";
-import { EXIT_OUTPUT_CLOSED, OutputWatch } from "./closed-output.js";
-import { HostThread } from "./host-thread.js";
 import { integer } from "./integer-option.js";
-import { keyFromFlags } from "./key-flags.js";
-import { LocalAgentHost } from "./local-agent-host.js";
-import { trustedConfig } from "./trusted-config.js";
-import { runPlain } from "./tui/plain-output.js";
-import { runTui } from "./tui/run-tui.js";
-import { StartupStatus } from "./tui/startup-status.js";
-import { agentHostUrl, findWorkspaceServer } from "./workspace-server.js";
 
-interface AgentFlags {
+/**
+ * The agent commands' flags. This module only declares the commands: what each one runs is
+ * imported when it runs, so `spark --version` and `--help` load neither the engine nor the views.
+ */
+export interface AgentFlags {
   model?: string;
   server?: string;
   apiKey?: string;
@@ -37,12 +23,6 @@ interface AgentFlags {
   last?: boolean;
   /** False with `--no-attach`. */
   attach: boolean;
-}
-
-/** An agent host to attach to: its WebSocket address and key. */
-interface HostTarget {
-  url: string;
-  key: string | null;
 }
 
 const AGENT_HELP = `
@@ -119,6 +99,7 @@ export function registerAgentCommands(program: Command): void {
     .argument("[prompt...]", "a first message to send")
     .addHelpText("after", AGENT_HELP)
     .action(async (prompt: string[], flags: AgentFlags) => {
+      const { interactive } = await import("./interactive-command.js");
       process.exitCode = await interactive(flags, prompt.join(" "));
     });
 
@@ -132,6 +113,7 @@ export function registerAgentCommands(program: Command): void {
       toolChoiceOption,
     )
     .action(async (prompt: string[], flags: AgentFlags) => {
+      const { exec } = await import("./exec-command.js");
       process.exitCode = await exec(flags, prompt.join(" "));
     });
 
@@ -140,6 +122,7 @@ export function registerAgentCommands(program: Command): void {
     .argument("[id]", "session id (see the sessions folder)")
     .option("--last", "the most recent session", false)
     .action(async (id: string | undefined, flags: AgentFlags) => {
+      const { interactive, findSession } = await import("./interactive-command.js");
       process.exitCode = await interactive(flags, "", await findSession(id, flags.last === true));
     });
 
@@ -156,158 +139,9 @@ export function registerAgentCommands(program: Command): void {
     .option("--api-key <key>", "the server's key on the command line, visible in ps (prefer the above)")
     .option("-C, --cd <dir>", "workspace directory (default: the current directory)")
     .action(async (url: string | undefined, flags: { apiKey?: string; apiKeyFile?: string; cd?: string }) => {
-      const cwd = flags.cd ?? process.cwd();
-      const apiKey = keyFromFlags(
-        { key: flags.apiKey, file: flags.apiKeyFile },
-        { flag: "--api-key", fileFlag: "--api-key-file", env: [] },
-      );
-      const target = await attachUrl(url, cwd, apiKey);
-      process.exitCode = await interactiveAttached(target, { newest: path.resolve(cwd) }, "");
+      const { attach } = await import("./interactive-command.js");
+      process.exitCode = await attach(url, flags);
     });
-}
-
-/**
- * The running `spark serve` of this user for the workspace, when the flags leave the choice to
- * Spark: flags that set up the agent (a model, a server, a policy, a sandbox) need an agent of
- * this process, and `--no-attach` asks for one.
- */
-async function attachTarget(flags: AgentFlags): Promise<HostTarget | null> {
-  const ownAgent =
-    !flags.attach ||
-    flags.model !== undefined ||
-    flags.server !== undefined ||
-    flags.approval !== "ask" ||
-    flags.maxToolRounds !== undefined ||
-    flags.sandbox !== undefined ||
-    flags.ctxSize !== undefined ||
-    !flags.prewarm;
-  if (ownAgent) return null;
-  const state = await findWorkspaceServer(flags.cd ?? process.cwd());
-  return state ? { url: agentHostUrl(state.url), key: state.key } : null;
-}
-
-/** `spark attach [URL]`: the server named (its key from the state file when it is this user's). */
-async function attachUrl(
-  url: string | undefined,
-  cwd: string,
-  apiKey: string | undefined,
-): Promise<HostTarget> {
-  if (!url) {
-    const state = await findWorkspaceServer(cwd);
-    if (!state)
-      throw new SparkError(
-        "not_found",
-        `No spark serve of yours runs for ${path.resolve(cwd)}; start one there, or pass its URL.`,
-      );
-    return { url: agentHostUrl(state.url), key: apiKey ?? state.key };
-  }
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    throw new SparkError("invalid_request", `Not a URL: ${url} (expected http://HOST:PORT).`);
-  }
-  if (!["http:", "https:", "ws:", "wss:"].includes(parsed.protocol))
-    throw new SparkError("invalid_request", `Not an http(s) or ws(s) URL: ${url}.`);
-  const base = `${parsed.protocol.replace(/^ws/, "http")}//${parsed.host}`;
-  // The key of this user's running server at that address, if there is one.
-  const local = (await listServerStates()).find((state) => state.url.replace(/\/+$/, "") === base);
-  return { url: agentHostUrl(base), key: apiKey ?? local?.key ?? process.env.SPARK_API_KEY ?? null };
-}
-
-/**
- * How a start reports: `exec` refuses an untrusted project's settings and shows progress only on a
- * terminal's stderr; the terminal UI asks whether to trust the project and shows progress itself.
- */
-type StartReporting =
-  | { mode: "exec" }
-  | { mode: "interactive"; startup: StartupStatus; signal: AbortSignal; config: LoadedConfig };
-
-async function startLocalHost(flags: AgentFlags, reporting: StartReporting): Promise<LocalAgentHost> {
-  const cwd = flags.cd ?? process.cwd();
-  // Read with a remote model too: its MCP servers, sandbox and limits are the person's own.
-  const config = await trustedConfig(cwd, {
-    remoteModel: flags.server !== undefined,
-    ...(reporting.mode === "interactive"
-      ? { startup: reporting.startup, signal: reporting.signal, loaded: reporting.config }
-      : {}),
-  });
-  let status: StatusLine | null = null;
-  const onProgress: AgentRuntimeOptions["onProgress"] =
-    reporting.mode === "interactive"
-      ? (stage, fraction) =>
-          reporting.startup.set({ phase: stage === "download" ? "downloading" : "loading", fraction })
-      : process.stderr.isTTY
-        ? (stage, fraction) => {
-            status ??= new StatusLine(stage === "download" ? "Downloading the model" : "Loading the model");
-            status.update(fraction);
-          }
-        : undefined;
-  const options: AgentRuntimeOptions = {
-    cwd,
-    config,
-    ...(flags.model ? { model: flags.model } : {}),
-    ...(flags.server ? { server: flags.server } : {}),
-    ...(flags.server
-      ? {
-          apiKey: keyFromFlags(
-            { key: flags.apiKey, file: flags.apiKeyFile },
-            { flag: "--api-key", fileFlag: "--api-key-file", env: ["SPARK_API_KEY", "OPENAI_API_KEY"] },
-          ),
-        }
-      : {}),
-    ...(flags.ctxSize ? { contextSize: flags.ctxSize } : {}),
-    approval: flags.approval,
-    ...(flags.maxToolRounds ? { maxToolRounds: flags.maxToolRounds } : {}),
-    ...(flags.sandbox ? { sandbox: flags.sandbox } : {}),
-    prewarm: flags.prewarm,
-    onNotice: (message) => process.stderr.write(`spark: ${message}\n`),
-    ...(onProgress ? { onProgress } : {}),
-  };
-  const local = await LocalAgentHost.start(options);
-  const compute = local.runtime.compute;
-  (status as StatusLine | null)?.done(
-    `Model ready: ${local.runtime.modelId}${compute ? ` (${compute})` : ""}`,
-  );
-  return local;
-}
-
-/**
- * Starts the agent (model load, pre-warm) behind its in-memory agent host, and the first thread
- * (a saved session's, with `resumeId`), while the terminal UI already takes input.
- */
-async function startSession(
-  flags: AgentFlags,
-  startup: StartupStatus,
-  signal: AbortSignal,
-  resumeId: string | undefined,
-  config: LoadedConfig,
-): Promise<{ local: LocalAgentHost; client: HostClient; first: HostThread }> {
-  try {
-    const local = await startLocalHost(flags, { mode: "interactive", startup, signal, config });
-    // Quitting while it warms up closes the runtime at once: the pre-warm stops with it.
-    const onQuit = () => void local.dispose();
-    signal.addEventListener("abort", onQuit, { once: true });
-    let client: HostClient | null = null;
-    try {
-      signal.throwIfAborted();
-      startup.set({ phase: "warming" });
-      client = await local.connect();
-      const first = await HostThread.open(client, resumeId);
-      signal.throwIfAborted();
-      startup.set({ phase: "ready" });
-      return { local, client, first };
-    } catch (error) {
-      client?.dispose();
-      await local.dispose();
-      throw error;
-    } finally {
-      signal.removeEventListener("abort", onQuit);
-    }
-  } catch (error) {
-    startup.set({ phase: "failed", message: error instanceof Error ? error.message : String(error) });
-    throw error;
-  }
 }
 
 function toolChoiceOption(value: string): TurnToolChoice {
@@ -315,237 +149,4 @@ function toolChoiceOption(value: string): TurnToolChoice {
   if (!/^[\w.:-]{1,128}$/.test(value))
     throw new InvalidArgumentError('expected "auto", "required" or a tool name such as list_dir');
   return { name: value };
-}
-
-async function exec(flags: AgentFlags, prompt: string): Promise<number> {
-  if (!prompt.trim())
-    throw new SparkError(
-      "invalid_request",
-      'spark exec needs a task, e.g. spark exec "fix the failing import".',
-    );
-  const target = await attachTarget(flags);
-  // A reader that goes away (`spark exec ... | head -1`) stops the turn quietly.
-  using output = new OutputWatch({ stdout: process.stdout, stderr: process.stderr });
-  if (target) {
-    // On a running `spark serve`: the task is a thread there, live in the web app and the editor;
-    // commands that need approval wait for an answer from one of them.
-    const client = await connectHost(target);
-    // Nobody watches `spark exec` to wait out a reconnect: a server gone mid-task ends it.
-    let offStatus = () => {};
-    const lost = new Promise<never>((_, reject) => {
-      offStatus = client.on("status", (status) => {
-        if (status === "reconnecting" || status === "closed")
-          reject(new SparkError("server_error", `Lost the connection to spark serve at ${target.url}.`));
-      });
-    });
-    try {
-      return await Promise.race([execOn(client, flags, prompt, output, "others"), lost]);
-    } finally {
-      offStatus();
-      client.dispose();
-    }
-  }
-  // Its own agent, behind the same agent host, reached in memory.
-  await using local = await startLocalHost(flags, { mode: "exec" });
-  // Nobody types while `spark exec` starts: its one task gets the tools of every MCP server that
-  // starts (each within its startup timeout) rather than those that happen to be ready.
-  await local.runtime.mcp.whenStarted();
-  const client = await local.connect();
-  try {
-    return await execOn(client, flags, prompt, output, "deny");
-  } finally {
-    client.dispose();
-  }
-}
-
-/** Runs the one task of `spark exec` as a new thread of the host `client` is connected to. */
-async function execOn(
-  client: HostClient,
-  flags: AgentFlags,
-  prompt: string,
-  output: OutputWatch,
-  approvals: "deny" | "others",
-): Promise<number> {
-  const warming = process.stderr.isTTY === true && flags.prewarm;
-  if (warming) process.stderr.write("Warming up...");
-  const thread = await HostThread.open(client);
-  if (warming) process.stderr.write("\r\x1b[K");
-  const interrupt = new AbortController();
-  process.once("SIGINT", () => interrupt.abort());
-  try {
-    const status = await runPlain(thread, {
-      input: prompt,
-      stdout: process.stdout,
-      stderr: output.stderr,
-      json: flags.json === true,
-      toolChoice: flags.toolChoice,
-      signal: AbortSignal.any([interrupt.signal, output.signal]),
-      approvals,
-    });
-    if (output.closed) return EXIT_OUTPUT_CLOSED;
-    return status === "completed" ? 0 : 1;
-  } finally {
-    thread.close();
-  }
-}
-
-/**
- * The terminal UI on a running `spark serve`: the model is loaded and warm already. Opens the
- * thread `open` names (a saved session's id, or the newest of a workspace, else a new one).
- */
-async function interactiveAttached(
-  target: HostTarget,
-  open: { threadId?: string; newest?: string },
-  prompt: string,
-): Promise<number> {
-  const client = await connectHost(target);
-  const opened: HostThread[] = [];
-  const openThread = async (threadId?: string) => {
-    const thread = await HostThread.open(client, threadId);
-    opened.push(thread);
-    return thread;
-  };
-  try {
-    const startup = new StartupStatus();
-    const first = (async () => {
-      const threadId = open.threadId ?? (open.newest ? (await client.list(open.newest))[0]?.id : undefined);
-      const thread = await openThread(threadId);
-      startup.set({ phase: "ready" });
-      return thread;
-    })();
-    first.catch((error: unknown) =>
-      startup.set({ phase: "failed", message: error instanceof Error ? error.message : String(error) }),
-    );
-    await runTui({
-      thread: first,
-      mcp: client,
-      startup,
-      ...(prompt.trim() ? { prompt: prompt.trim() } : {}),
-      modelId: "",
-      models: [],
-      newThread: () => openThread(),
-    });
-    const failed = await first.then(
-      () => false,
-      () => true,
-    );
-    return failed ? 1 : 0;
-  } finally {
-    for (const thread of opened) thread.close();
-    client.dispose();
-  }
-}
-
-/** The client core's agent-host client, connected to `target`. */
-async function connectHost(target: HostTarget): Promise<HostClient> {
-  const client = new HostClient({
-    url: target.url,
-    ...(target.key ? { apiKey: target.key } : {}),
-    createSocket: nodeSocketFactory,
-  });
-  try {
-    await client.connect();
-  } catch (error) {
-    client.dispose();
-    throw new SparkError(
-      "upstream_unavailable",
-      `Cannot reach the agent host at ${target.url}: ${error instanceof Error ? error.message : String(error)}`,
-      { cause: error },
-    );
-  }
-  return client;
-}
-
-async function interactive(flags: AgentFlags, prompt: string, resumeFile?: string): Promise<number> {
-  if (!process.stdin.isTTY || !process.stdout.isTTY) {
-    if (!prompt.trim()) {
-      throw new SparkError(
-        "invalid_request",
-        'Not a terminal: pass the task as an argument, or use spark exec "...".',
-      );
-    }
-    return exec(flags, prompt);
-  }
-  const target = await attachTarget(flags);
-  if (target) {
-    const threadId = resumeFile ? path.basename(resumeFile, ".jsonl") : undefined;
-    return interactiveAttached(target, threadId ? { threadId } : {}, prompt);
-  }
-  // A config file that cannot be read is an error before the view opens (reading it takes no time).
-  const config = await loadConfig({ cwd: flags.cd ?? process.cwd(), env: process.env });
-  // The view takes input at once; the runtime (model load, pre-warm) starts behind it.
-  const startup = new StartupStatus();
-  const quit = new AbortController();
-  const resumeId = resumeFile ? path.basename(resumeFile, ".jsonl") : undefined;
-  const starting = startSession(flags, startup, quit.signal, resumeId, config);
-  // A start that fails is shown by the view (and makes the exit status 1); quitting is no failure.
-  let failed = false;
-  starting.catch(() => {
-    failed = !quit.signal.aborted;
-  });
-  // Its failure is shown through the first thread; this promise must not count as unhandled.
-  const mcpFeed = starting.then((started) => started.client);
-  mcpFeed.catch(() => {});
-  let session: { local: LocalAgentHost; client: HostClient } | null = null;
-  let current: HostThread | null = null;
-  // /model NAME switches the current thread's following turns to tier NAME; /new keeps the tier.
-  let model = "";
-  const models: string[] = [];
-  const threads: HostThread[] = [];
-  /** The current thread's agent, in this process: /model sets its tier. */
-  const switchModel = (thread: HostThread, tier: string) =>
-    session!.local.thread(thread.info.id)?.setModel(tier);
-  await runTui({
-    thread: starting.then((started) => {
-      session = started;
-      current = started.first;
-      model = started.local.runtime.modelId;
-      models.push(...started.local.runtime.models);
-      threads.push(current);
-      return current;
-    }),
-    // The MCP servers of the agent host (/mcp), once it runs.
-    mcp: mcpFeed,
-    startup,
-    ...(prompt.trim() ? { prompt: prompt.trim() } : {}),
-    // Until the thread has started (then its own): --model's tier, or the file it names.
-    modelId: path.basename(flags.model ?? "").replace(/\.gguf$/i, ""),
-    models,
-    onModelChange: async (next) => {
-      const thread = current!;
-      if (thread.busy) {
-        thread.interrupt();
-        await thread.whenIdle();
-      }
-      switchModel(thread, next);
-      model = next;
-      return thread;
-    },
-    newThread: async () => {
-      const thread = await HostThread.open(session!.client);
-      if (model !== session!.local.runtime.modelId) switchModel(thread, model);
-      current = thread;
-      threads.push(thread);
-      return thread;
-    },
-  });
-  // Quitting during the start stops it at its next step (a model load in progress finishes first).
-  quit.abort();
-  startup.answer(false);
-  const started = await starting.catch(() => null);
-  if (!started) return failed ? 1 : 0;
-  for (const thread of threads) thread.close();
-  started.client.dispose();
-  // Stops the sub-agents still working (quietly: no turn starts for their ends), saves transcripts.
-  await started.local.dispose();
-  return 0;
-}
-
-async function findSession(id: string | undefined, last: boolean): Promise<string> {
-  const sessions = await listSessions(sessionsDir());
-  if (sessions.length === 0) throw new SparkError("not_found", `No saved sessions in ${sessionsDir()}.`);
-  if (last || !id) return sessions[0]!.file;
-  const match = sessions.find((session) => session.id === id || session.id.startsWith(id));
-  if (!match) throw new SparkError("not_found", `No session '${id}' in ${sessionsDir()}.`);
-  return match.file;
 }

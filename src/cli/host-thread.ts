@@ -192,9 +192,14 @@ export class HostThread implements TerminalThread {
     }
   }
 
-  setModel(model: string): void {
+  /** Sends the following turns to `model` (one of the host's tiers); refused while a turn runs. */
+  async setModel(model: string): Promise<void> {
     if (model === this.model) return;
-    throw new SparkError("invalid_request", "Switching models is not available on an agent host.");
+    await this.client
+      .request({ type: "thread.set_model", thread_id: this.id, model })
+      .catch((error: unknown) => {
+        throw asSparkError(error);
+      });
   }
 
   /** Stops listening (the thread goes on on the host). Idempotent. */

@@ -1,4 +1,3 @@
-import type { AgentThread } from "../agent/agent-thread.js";
 import { sessionsDir } from "../agent/transcript.js";
 import { HostClient } from "../client-core/host-client.js";
 import { AgentHost } from "../host/agent-host.js";
@@ -39,11 +38,6 @@ export class LocalAgentHost implements AsyncDisposable {
     });
     await client.connect();
     return client;
-  }
-
-  /** The agent of a live thread of this host (in this process), for what the protocol has no request for (/model). */
-  thread(threadId: string): AgentThread | undefined {
-    return this.source.thread(threadId);
   }
 
   /** Stops every turn, saves every transcript and closes the runtime. Idempotent. */

@@ -1,35 +1,57 @@
 import { Command, CommanderError } from "commander";
-import { registerBenchCommand } from "../bench/bench-command.js";
 import { SparkError } from "../protocol/errors.js";
 import { registerAgentCommands } from "./agent-commands.js";
-import { registerDoctorCommand } from "./doctor-command.js";
-import { registerModelsCommand } from "./models-command.js";
-import { registerServeCommand } from "./serve-command.js";
-import { registerTrustCommand } from "./trust-command.js";
 import { VERSION } from "./version.js";
 
-/** Builds the `spark` command line. Exported separately so tests can drive it in-process. */
-export function createProgram(): Command {
-  const program = new Command()
-    .name("spark")
-    .description("Spark: a real-time coding assistant on your own machine.")
-    .version(VERSION)
-    .showHelpAfterError("(run with --help for usage)")
-    .enablePositionalOptions()
-    .exitOverride();
-  registerAgentCommands(program);
-  registerServeCommand(program);
-  registerModelsCommand(program);
-  registerBenchCommand(program);
-  registerTrustCommand(program);
-  registerDoctorCommand(program);
+type Register = (program: Command) => void;
+
+/**
+ * Commands whose modules load an engine, a server or a config parser: each is imported only when
+ * the command line names it (`spark serve ...`, `spark serve --help`). Otherwise `spark --help`
+ * lists it by its summary, which is the description its module gives it.
+ */
+export const LAZY_COMMANDS: Record<string, { summary: string; load: () => Promise<Register> }> = {
+  serve: {
+    summary: "serve a model over the OpenAI Responses API (HTTP, SSE and WebSocket) and Chat Completions",
+    load: async () => (await import("./serve-command.js")).registerServeCommand,
+  },
+  models: {
+    summary: "list, download and remove the GGUF models in Spark's cache",
+    load: async () => (await import("./models-command.js")).registerModelsCommand,
+  },
+  bench: {
+    summary: "measure Spark's speed claims, each against its baseline in the same run (ratios)",
+    load: async () => (await import("../bench/bench-command.js")).registerBenchCommand,
+  },
+  trust: {
+    summary: "let this project's .spark/config.toml send data and credentials where it says",
+    load: async () => (await import("./trust-command.js")).registerTrustCommand,
+  },
+  doctor: {
+    summary:
+      "report the backend (cpu/cuda/vulkan/metal), CPU variant, threads, memory, model and context, and the change that would help most",
+    load: async () => (await import("./doctor-command.js")).registerDoctorCommand,
+  },
+};
+
+/**
+ * Builds the `spark` command line for `argv` (as `process.argv`): the command it names is loaded in
+ * full, the others only listed. Exported separately so tests can drive it in-process.
+ */
+export async function createProgram(argv: readonly string[] = []): Promise<Command> {
+  const named = commandNamed(argv);
+  const program = rootCommand();
+  for (const [name, lazy] of Object.entries(LAZY_COMMANDS)) {
+    if (name === named) (await lazy.load())(program);
+    else program.command(name).description(lazy.summary);
+  }
   return program;
 }
 
 /** Runs the CLI and returns the exit code; errors are printed once, without a stack. */
 export async function main(argv: string[]): Promise<number> {
-  const program = createProgram();
   try {
+    const program = await createProgram(argv);
     await program.parseAsync(argv);
     // The action's own status: `spark exec` sets 1 after a failed turn, 141 when its reader went away.
     return typeof process.exitCode === "number" ? process.exitCode : 0;
@@ -38,5 +60,33 @@ export async function main(argv: string[]): Promise<number> {
     const message = error instanceof SparkError || error instanceof Error ? error.message : String(error);
     process.stderr.write(`spark: ${message}\n`);
     return 1;
+  }
+}
+
+/** `spark` with the agent commands, which load what they run only when they run. */
+function rootCommand(): Command {
+  const program = new Command()
+    .name("spark")
+    .description("Spark: a real-time coding assistant on your own machine.")
+    .version(VERSION)
+    .showHelpAfterError("(run with --help for usage)")
+    .enablePositionalOptions()
+    .exitOverride();
+  registerAgentCommands(program);
+  return program;
+}
+
+/**
+ * The lazy command `argv` names, found as commander finds it (the first operand, after the root's
+ * options and their values), on a silent copy of the command line.
+ */
+function commandNamed(argv: readonly string[]): string | undefined {
+  const probe = rootCommand().configureOutput({ writeOut: () => {}, writeErr: () => {} });
+  for (const name of Object.keys(LAZY_COMMANDS)) probe.command(name);
+  try {
+    return probe.parseOptions(argv.slice(2)).operands[0];
+  } catch {
+    // An error in the root's options: the real parse reports it.
+    return undefined;
   }
 }

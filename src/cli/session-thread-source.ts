@@ -93,9 +93,9 @@ export class SessionThreadSource implements HostThreadSource {
     return true;
   }
 
-  /** A live thread this source made, by id. */
-  thread(threadId: string): AgentThread | undefined {
-    return this.live.get(threadId)?.thread;
+  /** The runtime's models (tiers): what `thread.set_model` may switch a thread to. */
+  models(): readonly string[] {
+    return this.runtime().models;
   }
 
   /** Resolves when every live thread's transcript is on disk. */

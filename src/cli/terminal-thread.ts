@@ -37,6 +37,4 @@ export interface TerminalThread {
   whenIdle(): Promise<void>;
   /** Resolves when no turn and no sub-agent is running. */
   whenSettled(): Promise<void>;
-  /** Sends the following turns to another model (tier). */
-  setModel(model: string): void;
 }

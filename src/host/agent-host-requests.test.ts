@@ -89,6 +89,7 @@ describe("agent host: request ids", () => {
       "patch.accept": { ...thread, item_id: "call_none", path: "a.txt" },
       "patch.reject": { ...thread, item_id: "call_none", path: "a.txt" },
       "thread.rename": { ...thread, title: "Renamed" },
+      "thread.set_model": { ...thread, model: "scripted" },
       "thread.delete": thread,
     };
     expect(Object.keys(requests).sort()).toEqual(Object.keys(HOST_REQUEST_SCHEMAS).sort());
@@ -103,6 +104,8 @@ describe("agent host: request ids", () => {
         "thread.undo",
         "patch.accept",
         "patch.reject",
+        // This host's source names no models to switch to.
+        "thread.set_model",
       ].includes(type)
         ? "error"
         : "ack";

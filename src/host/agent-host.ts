@@ -42,6 +42,11 @@ export interface HostThreadSource {
   rename(threadId: string, title: string): Promise<ThreadInfo | null>;
   /** Deletes a thread's transcript; false if there was none. The host never deletes a running thread. */
   remove(threadId: string): Promise<boolean>;
+  /**
+   * The models (tiers) a thread may switch to with `thread.set_model`. Default: none (the request
+   * is refused).
+   */
+  models?(): readonly string[];
   /** The host let an idle thread go (it stays resumable from its transcript). Default: nothing. */
   release?(threadId: string): void;
 }
@@ -350,6 +355,23 @@ export class AgentHost {
           throw new SparkError("not_found", `No thread ${request.thread_id}.`, { param: "thread_id" });
         if (hosted) this.announceTitle(hosted);
         await this.sendList(socket);
+        break;
+      }
+      case "thread.set_model": {
+        const hosted = this.get(request.thread_id);
+        const models = this.source.models?.() ?? [];
+        if (!models.includes(request.model)) {
+          const known = models.length > 0 ? ` Available: ${models.join(", ")}.` : " This host has no others.";
+          throw new SparkError("invalid_request", `Unknown model '${request.model}'.${known}`, {
+            param: "model",
+          });
+        }
+        if (hosted.thread.busy)
+          throw new SparkError("response_in_progress", "A turn is running; switch models between turns.", {
+            param: "thread_id",
+          });
+        hosted.thread.setModel(request.model);
+        this.publish(hosted, { type: "thread.renamed", thread: { ...hosted.thread.info } });
         break;
       }
       case "thread.delete": {

@@ -91,6 +91,18 @@ export const HOST_REQUEST_SCHEMAS = {
     thread_id: threadId,
     title: z.string().trim().min(1).max(200),
   }),
+  /**
+   * Sends the thread's following turns to another model (one of the host's tiers); refused while a
+   * turn runs. Answered with `thread.renamed` carrying the thread's info with its new `model`.
+   */
+  "thread.set_model": request("thread.set_model", {
+    thread_id: threadId,
+    model: z
+      .string()
+      .min(1)
+      .max(128)
+      .regex(/^[\w.:/-]+$/),
+  }),
   /** Deletes a thread and its transcript; refused while a turn runs. */
   "thread.delete": request("thread.delete", { thread_id: threadId }),
   /** Keeps one file of an applied patch (the tool call `item_id`); answered with `patch.resolved`. */

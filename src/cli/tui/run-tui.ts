@@ -7,6 +7,9 @@ import { TuiSession } from "./tui-session.js";
 
 export type { TuiOptions } from "./tui-options.js";
 
+/** Frames per second at most, unless the options say otherwise. */
+const DEFAULT_MAX_FPS = 30;
+
 /** Renders until the user quits (Ctrl+C twice, or Ctrl+D on an empty prompt, or /exit); resolves then. */
 export async function runTui(options: TuiOptions): Promise<void> {
   await mountTui(options).exited;
@@ -32,32 +35,26 @@ export function mountTui(options: TuiOptions, mount: MountTuiOptions = {}): Moun
   const quit = new Promise<void>((resolve) => {
     onExit = resolve;
   });
+  const maxFps = options.maxFps ?? DEFAULT_MAX_FPS;
+  const storeOptions: ConversationStoreOptions = { frameMs: 1000 / maxFps, ...mount.store };
   const session = new TuiSession(
     options.thread instanceof Promise ? null : options.thread,
     options.modelId,
-    mount.store,
+    storeOptions,
   );
-  const instance = render(
-    React.createElement(TuiApp, {
-      options,
-      session,
-      onExit,
-      ...(mount.store ? { storeOptions: mount.store } : {}),
-    }),
-    {
-      stdout,
-      stdin,
-      exitOnCtrlC: false,
-      // The CLI only runs the TUI on a terminal; a CI variable in a person's shell must not turn
-      // it into a print-the-last-frame logger.
-      interactive: Boolean(stdout.isTTY),
-      // Only changed lines are rewritten: while the model types, a frame is the partial line and
-      // the status, about a fifth of the bytes of a full redraw.
-      incrementalRendering: true,
-      maxFps: 60,
-      ...mount.ink,
-    },
-  );
+  const instance = render(React.createElement(TuiApp, { options, session, onExit, storeOptions }), {
+    stdout,
+    stdin,
+    exitOnCtrlC: false,
+    // The CLI only runs the TUI on a terminal; a CI variable in a person's shell must not turn
+    // it into a print-the-last-frame logger.
+    interactive: Boolean(stdout.isTTY),
+    // Only changed lines are rewritten: while the model types, a frame is the partial line and
+    // the status, about a fifth of the bytes of a full redraw.
+    incrementalRendering: true,
+    maxFps,
+    ...mount.ink,
+  });
   const unmounted = quit.then(async () => {
     // The conversation stays in the scrollback; the prompt and status line go.
     instance.clear();

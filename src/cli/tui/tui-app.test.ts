@@ -276,6 +276,25 @@ describe("commands and keys", () => {
     expect(h.thread.history).toHaveLength(0);
   });
 
+  test("/model on a host whose models are not known here (attached) asks the host and shows its answer", async () => {
+    await using h = await tuiHarness({}, {});
+    const asked: string[] = [];
+    h.mount({
+      onModelChange: async (model) => {
+        asked.push(model);
+        if (model !== "deep") throw new Error(`Unknown model '${model}'. Available: scripted, deep.`);
+        return h.makeThread();
+      },
+    });
+    await h.send("/model");
+    await h.stdout.waitForText("Model: scripted. Switch with /model <name>.");
+    await h.send("/model nope");
+    await h.stdout.waitForText("Error: Unknown model 'nope'. Available: scripted, deep.");
+    await h.send("/model deep");
+    await h.stdout.waitForText("Switched to deep.");
+    expect(asked).toEqual(["nope", "deep"]);
+  });
+
   test("/new starts a new thread and clears the screen", async () => {
     await using h = await tuiHarness({}, {});
     h.mount();

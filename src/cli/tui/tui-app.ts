@@ -194,11 +194,13 @@ export function TuiApp({ options, session, onExit, storeOptions }: TuiAppProps):
   const changeModel = (name: string) => {
     const { modelId, store: current, thread } = s.session;
     if (!thread) return;
-    const models = options.models ?? [];
-    const others = models.length > 0 ? ` Available: ${models.join(", ")}.` : "";
+    // Unknown list: the agent host has it, and refuses a name it does not serve.
+    const models = options.models;
+    const others = models && models.length > 0 ? ` Available: ${models.join(", ")}.` : "";
+    const change = models?.length === 0 ? undefined : options.onModelChange;
     if (!name) {
       current.notice(
-        `Model: ${modelId || "the server's default"}.${others}${others && options.onModelChange ? " Switch with /model <name>." : ""}`,
+        `Model: ${modelId || "the server's default"}.${others}${change ? " Switch with /model <name>." : ""}`,
       );
       return;
     }
@@ -206,15 +208,14 @@ export function TuiApp({ options, session, onExit, storeOptions }: TuiAppProps):
       current.notice(`Already using ${modelId}.`);
       return;
     }
-    const change = options.onModelChange;
-    if (!change || models.length === 0) {
+    if (!change) {
       current.notice(
         `Switching models is not available here; the model is ${modelId || "the server's default"}.`,
         "warn",
       );
       return;
     }
-    if (!models.includes(name)) {
+    if (models && !models.includes(name)) {
       current.notice(`Unknown model '${name}'.${others}`, "error");
       return;
     }

@@ -20,15 +20,24 @@ export interface TuiOptions {
   /** Start-up progress (shown in the status bar) and questions (answered with y/n). Default: none. */
   startup?: StartupStatus;
   modelId: string;
-  /** Other models the user may switch to with /model (may be empty: then /model just shows the current one). */
+  /**
+   * The models the user may switch to with /model (empty: /model just shows the current one).
+   * Default: not known here; the agent host checks the name /model asks for.
+   */
   models?: string[];
-  /** Switches to `model` (one of `models`); resolves with the thread to continue in. */
+  /** Switches to `model`; resolves with the thread to continue in. */
   onModelChange?: (model: string) => Promise<TerminalThread>;
   /**
    * A first message, sent once the view is up (so its whole turn is shown). Default: none. A turn
    * started on `thread` before `runTui` is shown too, from the point the view opens.
    */
   prompt?: string;
+  /**
+   * Most frames drawn per second while the model streams: its tokens are folded in as they come
+   * and drawn together. Default: 30. A terminal whose engine runs in the same process draws fewer,
+   * since the engine needs the core more than the view needs frames.
+   */
+  maxFps?: number;
   /** Default: process.stdin. */
   stdin?: NodeJS.ReadStream;
   /** Default: process.stdout. */

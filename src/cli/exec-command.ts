@@ -1,0 +1,81 @@
+import type { HostClient } from "../client-core/host-client.js";
+import { SparkError } from "../protocol/errors.js";
+import type { AgentFlags } from "./agent-commands.js";
+import { EXIT_OUTPUT_CLOSED, OutputWatch } from "./closed-output.js";
+import { attachTarget, connectHost } from "./host-target.js";
+import { HostThread } from "./host-thread.js";
+import { startLocalHost } from "./local-host-start.js";
+import { runPlain } from "./tui/plain-output.js";
+
+/** `spark exec`: one task, on this user's `spark serve` for the workspace or on an agent of its own. */
+export async function exec(flags: AgentFlags, prompt: string): Promise<number> {
+  if (!prompt.trim())
+    throw new SparkError(
+      "invalid_request",
+      'spark exec needs a task, e.g. spark exec "fix the failing import".',
+    );
+  const target = await attachTarget(flags);
+  // A reader that goes away (`spark exec ... | head -1`) stops the turn quietly.
+  using output = new OutputWatch({ stdout: process.stdout, stderr: process.stderr });
+  if (target) {
+    // On a running `spark serve`: the task is a thread there, live in the web app and the editor;
+    // commands that need approval wait for an answer from one of them.
+    const client = await connectHost(target);
+    // Nobody watches `spark exec` to wait out a reconnect: a server gone mid-task ends it.
+    let offStatus = () => {};
+    const lost = new Promise<never>((_, reject) => {
+      offStatus = client.on("status", (status) => {
+        if (status === "reconnecting" || status === "closed")
+          reject(new SparkError("server_error", `Lost the connection to spark serve at ${target.url}.`));
+      });
+    });
+    try {
+      return await Promise.race([execOn(client, flags, prompt, output, "others"), lost]);
+    } finally {
+      offStatus();
+      client.dispose();
+    }
+  }
+  // Its own agent, behind the same agent host, reached in memory.
+  await using local = await startLocalHost(flags, { mode: "exec" });
+  // Nobody types while `spark exec` starts: its one task gets the tools of every MCP server that
+  // starts (each within its startup timeout) rather than those that happen to be ready.
+  await local.runtime.mcp.whenStarted();
+  const client = await local.connect();
+  try {
+    return await execOn(client, flags, prompt, output, "deny");
+  } finally {
+    client.dispose();
+  }
+}
+
+/** Runs the one task of `spark exec` as a new thread of the host `client` is connected to. */
+async function execOn(
+  client: HostClient,
+  flags: AgentFlags,
+  prompt: string,
+  output: OutputWatch,
+  approvals: "deny" | "others",
+): Promise<number> {
+  const warming = process.stderr.isTTY === true && flags.prewarm;
+  if (warming) process.stderr.write("Warming up...");
+  const thread = await HostThread.open(client);
+  if (warming) process.stderr.write("\r\x1b[K");
+  const interrupt = new AbortController();
+  process.once("SIGINT", () => interrupt.abort());
+  try {
+    const status = await runPlain(thread, {
+      input: prompt,
+      stdout: process.stdout,
+      stderr: output.stderr,
+      json: flags.json === true,
+      toolChoice: flags.toolChoice,
+      signal: AbortSignal.any([interrupt.signal, output.signal]),
+      approvals,
+    });
+    if (output.closed) return EXIT_OUTPUT_CLOSED;
+    return status === "completed" ? 0 : 1;
+  } finally {
+    thread.close();
+  }
+}
