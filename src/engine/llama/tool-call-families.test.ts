@@ -194,7 +194,8 @@ const FAMILIES: Family[] = [
         text: "Checking.",
       },
       {
-        output: "<|channel|>analysis<|message|>Easy.<|end|><|start|>assistant<|channel|>final<|message|>Done.",
+        output:
+          "<|channel|>analysis<|message|>Easy.<|end|><|start|>assistant<|channel|>final<|message|>Done.",
         calls: [],
         text: "Done.",
         reasoning: "Easy.",

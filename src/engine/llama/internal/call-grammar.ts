@@ -25,7 +25,8 @@ export function callGrammar(
     const schema = tool.parameters ?? { type: "object" };
     const hint = `${tool.name}-args`;
     const name = gbnfLiteral(tool.name);
-    if (syntax.args === "xml") return sequence(name, literal(syntax.nameEnd), xmlParametersRule(rules, schema, hint));
+    if (syntax.args === "xml")
+      return sequence(name, literal(syntax.nameEnd), xmlParametersRule(rules, schema, hint));
     // Gemma 4: the arguments object's braces are the name's end and the start of the call's close.
     if (gemma) return sequence(name, schemaRule(rules, schema, hint, 0, gemma));
     return sequence(name, literal(syntax.nameEnd), schemaRule(rules, schema, hint));

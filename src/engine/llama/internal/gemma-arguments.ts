@@ -84,7 +84,8 @@ export class GemmaArgumentsDecoder implements ArgumentsDecoder {
         this.state = "after";
         continue;
       }
-      const step = this.state === "key" ? this.key(rest) : this.state === "value" ? this.value(rest) : this.after(ch);
+      const step =
+        this.state === "key" ? this.key(rest) : this.state === "value" ? this.value(rest) : this.after(ch);
       if (step === "more") return { json: this.json };
       if (step === "mismatch") return null;
     }
@@ -95,7 +96,8 @@ export class GemmaArgumentsDecoder implements ArgumentsDecoder {
     let length: number;
     if (rest.startsWith(QUOTE)) {
       const close = rest.indexOf(QUOTE, QUOTE.length);
-      if (close === -1 || rest[close + QUOTE.length] === undefined) return rest.length > 256 ? "mismatch" : "more";
+      if (close === -1 || rest[close + QUOTE.length] === undefined)
+        return rest.length > 256 ? "mismatch" : "more";
       if (rest[close + QUOTE.length] !== ":") return "mismatch";
       key = rest.slice(QUOTE.length, close);
       length = close + QUOTE.length + 1;

@@ -223,7 +223,8 @@ export function textUntilRule(rules: GbnfRules, delimiter: string, name: string)
   // next(i, c): the longest prefix of the delimiter that the matched prefix plus `c` ends with.
   const next = (i: number, c: string): number => {
     const seen = delimiter.slice(0, i) + c;
-    for (let k = Math.min(seen.length, states); k > 0; k--) if (seen.endsWith(delimiter.slice(0, k))) return k;
+    for (let k = Math.min(seen.length, states); k > 0; k--)
+      if (seen.endsWith(delimiter.slice(0, k))) return k;
     return 0;
   };
   for (let i = 0; i < states; i++) {
@@ -243,7 +244,9 @@ export function textUntilRule(rules: GbnfRules, delimiter: string, name: string)
 function classChar(ch: string): string {
   if (/^[a-zA-Z0-9]$/.test(ch)) return ch;
   const code = ch.codePointAt(0)!;
-  return code <= 0xff ? `\\x${code.toString(16).padStart(2, "0")}` : `\\u${code.toString(16).padStart(4, "0")}`;
+  return code <= 0xff
+    ? `\\x${code.toString(16).padStart(2, "0")}`
+    : `\\u${code.toString(16).padStart(4, "0")}`;
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

@@ -6,6 +6,7 @@ import {
   LlamaText,
   SpecialToken,
 } from "node-llama-cpp";
+import { withGemma4Rendering } from "./gemma4-rendering.js";
 
 /**
  * How a model writes function calls as text, in the syntax its chat template taught it:
@@ -206,7 +207,9 @@ export const HARMONY_CALL_SYNTAX: CallSyntax = Object.freeze({
 
 function isHarmony(wrapper: ChatWrapper): boolean {
   const template = templateOf(wrapper);
-  return wrapper.wrapperName === "Harmony" || (template.includes("<|channel|>") && template.includes("<|start|>"));
+  return (
+    wrapper.wrapperName === "Harmony" || (template.includes("<|channel|>") && template.includes("<|start|>"))
+  );
 }
 
 /**
@@ -254,7 +257,8 @@ function visibleText(model: LlamaModel, value: unknown): string {
 /**
  * Gives a wrapper without native function calling (node-llama-cpp's `||call:` fallback) Spark's
  * own call syntax: calls in the history are rendered in it, and the system prompt documents it
- * with the tools' JSON schemas, as Hermes-format templates do.
+ * with the tools' JSON schemas, as Hermes-format templates do. Other wrappers render arguments in
+ * their template's own syntax (see {@link withTemplateArguments}).
  */
 export function withSparkCallSyntax(wrapper: ChatWrapper): ChatWrapper {
   const call = wrapper.settings.functions.call;
@@ -285,12 +289,17 @@ export function withSparkCallSyntax(wrapper: ChatWrapper): ChatWrapper {
  * renders them from the arguments object. node-llama-cpp's reading of such a template passes them
  * wrapped in one `params` key, or as a JSON string; here they go to the template as the object, so
  * a call in the history is rendered as the model writes it (and as the grammar makes it write it).
+ * node-llama-cpp's own Gemma 4 wrapper is taught Gemma 4's syntax.
  */
 function withTemplateArguments(wrapper: ChatWrapper): ChatWrapper {
+  if (wrapper.wrapperName === "Gemma 4") return withGemma4Rendering(wrapper);
   const template = templateOf(wrapper);
   if (!isQwen3Coder(template) && !template.includes("<|tool_call>call:")) return wrapper;
   // JinjaTemplateChatWrapper's fields for how it passes arguments to the template.
-  const jinja = wrapper as unknown as { _wrapFunctionParamsInsideMapKey?: string; _stringifyFunctionParams?: boolean };
+  const jinja = wrapper as unknown as {
+    _wrapFunctionParamsInsideMapKey?: string;
+    _stringifyFunctionParams?: boolean;
+  };
   jinja._wrapFunctionParamsInsideMapKey = undefined;
   jinja._stringifyFunctionParams = false;
   return wrapper;

@@ -31,7 +31,7 @@ export function xmlParametersRule(rules: GbnfRules, schema: unknown, hint: strin
     return required.has(key) ? one : `(${one})?`;
   });
   if (properties.length === 0 && (s.additionalProperties === true || isObject(s.additionalProperties))) {
-    const name = rules.ensure("xml-name", String.raw`[a-zA-Z0-9_.:-]{1,64}`);
+    const name = rules.ensure("xml-name", "[a-zA-Z0-9_.:-]{1,64}");
     parts.push(
       `(${gbnfLiteral(OPEN)} ${name} ${gbnfLiteral(">\n")} ${xmlText(rules)} ${gbnfLiteral(`\n${CLOSE}\n`)})*`,
     );
@@ -81,7 +81,8 @@ export class XmlArgumentsDecoder implements ArgumentsDecoder {
         return OPEN.startsWith(rest) || FUNCTION_CLOSE.startsWith(rest) ? { json: this.json } : null;
       }
       const close = rest.indexOf(">", OPEN.length);
-      if (close === -1) return rest.length > OPEN.length + 128 || rest.includes("\n") ? null : { json: this.json };
+      if (close === -1)
+        return rest.length > OPEN.length + 128 || rest.includes("\n") ? null : { json: this.json };
       const key = rest.slice(OPEN.length, close).trim();
       if (key === "") return null;
       let start = at + close + 1;
