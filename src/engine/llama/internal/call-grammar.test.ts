@@ -65,7 +65,7 @@ describe("call grammars in each argument syntax", () => {
     expect(grammar).toContain(
       String.raw`("<parameter=mode>\n" apply-patch-args-mode-enum "\n</parameter>\n")?`,
     );
-    expect(grammar).toContain(String.raw`apply-patch-args-mode-enum ::= "fast" | "slow"`);
+    expect(grammar).toContain('apply-patch-args-mode-enum ::= "fast" | "slow"');
     // A value that may be a string is free text (llama.cpp's rule), one that may not is JSON.
     expect(grammar).toContain(String.raw`("<parameter=context>\n" xml-text "\n</parameter>\n")?`);
     expect(grammar).toMatch(/"<parameter=options>\\n" apply-patch-args-options "\\n<\/parameter>\\n"/);
@@ -73,7 +73,7 @@ describe("call grammars in each argument syntax", () => {
 
   test("Gemma 4: keys sorted as the template renders them, strings between its marks", () => {
     const grammar = callGrammar(GEMMA4_CALL_SYNTAX, [PATCH], { withTrigger: true });
-    expect(grammar).toContain(String.raw`root ::= "<|tool_call>call:" call-body "<tool_call|>"`);
+    expect(grammar).toContain('root ::= "<|tool_call>call:" call-body "<tool_call|>"');
     const properties = /^apply-patch-args-tail0 ::= (.*)$/m.exec(grammar)![1]!;
     const keys = [...properties.matchAll(/"(\w+):"/g)].map((match) => match[1]);
     expect(keys).toEqual(["context", "extra", "mode", "options", "patch", "paths"]);
