@@ -100,7 +100,8 @@ export class XmlArgumentsDecoder implements ArgumentsDecoder {
   /** Reads the open parameter's value; true once it is closed. */
   private readValue(text: string): boolean {
     const param = this.param!;
-    const close = text.indexOf(CLOSE, param.start);
+    // Nothing emitted can be part of the closing tag: the search starts there.
+    const close = text.indexOf(CLOSE, param.emitted);
     if (close === -1) {
       if (param.stream) {
         const hold = Math.max(partialSuffix(text, `\n${CLOSE}`), partialSuffix(text, CLOSE));
