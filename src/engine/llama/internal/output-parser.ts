@@ -250,7 +250,7 @@ export class OutputParser {
   private holdBack(markers: readonly string[]): number {
     let longest = 0;
     for (const marker of markers) longest = Math.max(longest, partialSuffix(this.buffer, marker));
-    if (this.syntax) {
+    if (this.trigger !== undefined) {
       let start = this.buffer.length - longest;
       while (start > 0 && /\s/.test(this.buffer[start - 1]!)) start--;
       longest = this.buffer.length - start;
