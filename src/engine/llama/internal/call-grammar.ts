@@ -32,8 +32,14 @@ export function callGrammar(
     return sequence(name, literal(syntax.nameEnd), schemaRule(rules, schema, hint));
   });
   const named = rules.add("call-body", alternatives.join(" | "));
-  const open = (literal: string) =>
-    options.withTrigger ? literal.trimStart() : literal.trimStart().slice(syntax.trigger.length);
+  // After a trigger, the opening goes on from the trigger's end (it may start before the trigger:
+  // Harmony's `<|channel|>commentary ` is written before `to=functions.`).
+  const open = (literal: string) => {
+    const text = literal.trimStart();
+    return options.withTrigger
+      ? text
+      : text.slice(Math.max(0, text.indexOf(syntax.trigger)) + syntax.trigger.length);
+  };
   const callClose = gemma ? syntax.callClose.slice(syntax.nameEnd.length) : syntax.callClose;
   const call = (opening: string) => sequence(literal(opening), named, literal(callClose));
   const root = syntax.sectionOpen

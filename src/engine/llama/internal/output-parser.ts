@@ -356,9 +356,8 @@ class CallsParser {
   /** The text after the trigger still to be matched for `literal` (the part the trigger did not cover). */
   private rest(literal: string): string {
     const trigger = this.syntax.trigger;
-    return this.pos === 0 && literal.trimStart().startsWith(trigger)
-      ? literal.trimStart().slice(trigger.length)
-      : literal;
+    const at = literal.indexOf(trigger);
+    return this.pos === 0 && at !== -1 ? literal.slice(at + trigger.length) : literal;
   }
 
   private advance(out: ParsedOutput[]): "ok" | "more" | "end" | "mismatch" {

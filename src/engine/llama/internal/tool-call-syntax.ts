@@ -183,13 +183,14 @@ function isGemma4(wrapper: ChatWrapper): boolean {
 /**
  * gpt-oss's Harmony format: reasoning in the analysis channel, a call as a message to
  * `functions.NAME` (` to=functions.NAME<|constrain|>json<|message|>{...}<|call|>`, the recipient
- * in the channel header or the role header).
+ * in the channel header or the role header). A forced call is written as node-llama-cpp renders
+ * calls in the history: in the commentary channel.
  */
 export const HARMONY_CALL_SYNTAX: CallSyntax = Object.freeze({
   family: "harmony",
   trigger: "to=functions.",
   sectionOpen: "",
-  callOpen: "to=functions.",
+  callOpen: "<|channel|>commentary to=functions.",
   nameEnd: "<|constrain|>json<|message|>",
   callClose: "<|call|>",
   between: "",
