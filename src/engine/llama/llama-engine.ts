@@ -469,7 +469,11 @@ export class LlamaEngine implements Engine {
       );
     }
     const syntax = tools.length > 0 ? this.callSyntax : null;
-    const parser = new OutputParser([...stopTriggers, ...(request.stop ?? [])], syntax);
+    // Reasoning and message framing are parsed with or without tools; calls only with them.
+    const parser = new OutputParser([...stopTriggers, ...(request.stop ?? [])], this.callSyntax, {
+      calls: syntax !== null,
+      tools,
+    });
     const maxOutput = Math.min(
       request.maxOutputTokens ?? Number.POSITIVE_INFINITY,
       this.info.contextSize - tokens.length,

@@ -54,6 +54,27 @@ const FAMILIES: Family[] = [
     ],
   },
   {
+    // XML parameters: strings raw, other values as JSON, typed by the tool's schema.
+    template: "Qwen3-Coder.jinja",
+    trigger: "<tool_call>",
+    shaped: [
+      {
+        output:
+          "Picking.\n<tool_call>\n<function=pick>\n<parameter=mode>\nfast\n</parameter>\n<parameter=count>\n2\n</parameter>\n<parameter=flag>\ntrue\n</parameter>\n</function>\n</tool_call>\n<tool_call>\n<function=other>\n</function>\n</tool_call>",
+        calls: [
+          { name: "pick", arguments: { mode: "fast", count: 2, flag: true } },
+          { name: "other", arguments: {} },
+        ],
+        text: "Picking.",
+      },
+      {
+        output:
+          "<tool_call><function=pick><parameter=flag>false</parameter> <parameter=mode>slow</parameter><parameter=count> 0 </parameter></function></tool_call>",
+        calls: [{ name: "pick", arguments: { flag: false, mode: "slow", count: 0 } }],
+      },
+    ],
+  },
+  {
     template: "meta-llama-Llama-3.1-8B-Instruct.jinja",
     trigger: '{"name": "',
     shaped: [
@@ -114,6 +135,27 @@ const FAMILIES: Family[] = [
     ],
   },
   {
+    // Gemma 4's own values: bare sorted keys, strings between <|"|> marks.
+    template: "google-gemma-4-31B-it.jinja",
+    trigger: "<|tool_call>",
+    shaped: [
+      {
+        output:
+          '<|channel>thought\nPick one.<channel|><|tool_call>call:pick{count:2,flag:true,mode:<|"|>fast<|"|>}<tool_call|><|tool_call>call:other{}<tool_call|>',
+        calls: [
+          { name: "pick", arguments: { mode: "fast", count: 2, flag: true } },
+          { name: "other", arguments: {} },
+        ],
+        reasoning: "\nPick one.",
+      },
+      {
+        output: 'Sure. <|tool_call>call:pick{ mode: <|"|>slow<|"|>, count: 0, flag: false }<tool_call|>',
+        calls: [{ name: "pick", arguments: { mode: "slow", count: 0, flag: false } }],
+        text: "Sure.",
+      },
+    ],
+  },
+  {
     template: "deepseek-ai-DeepSeek-V3.1.jinja",
     trigger: "<｜tool▁calls▁begin｜>",
     shaped: [
@@ -136,6 +178,27 @@ const FAMILIES: Family[] = [
       {
         output: ' to=functions.other<|constrain|>json<|message|>{"a":1}<|call|>',
         calls: [{ name: "other", arguments: { a: 1 } }],
+      },
+      {
+        // Channels are never the answer: analysis is reasoning, a commentary header is a call.
+        output:
+          '<|channel|>analysis<|message|>Pick fast.<|end|><|start|>assistant<|channel|>commentary to=functions.pick <|constrain|>json<|message|>{"mode": "fast", "count": 1, "flag": true}<|call|>',
+        calls: [{ name: "pick", arguments: { mode: "fast", count: 1, flag: true } }],
+        reasoning: "Pick fast.",
+      },
+      {
+        // The recipient in the role header, as the template renders calls; a preamble is shown.
+        output:
+          "<|channel|>commentary<|message|>Checking.<|end|><|start|>assistant to=functions.other<|channel|>commentary json<|message|>{}<|call|>",
+        calls: [{ name: "other", arguments: {} }],
+        text: "Checking.",
+      },
+      {
+        output:
+          "<|channel|>analysis<|message|>Easy.<|end|><|start|>assistant<|channel|>final<|message|>Done.",
+        calls: [],
+        text: "Done.",
+        reasoning: "Easy.",
       },
     ],
   },
@@ -215,7 +278,7 @@ describe.each(FAMILIES)("tool calls with $template", (family) => {
 
   test("model-shaped outputs parse to the same calls", () => {
     for (const shaped of family.shaped) {
-      const out = parseAll(new OutputParser([], engine.callSyntax), shaped.output);
+      const out = parseAll(new OutputParser([], engine.callSyntax, { tools: TOOLS }), shaped.output);
       const calls = out.flatMap((piece) =>
         piece.type === "call" ? [{ name: piece.name, arguments: JSON.parse(piece.arguments) }] : [],
       );

@@ -1,13 +1,16 @@
 import type { ToolChoice, ToolDefinition } from "../../../protocol/chat.js";
+import { gemmaLayout } from "./gemma-arguments.js";
 import { GbnfRules, gbnfLiteral, schemaRule } from "./json-schema-grammar.js";
 import type { CallSyntax } from "./tool-call-syntax.js";
+import { xmlParametersRule } from "./xml-arguments.js";
 
 /**
  * The GBNF grammar for the rest of a call (or a section of calls) in `syntax`, from just after its
  * trigger, with `lead` (text already generated that the grammar must repeat, see the engine) before
  * it. With `withTrigger` it starts at the trigger itself: a call forced from the first token
  * (`tool_choice: "required"` or a named tool). Each call names one of `tools` (only the chosen
- * one for a named choice) and its arguments match that tool's JSON schema.
+ * one for a named choice) and its arguments match that tool's JSON schema, in the syntax the
+ * template writes them in (JSON, Qwen3-Coder's XML parameters, Gemma 4's values).
  */
 export function callGrammar(
   syntax: CallSyntax,
@@ -17,14 +20,28 @@ export function callGrammar(
   const rules = new GbnfRules();
   const choice = options.choice;
   const chosen = typeof choice === "object" ? tools.filter((tool) => tool.name === choice.name) : tools;
+  const gemma = syntax.args === "gemma" ? gemmaLayout(rules) : undefined;
   const alternatives = chosen.map((tool) => {
-    const args = schemaRule(rules, tool.parameters ?? { type: "object" }, `${tool.name}-args`);
-    return `${gbnfLiteral(tool.name)} ${gbnfLiteral(syntax.nameEnd)} ${args}`;
+    const schema = tool.parameters ?? { type: "object" };
+    const hint = `${tool.name}-args`;
+    const name = gbnfLiteral(tool.name);
+    if (syntax.args === "xml")
+      return sequence(name, literal(syntax.nameEnd), xmlParametersRule(rules, schema, hint));
+    // Gemma 4: the arguments object's braces are the name's end and the start of the call's close.
+    if (gemma) return sequence(name, schemaRule(rules, schema, hint, 0, gemma));
+    return sequence(name, literal(syntax.nameEnd), schemaRule(rules, schema, hint));
   });
   const named = rules.add("call-body", alternatives.join(" | "));
-  const open = (literal: string) =>
-    options.withTrigger ? literal.trimStart() : literal.trimStart().slice(syntax.trigger.length);
-  const call = (opening: string) => sequence(literal(opening), named, literal(syntax.callClose));
+  // After a trigger, the opening goes on from the trigger's end (it may start before the trigger:
+  // Harmony's `<|channel|>commentary ` is written before `to=functions.`).
+  const open = (literal: string) => {
+    const text = literal.trimStart();
+    return options.withTrigger
+      ? text
+      : text.slice(Math.max(0, text.indexOf(syntax.trigger)) + syntax.trigger.length);
+  };
+  const callClose = gemma ? syntax.callClose.slice(syntax.nameEnd.length) : syntax.callClose;
+  const call = (opening: string) => sequence(literal(opening), named, literal(callClose));
   const root = syntax.sectionOpen
     ? sequence(
         literal(options.lead ?? ""),

@@ -1,6 +1,18 @@
 import { describe, expect, test } from "vitest";
-import { endOfJsonValue, OutputParser, type ParsedOutput } from "./output-parser.js";
-import { type CallSyntax, SPARK_CALL_SYNTAX } from "./tool-call-syntax.js";
+import type { ToolDefinition } from "../../../protocol/chat.js";
+import {
+  endOfJsonValue,
+  OutputParser,
+  type OutputParserOptions,
+  type ParsedOutput,
+} from "./output-parser.js";
+import {
+  type CallSyntax,
+  GEMMA4_CALL_SYNTAX,
+  HARMONY_CALL_SYNTAX,
+  QWEN3_CODER_CALL_SYNTAX,
+  SPARK_CALL_SYNTAX,
+} from "./tool-call-syntax.js";
 
 const hermes = SPARK_CALL_SYNTAX;
 
@@ -10,8 +22,9 @@ function parse(
   size: number,
   syntax: CallSyntax | null,
   triggers: string[] = [],
+  options: OutputParserOptions = {},
 ): ParsedOutput[] {
-  const parser = new OutputParser(triggers, syntax);
+  const parser = new OutputParser(triggers, syntax, options);
   const out: ParsedOutput[] = [];
   for (let i = 0; i < text.length; i += size) {
     let pieces = parser.push(text.slice(i, i + size));
@@ -219,4 +232,147 @@ test("endOfJsonValue respects strings and escapes", () => {
   expect(endOfJsonValue('{"a": "}\\""} rest', 0)).toBe(12);
   expect(endOfJsonValue(" [1, [2]] x", 0)).toBe(9);
   expect(endOfJsonValue('{"open": 1', 0)).toBe(-1);
+});
+
+describe("argument syntaxes other than JSON, and message framing", () => {
+  const tools: ToolDefinition[] = [
+    {
+      name: "apply_patch",
+      description: "Applies a patch.",
+      parameters: {
+        type: "object",
+        properties: {
+          patch: { type: "string" },
+          dry_run: { type: "boolean" },
+          context: { type: ["integer", "string"] },
+          paths: { type: "array", items: { type: "string" } },
+        },
+        required: ["patch"],
+      },
+    },
+  ];
+  const options = { tools };
+
+  test.each(SIZES)(
+    "Qwen3-Coder: XML parameters become JSON arguments, typed by the schema (pieces of %i)",
+    (size) => {
+      const text =
+        'Patching.\n<tool_call>\n<function=apply_patch>\n<parameter=patch>\n*** Begin Patch\n"quoted" 12\n</parameter>\n<parameter=dry_run>\nfalse\n</parameter>\n<parameter=context>\n3\n</parameter>\n<parameter=paths>\n["a.ts", "b.ts"]\n</parameter>\n</function>\n</tool_call>';
+      const args =
+        '{"patch": "*** Begin Patch\\n\\"quoted\\" 12", "dry_run": false, "context": 3, "paths": ["a.ts","b.ts"]}';
+      expect(parse(text, size, QWEN3_CODER_CALL_SYNTAX, [], options)).toEqual([
+        { type: "text", text: "Patching." },
+        ...call("apply_patch", args),
+      ]);
+      expect(JSON.parse(args)).toEqual({
+        patch: '*** Begin Patch\n"quoted" 12',
+        dry_run: false,
+        context: 3,
+        paths: ["a.ts", "b.ts"],
+      });
+    },
+  );
+
+  test("Qwen3-Coder: a string parameter that reads as JSON stays a string; other spacing and parallel calls", () => {
+    const one =
+      "<tool_call><function=apply_patch><parameter=patch>123</parameter><parameter=context>\nnear the top\n</parameter></function></tool_call>";
+    const two =
+      '\n<tool_call>\n<function=apply_patch>\n<parameter=patch>\n{"a": 1}\n</parameter>\n</function>\n</tool_call>';
+    expect(parse(one + two, 3, QWEN3_CODER_CALL_SYNTAX, [], options)).toEqual([
+      ...call("apply_patch", '{"patch": "123", "context": "near the top"}'),
+      ...call("apply_patch", '{"patch": "{\\"a\\": 1}"}'),
+    ]);
+  });
+
+  test("Qwen3-Coder: a string parameter streams as it is written, the closing tag held back", () => {
+    const parser = new OutputParser([], QWEN3_CODER_CALL_SYNTAX, options);
+    expect(
+      parser.push("<tool_call>\n<function=apply_patch>\n<parameter=patch>\n*** Begin").at(-1)?.type,
+    ).toBe("calls_begin");
+    expect(parser.push("")).toEqual([
+      { type: "call_start", name: "apply_patch" },
+      { type: "call_delta", delta: '{"patch": "*** Begin' },
+    ]);
+    expect(parser.push(" Patch\n</par")).toEqual([{ type: "call_delta", delta: " Patch" }]);
+    expect(parser.push("ameter>\n</function>\n</tool_call>")).toEqual([
+      { type: "call_delta", delta: '"}' },
+      { type: "call", name: "apply_patch", arguments: '{"patch": "*** Begin Patch"}' },
+      { type: "calls_end" },
+    ]);
+  });
+
+  test("Qwen3-Coder: what is not a parameter list is handed back as text", () => {
+    const text = "<tool_call>\n<function=apply_patch>\nnot a parameter";
+    expect(parse(text, 5, QWEN3_CODER_CALL_SYNTAX, [], options)).toEqual([
+      { type: "call_start", name: "apply_patch" },
+      { type: "call_delta", delta: "{" },
+      { type: "text", text },
+    ]);
+  });
+
+  test.each(SIZES)(
+    "Gemma 4: its values become JSON arguments; reasoning is reasoning (pieces of %i)",
+    (size) => {
+      const text =
+        '<|channel>thought\nA patch.<channel|>Ok.<|tool_call>call:apply_patch{context:3,dry_run:true,paths:[<|"|>a.ts<|"|>,<|"|>b, c<|"|>],patch:<|"|>*** Begin Patch\n{x: "y"}<|"|>,opts:{deep:{n:null}},empty:[]}<tool_call|><|tool_call>call:apply_patch{}<tool_call|><|tool_response>';
+      const args =
+        '{"context": 3, "dry_run": true, "paths": ["a.ts", "b, c"], "patch": "*** Begin Patch\\n{x: \\"y\\"}", "opts": {"deep": {"n": null}}, "empty": []}';
+      expect(parse(text, size, GEMMA4_CALL_SYNTAX, [], options)).toEqual([
+        { type: "reasoning", text: "\nA patch." },
+        { type: "text", text: "Ok." },
+        ...call("apply_patch", args),
+        ...call("apply_patch", "{}"),
+        { type: "stop" },
+      ]);
+      expect(JSON.parse(args).patch).toBe('*** Begin Patch\n{x: "y"}');
+    },
+  );
+
+  test("Gemma 4: a string streams as it is written", () => {
+    const parser = new OutputParser([], GEMMA4_CALL_SYNTAX, options);
+    parser.push('<|tool_call>call:apply_patch{patch:<|"|>*** Begin');
+    expect(parser.push("")).toEqual([
+      { type: "call_start", name: "apply_patch" },
+      { type: "call_delta", delta: '{"patch": "*** Begin' },
+    ]);
+    expect(parser.push(' Patch<|"')).toEqual([{ type: "call_delta", delta: " Patch" }]);
+    expect(parser.push("|>}<tool_call|>")).toEqual([
+      { type: "call_delta", delta: '"}' },
+      { type: "call", name: "apply_patch", arguments: '{"patch": "*** Begin Patch"}' },
+      { type: "calls_end" },
+    ]);
+  });
+
+  test.each(SIZES)(
+    "Harmony: channels never reach the answer; calls in either header (pieces of %i)",
+    (size) => {
+      const inChannel =
+        '<|channel|>analysis<|message|>Need a patch.<|end|><|start|>assistant<|channel|>commentary to=functions.apply_patch <|constrain|>json<|message|>{"patch": "x"}<|call|>';
+      expect(parse(inChannel, size, HARMONY_CALL_SYNTAX, [], options)).toEqual([
+        { type: "reasoning", text: "Need a patch." },
+        ...call("apply_patch", '{"patch": "x"}'),
+      ]);
+      const inRole =
+        "<|channel|>commentary<|message|>Patching now.<|end|><|start|>assistant to=functions.apply_patch<|channel|>commentary json<|message|>{}<|call|>";
+      expect(parse(inRole, size, HARMONY_CALL_SYNTAX, [], options)).toEqual([
+        { type: "text", text: "Patching now." },
+        ...call("apply_patch", "{}"),
+      ]);
+      const answer =
+        "<|channel|>analysis<|message|>Easy.<|end|><|start|>assistant<|channel|>final<|message|>The answer.<|return|>";
+      expect(parse(answer, size, HARMONY_CALL_SYNTAX, ["<|return|>"], options)).toEqual([
+        { type: "reasoning", text: "Easy." },
+        { type: "text", text: "The answer." },
+        { type: "stop" },
+      ]);
+    },
+  );
+
+  test("Harmony without tools: reasoning is still reasoning, and a call header is not a call", () => {
+    const answer = "<|channel|>analysis<|message|>Hm.<|end|><|start|>assistant<|channel|>final<|message|>Hi.";
+    expect(parse(answer, 4, HARMONY_CALL_SYNTAX, [], { calls: false })).toEqual([
+      { type: "reasoning", text: "Hm." },
+      { type: "text", text: "Hi." },
+    ]);
+  });
 });

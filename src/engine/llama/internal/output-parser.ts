@@ -1,4 +1,8 @@
+import type { ToolDefinition } from "../../../protocol/chat.js";
+import { type ArgumentsDecoder, partialSuffix } from "./arguments-decoder.js";
+import { GemmaArgumentsDecoder } from "./gemma-arguments.js";
 import type { CallSyntax } from "./tool-call-syntax.js";
+import { XmlArgumentsDecoder } from "./xml-arguments.js";
 
 export type ParsedOutput =
   | { type: "text"; text: string }
@@ -13,6 +17,13 @@ export type ParsedOutput =
   | { type: "stop" };
 
 type Mode = "text" | "reasoning" | "calls" | "stopped";
+
+export interface OutputParserOptions {
+  /** Calls are parsed (the request has tools); else only reasoning and message framing are. Default true. */
+  calls?: boolean;
+  /** The request's tools: their schemas type the arguments of formats that do not write JSON. */
+  tools?: readonly ToolDefinition[];
+}
 
 /**
  * Splits streamed model text into answer text, reasoning, function calls in the model's own
@@ -34,16 +45,28 @@ export class OutputParser {
   constructor(
     stopTriggers: readonly string[],
     private readonly syntax: CallSyntax | null,
+    options: OutputParserOptions = {},
   ) {
+    const calls = syntax !== null && (options.calls ?? true) ? syntax : undefined;
+    const messages = syntax?.messages;
+    this.stops = [...stopTriggers, ...(calls?.stops ?? [])].filter((t) => t.length > 0);
+    this.trigger = calls?.trigger;
     this.markers = [
-      ...stopTriggers.filter((t) => t.length > 0),
-      ...(syntax ? [syntax.trigger] : []),
+      ...this.stops,
+      ...(calls ? [calls.trigger] : []),
       ...(syntax?.reasoning ? [syntax.reasoning.open] : []),
+      ...(messages ? [messages.start, messages.header, messages.end] : []),
     ];
+    this.tools = new Map((options.tools ?? []).map((tool) => [tool.name, tool.parameters]));
     // A bare JSON opening (Llama 3's `{"name": "`) starts a call only as the whole output: later
     // in an answer it is a JSON document being shown.
     this.triggerAnywhere = !syntax?.trigger.startsWith("{");
   }
+
+  private readonly stops: string[];
+  /** The call trigger scanned for (none without tools). */
+  private readonly trigger: string | undefined;
+  private readonly tools: Map<string, unknown>;
 
   private readonly triggerAnywhere: boolean;
   /** Visible answer text has been emitted. */
@@ -52,7 +75,7 @@ export class OutputParser {
   /** The markers scanned for now. */
   private active(): string[] {
     if (this.triggerAnywhere || !this.answered) return this.markers;
-    return this.markers.filter((marker) => marker !== this.syntax?.trigger);
+    return this.markers.filter((marker) => marker !== this.trigger);
   }
 
   get stopped(): boolean {
@@ -135,13 +158,14 @@ export class OutputParser {
     }
     const { at, marker } = found;
     const syntax = this.syntax;
-    if (syntax && marker === syntax.trigger) {
+    const messages = syntax?.messages;
+    if (syntax && marker === this.trigger) {
       // White space right before a call belongs to the call's template, not to the text.
       const visible = this.buffer.slice(0, at).trimEnd();
       if (visible) out.push({ type: "text", text: visible });
       this.consume(at + marker.length);
       this.mode = "calls";
-      this.calls = new CallsParser(syntax);
+      this.calls = new CallsParser(syntax, this.tools);
       out.push({ type: "calls_begin", at: this.offset });
       this.paused = true;
       return false;
@@ -152,11 +176,46 @@ export class OutputParser {
       this.mode = "reasoning";
       return true;
     }
+    if (messages && (marker === messages.start || marker === messages.end)) {
+      // Between messages: framing, never shown.
+      this.emit(out, "text", at);
+      this.consume(marker.length);
+      return true;
+    }
+    if (messages && marker === messages.header) {
+      this.emit(out, "text", at);
+      return this.header(out);
+    }
     this.emit(out, "text", at);
     this.mode = "stopped";
     this.buffer = "";
     out.push({ type: "stop" });
     return false;
+  }
+
+  /**
+   * A message header at the buffer's start (Harmony's `<|channel|>NAME[ to=...]<|message|>`): a
+   * call when it names a function, reasoning for a reasoning channel, else the answer. Never shown.
+   */
+  private header(out: ParsedOutput[]): boolean {
+    const messages = this.syntax!.messages!;
+    const end = this.buffer.indexOf(messages.headerEnd);
+    const call = this.trigger === undefined ? -1 : this.buffer.indexOf(this.trigger);
+    if (call !== -1 && (end === -1 || call < end)) {
+      // `<|channel|>commentary to=functions.NAME...`: the call starts at its trigger.
+      this.consume(call);
+      return true;
+    }
+    if (end === -1) {
+      if (this.buffer.length <= 256) return false;
+      // Not a header after all: shown as it is.
+      this.emit(out, "text", messages.header.length);
+      return true;
+    }
+    const channel = this.buffer.slice(messages.header.length, end).trim().split(/\s/)[0] ?? "";
+    this.consume(end + messages.headerEnd.length);
+    if (messages.reasoning.includes(channel)) this.mode = "reasoning";
+    return true;
   }
 
   private scanReasoning(out: ParsedOutput[]): boolean {
@@ -191,7 +250,7 @@ export class OutputParser {
   private holdBack(markers: readonly string[]): number {
     let longest = 0;
     for (const marker of markers) longest = Math.max(longest, partialSuffix(this.buffer, marker));
-    if (this.syntax) {
+    if (this.trigger !== undefined) {
       let start = this.buffer.length - longest;
       while (start > 0 && /\s/.test(this.buffer[start - 1]!)) start--;
       longest = this.buffer.length - start;
@@ -209,14 +268,6 @@ function firstMarker(text: string, markers: readonly string[]): { at: number; ma
     }
   }
   return best;
-}
-
-/** Length of the longest end of `text` that is a proper prefix of `marker`. */
-function partialSuffix(text: string, marker: string): number {
-  for (let n = Math.min(marker.length - 1, text.length); n > 0; n--) {
-    if (text.endsWith(marker.slice(0, n))) return n;
-  }
-  return 0;
 }
 
 type Step =
@@ -245,8 +296,13 @@ class CallsParser {
   /** A call of this section was released: a mismatch hands back only the text after it. */
   private released = false;
   private readonly section: boolean;
+  /** Turns arguments written in another syntax than JSON into JSON (none: they are JSON). */
+  private decoder: ArgumentsDecoder | undefined;
 
-  constructor(private readonly syntax: CallSyntax) {
+  constructor(
+    private readonly syntax: CallSyntax,
+    private readonly tools: ReadonlyMap<string, unknown>,
+  ) {
     this.section = syntax.sectionOpen !== "";
     this.step = this.section ? "sectionOpen" : "callOpen";
     const brace = syntax.trigger.indexOf("{");
@@ -300,9 +356,8 @@ class CallsParser {
   /** The text after the trigger still to be matched for `literal` (the part the trigger did not cover). */
   private rest(literal: string): string {
     const trigger = this.syntax.trigger;
-    return this.pos === 0 && literal.trimStart().startsWith(trigger)
-      ? literal.trimStart().slice(trigger.length)
-      : literal;
+    const at = literal.indexOf(trigger);
+    return this.pos === 0 && at !== -1 ? literal.slice(at + trigger.length) : literal;
   }
 
   private advance(out: ParsedOutput[]): "ok" | "more" | "end" | "mismatch" {
@@ -330,11 +385,14 @@ class CallsParser {
         return "ok";
       }
       case "name": {
-        const end = this.text.indexOf(syntax.nameEnd, this.pos);
+        if (syntax.messages) return this.harmonyName(out);
+        // White space after the name's end (Qwen3-Coder's `>\n`) is the arguments' to skip.
+        const nameEnd = syntax.nameEnd.trimEnd() || syntax.nameEnd;
+        const end = this.text.indexOf(nameEnd, this.pos);
         if (end === -1) return this.text.length - this.pos > 256 ? "mismatch" : "more";
         this.name = this.text.slice(this.pos, end).trim();
         if (!/^[\w.:-]{1,128}$/.test(this.name)) return "mismatch";
-        this.pos = end + syntax.nameEnd.length;
+        this.pos = end + nameEnd.length;
         out.push({ type: "call_start", name: this.name });
         return this.startArgs();
       }
@@ -362,6 +420,7 @@ class CallsParser {
         return this.whole(out);
       }
       case "args": {
+        if (this.decoder) return this.decoded(out);
         if (this.streamed === 0) {
           while (this.argsStart < this.text.length && /\s/.test(this.text[this.argsStart]!)) this.argsStart++;
           if (this.argsStart === this.text.length) return "more";
@@ -445,28 +504,75 @@ class CallsParser {
     return "ok";
   }
 
+  /**
+   * A Harmony recipient: the name, then the rest of the header up to its end, in any of the forms
+   * the model writes (`<|constrain|>json`, ` json`, `<|channel|>commentary json`).
+   */
+  private harmonyName(out: ParsedOutput[]): "ok" | "more" | "mismatch" {
+    const headerEnd = this.syntax.messages!.headerEnd;
+    const end = this.text.indexOf(headerEnd, this.pos);
+    if (end === -1) return this.text.length - this.pos > 256 ? "mismatch" : "more";
+    const name = /^\s*([\w.:-]{1,128})/.exec(this.text.slice(this.pos, end));
+    if (!name) return "mismatch";
+    this.name = name[1]!;
+    this.pos = end + headerEnd.length;
+    out.push({ type: "call_start", name: this.name });
+    return this.startArgs();
+  }
+
+  /** Arguments in another syntax than JSON, streamed as the JSON they decode to. */
+  private decoded(out: ParsedOutput[]): "ok" | "more" | "mismatch" {
+    const read = this.decoder!.read(this.text.slice(this.argsStart));
+    if (!read) return "mismatch";
+    if (read.json.length > this.streamed) {
+      out.push({ type: "call_delta", delta: read.json.slice(this.streamed) });
+      this.streamed = read.json.length;
+    }
+    if (read.end === undefined) return "more";
+    out.push({ type: "call", name: this.name, arguments: read.json });
+    this.pos = this.argsStart + read.end;
+    this.callStart = this.pos;
+    this.released = true;
+    this.step = "callClose";
+    return "ok";
+  }
+
   private startArgs(): "ok" {
     while (this.pos < this.text.length && /\s/.test(this.text[this.pos]!)) this.pos++;
     this.argsStart = this.pos;
     this.streamed = 0;
     this.step = "args";
+    const schema = this.tools.get(this.name);
+    this.decoder =
+      this.syntax.args === "xml"
+        ? new XmlArgumentsDecoder(schema)
+        : this.syntax.args === "gemma"
+          ? new GemmaArgumentsDecoder()
+          : undefined;
     return "ok";
   }
 
-  /** Matches `literal` at the cursor, white space-insensitively at its edges. */
+  /** Matches `literal` at the cursor, white space-insensitively at its edges and between its words. */
   private literal(literal: string): "ok" | "more" | "mismatch" {
-    const want = literal.trim();
+    const words = literal.split(/\s+/).filter((word) => word !== "");
     let at = this.pos;
-    while (at < this.text.length && /\s/.test(this.text[at]!)) at++;
-    if (want === "") {
+    const skipSpace = () => {
+      while (at < this.text.length && /\s/.test(this.text[at]!)) at++;
+    };
+    if (words.length === 0) {
+      skipSpace();
       if (at === this.text.length && literal !== literal.trimEnd()) return "more";
       this.pos = at;
       return "ok";
     }
-    const have = this.text.slice(at, at + want.length);
-    if (have.length < want.length) return want.startsWith(have) ? "more" : "mismatch";
-    if (have !== want) return "mismatch";
-    this.pos = at + want.length;
+    for (const word of words) {
+      skipSpace();
+      const have = this.text.slice(at, at + word.length);
+      if (have.length < word.length) return word.startsWith(have) ? "more" : "mismatch";
+      if (have !== word) return "mismatch";
+      at += word.length;
+    }
+    this.pos = at;
     return "ok";
   }
 }

@@ -6,6 +6,7 @@ import {
   LlamaText,
   SpecialToken,
 } from "node-llama-cpp";
+import { withGemma4Rendering } from "./gemma4-rendering.js";
 
 /**
  * How a model writes function calls as text, in the syntax its chat template taught it:
@@ -14,7 +15,8 @@ import {
  *
  * e.g. Qwen/Hermes `<tool_call>\n{"name": "` NAME `", "arguments": ` ARGS `}\n</tool_call>`, Mistral
  * Nemo `[TOOL_CALLS][` `{"name": "` NAME `", "arguments": ` ARGS `}` (`, ` ...) `]`, Llama 3.1
- * `<function=` NAME `>` ARGS `</function>`. ARGS is a JSON object. A call starts where `trigger`
+ * `<function=` NAME `>` ARGS `</function>`. ARGS is a JSON object, or the template's own argument
+ * syntax (see `args`). A call starts where `trigger`
  * appears in the output: from there on the engine samples under a grammar for the rest of the call
  * (or the section of calls), so what follows always parses; before it the model writes freely.
  */
@@ -36,8 +38,22 @@ export interface CallSyntax {
    * tag: parsing also accepts other spacing and key order (and `parameters` for `arguments`).
    */
   jsonObject: boolean;
+  /**
+   * ARGS in another syntax than a JSON object: Qwen3-Coder's `<parameter=KEY>\nVALUE\n</parameter>\n`
+   * list ("xml"), or Gemma 4's object members `key:<|"|>text<|"|>,n:1` ("gemma"). They are parsed
+   * into JSON arguments.
+   */
+  args?: "xml" | "gemma";
   /** Reasoning markers (`<think>` ... `</think>`): text between them is reasoning, not answer. */
   reasoning?: { open: string; close: string };
+  /**
+   * Harmony's message framing (gpt-oss): the reply is a series of messages, each
+   * `[start]header CHANNEL [to=RECIPIENT] headerEnd CONTENT end`. Headers and framing are never
+   * shown; a reasoning channel's content is reasoning; a header naming a function starts a call.
+   */
+  messages?: { start: string; header: string; headerEnd: string; end: string; reasoning: string[] };
+  /** Markers that end the turn once a call may follow (Gemma 4's `<|tool_response>`). */
+  stops?: string[];
 }
 
 /**
@@ -75,6 +91,10 @@ export function callSyntaxOf(model: LlamaModel, wrapper: ChatWrapper): CallSynta
     return SPARK_CALL_SYNTAX;
   const template = templateOf(wrapper);
   if (template.includes("tool▁calls▁begin")) return DEEPSEEK_V3_CALL_SYNTAX;
+  if (isQwen3Coder(template))
+    return { ...QWEN3_CODER_CALL_SYNTAX, reasoning: reasoningOf(model, wrapper.settings) };
+  if (isGemma4(wrapper)) return GEMMA4_CALL_SYNTAX;
+  if (isHarmony(wrapper)) return HARMONY_CALL_SYNTAX;
   const section = functions.parallelism?.call;
   const sectionOpen = text(section?.sectionPrefix ?? "").trimStart();
   const syntax: CallSyntax = {
@@ -109,6 +129,89 @@ const DEEPSEEK_V3_CALL_SYNTAX: CallSyntax = Object.freeze({
   jsonObject: false,
   reasoning: { open: "<think>", close: "</think>" },
 });
+
+/**
+ * Qwen3-Coder's XML calls (also Qwen3.5's), one per `<tool_call>`:
+ * `<tool_call>\n<function=NAME>\n<parameter=KEY>\nVALUE\n</parameter>\n...</function>\n</tool_call>`.
+ * llama.cpp recognises the template the same way.
+ */
+export const QWEN3_CODER_CALL_SYNTAX: CallSyntax = Object.freeze({
+  family: "qwen3-coder",
+  trigger: "<tool_call>",
+  sectionOpen: "",
+  callOpen: "<tool_call>\n<function=",
+  nameEnd: ">\n",
+  callClose: "</function>\n</tool_call>",
+  between: "",
+  sectionClose: "",
+  jsonObject: false,
+  args: "xml",
+});
+
+function isQwen3Coder(template: string): boolean {
+  return (
+    template.includes("<tool_call>") &&
+    template.includes("<function=") &&
+    template.includes("<parameter=") &&
+    !template.includes("'<tool_call><function=' ~ tool_call.name ~ '>'")
+  );
+}
+
+/**
+ * Gemma 4's calls, each `<|tool_call>call:NAME{key:<|"|>text<|"|>,n:1}<tool_call|>`; after its calls
+ * the model opens the tool's response, which ends its turn.
+ */
+export const GEMMA4_CALL_SYNTAX: CallSyntax = Object.freeze({
+  family: "gemma-4",
+  trigger: "<|tool_call>",
+  sectionOpen: "",
+  callOpen: "<|tool_call>call:",
+  nameEnd: "{",
+  callClose: "}<tool_call|>",
+  between: "",
+  sectionClose: "",
+  jsonObject: false,
+  args: "gemma",
+  reasoning: { open: "<|channel>thought", close: "<channel|>" },
+  stops: ["<|tool_response>"],
+});
+
+function isGemma4(wrapper: ChatWrapper): boolean {
+  return wrapper.wrapperName === "Gemma 4" || templateOf(wrapper).includes("<|tool_call>call:");
+}
+
+/**
+ * gpt-oss's Harmony format: reasoning in the analysis channel, a call as a message to
+ * `functions.NAME` (` to=functions.NAME<|constrain|>json<|message|>{...}<|call|>`, the recipient
+ * in the channel header or the role header). A forced call is written as node-llama-cpp renders
+ * calls in the history: in the commentary channel.
+ */
+export const HARMONY_CALL_SYNTAX: CallSyntax = Object.freeze({
+  family: "harmony",
+  trigger: "to=functions.",
+  sectionOpen: "",
+  callOpen: "<|channel|>commentary to=functions.",
+  nameEnd: "<|constrain|>json<|message|>",
+  callClose: "<|call|>",
+  between: "",
+  sectionClose: "",
+  jsonObject: false,
+  reasoning: { open: "<|channel|>analysis<|message|>", close: "<|end|>" },
+  messages: {
+    start: "<|start|>assistant",
+    header: "<|channel|>",
+    headerEnd: "<|message|>",
+    end: "<|end|>",
+    reasoning: ["analysis"],
+  },
+});
+
+function isHarmony(wrapper: ChatWrapper): boolean {
+  const template = templateOf(wrapper);
+  return (
+    wrapper.wrapperName === "Harmony" || (template.includes("<|channel|>") && template.includes("<|start|>"))
+  );
+}
 
 /**
  * The marker a call or section starts with: up to the first `{`, or the whole opening when the
@@ -155,12 +258,13 @@ function visibleText(model: LlamaModel, value: unknown): string {
 /**
  * Gives a wrapper without native function calling (node-llama-cpp's `||call:` fallback) Spark's
  * own call syntax: calls in the history are rendered in it, and the system prompt documents it
- * with the tools' JSON schemas, as Hermes-format templates do.
+ * with the tools' JSON schemas, as Hermes-format templates do. Other wrappers render arguments in
+ * their template's own syntax (see {@link withTemplateArguments}).
  */
 export function withSparkCallSyntax(wrapper: ChatWrapper): ChatWrapper {
   const call = wrapper.settings.functions.call;
   const prefix = typeof call.prefix === "string" ? call.prefix : LlamaText(call.prefix).toString();
-  if (!prefix.trimStart().startsWith(GENERIC_CALL_PREFIX)) return wrapper;
+  if (!prefix.trimStart().startsWith(GENERIC_CALL_PREFIX)) return withTemplateArguments(wrapper);
   const spark = SPARK_CALL_SYNTAX;
   (wrapper as { settings: ChatWrapperSettings }).settings = {
     ...wrapper.settings,
@@ -178,6 +282,27 @@ export function withSparkCallSyntax(wrapper: ChatWrapper): ChatWrapper {
   wrapper.generateAvailableFunctionsSystemText = (functions: ChatModelFunctions) =>
     LlamaText(sparkToolsText(functions));
   withSpark.add(wrapper);
+  return wrapper;
+}
+
+/**
+ * A template that writes arguments in its own syntax (Qwen3-Coder's parameters, Gemma 4's values)
+ * renders them from the arguments object. node-llama-cpp's reading of such a template passes them
+ * wrapped in one `params` key, or as a JSON string; here they go to the template as the object, so
+ * a call in the history is rendered as the model writes it (and as the grammar makes it write it).
+ * node-llama-cpp's own Gemma 4 wrapper is taught Gemma 4's syntax.
+ */
+function withTemplateArguments(wrapper: ChatWrapper): ChatWrapper {
+  if (wrapper.wrapperName === "Gemma 4") return withGemma4Rendering(wrapper);
+  const template = templateOf(wrapper);
+  if (!isQwen3Coder(template) && !template.includes("<|tool_call>call:")) return wrapper;
+  // JinjaTemplateChatWrapper's fields for how it passes arguments to the template.
+  const jinja = wrapper as unknown as {
+    _wrapFunctionParamsInsideMapKey?: string;
+    _stringifyFunctionParams?: boolean;
+  };
+  jinja._wrapFunctionParamsInsideMapKey = undefined;
+  jinja._stringifyFunctionParams = false;
   return wrapper;
 }
 
