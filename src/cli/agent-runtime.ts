@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { AgentThread } from "../agent/agent-thread.js";
 import { discoverAgentsFiles } from "../agent/agents-md.js";
 import type { ApprovalPolicy } from "../agent/approval.js";
+import { EditDiagnostics } from "../agent/diagnostics/edit-diagnostics.js";
 import { McpHub } from "../agent/mcp/mcp-hub.js";
 import { CommandSandbox } from "../agent/sandbox/command-sandbox.js";
 import { buildSystemPrompt } from "../agent/system-prompt.js";
@@ -79,6 +80,11 @@ export class AgentRuntime implements AsyncDisposable {
    * runtime starts; their tools join each new thread at its first turn. The agent host lists it.
    */
   readonly mcp: McpHub;
+  /**
+   * The workspace's language servers, shared by its threads: started on the first edit of a file
+   * they handle, stopped when idle and on dispose. Null with `[diagnostics] enabled = false`.
+   */
+  readonly diagnostics: EditDiagnostics | null;
 
   private constructor(
     readonly client: ResponsesClient,
@@ -106,6 +112,13 @@ export class AgentRuntime implements AsyncDisposable {
       });
       this.mcp.start();
     }
+    this.diagnostics =
+      options.config?.diagnostics === false
+        ? null
+        : new EditDiagnostics({
+            root: workspace.root,
+            sandbox: new CommandSandbox({ mode: this.sandboxMode }),
+          });
   }
 
   static async start(options: AgentRuntimeOptions): Promise<AgentRuntime> {
@@ -221,6 +234,7 @@ export class AgentRuntime implements AsyncDisposable {
       model,
       approvalPolicy: this.options.approval ?? "ask",
       sandbox: new CommandSandbox({ mode: this.sandboxMode }),
+      ...(this.diagnostics ? { diagnostics: this.diagnostics } : {}),
       contextBudget: this.contextBudget,
       ...(this.maxToolRounds ? { maxToolRounds: this.maxToolRounds } : {}),
       moreTools: () => this.mcp.tools(),
@@ -270,7 +284,7 @@ export class AgentRuntime implements AsyncDisposable {
   }
 
   async dispose(): Promise<void> {
-    await this.mcp.dispose();
+    await Promise.all([this.mcp.dispose(), this.diagnostics?.dispose()]);
     await this.client.close();
     await this.owned.server?.close();
     await this.owned.models?.dispose();

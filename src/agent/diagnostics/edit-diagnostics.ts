@@ -171,8 +171,8 @@ export class EditDiagnostics {
         `exec ${[command.file, ...command.args].map(shellQuote).join(" ")}`,
         this.options.root,
       );
-    } catch (error) {
-      return `${spec.name} did not start: ${messageOf(error).split(". ")[0]}.`;
+    } catch {
+      return `${spec.name} did not start: it runs in the command sandbox (--sandbox ${this.options.sandbox.mode}), which does not work here.`;
     }
     const server = new LanguageServer(
       { ...spawnSpec, cwd: this.options.root },
