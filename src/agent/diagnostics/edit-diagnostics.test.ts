@@ -120,8 +120,23 @@ describe("diagnostics when a server is missing or fails", () => {
     name: "failing-server",
     command: () => ({ file: "/bin/sh", args: ["-c", "echo cannot start >&2; exit 3"] }),
   };
+  const node = (name: string, script: string): LanguageServerSpec => ({
+    ...missing,
+    name,
+    command: () => ({ file: process.execPath, args: ["-e", script] }),
+  });
+  const oversized = node(
+    "oversized-server",
+    "process.stdin.once('data', () => process.stdout.write('Content-Length: 999999999\\r\\n\\r\\n{')); setInterval(() => {}, 1000);",
+  );
+  const garbled = node(
+    "garbled-server",
+    "process.stdin.once('data', () => process.stdout.write('Content-Length: 3\\r\\n\\r\\n{{{')); setInterval(() => {}, 1000);",
+  );
+  // Reads its input and never answers.
+  const silent = node("silent-server", "process.stdin.resume();");
 
-  for (const [what, spec, notice] of [
+  for (const [what, spec, notice, budgets = BUDGETS] of [
     [
       "missing",
       missing,
@@ -133,14 +148,30 @@ describe("diagnostics when a server is missing or fails", () => {
       failing,
       /^Diagnostics: failing-server failed \(it exited \(code 3\); stderr: (.* \| )?cannot start\)\.$/,
     ],
+    [
+      "oversized",
+      oversized,
+      /^Diagnostics: oversized-server failed \(it sent a message of 999999999 bytes(; stderr: .*)?\)\.$/,
+    ],
+    [
+      "garbled",
+      garbled,
+      /^Diagnostics: garbled-server failed \(it sent a message that is not JSON(; stderr: .*)?\)\.$/,
+    ],
+    [
+      "silent",
+      silent,
+      /^Diagnostics: silent-server is still starting; errors will be reported after later edits\.$/,
+      { startBudgetMs: 300 },
+    ],
   ] as const) {
-    test(`a ${what} server is a one-line notice and the edit still applies`, async () => {
+    test(`${what} server: a one-line notice, and the edit still applies`, async () => {
       await using t = await tempWorkspace({ files: { "a.ts": "export const a = 1;\n" } });
       const diagnostics = new EditDiagnostics({
         root: t.dir,
         sandbox: new CommandSandbox(),
         servers: [spec],
-        ...BUDGETS,
+        ...budgets,
       });
       try {
         const result = await runTool(
@@ -162,6 +193,49 @@ describe("diagnostics when a server is missing or fails", () => {
       }
     });
   }
+});
+
+describe("a server's life", () => {
+  test("a server unused for the idle time is stopped; the next edit starts it again", async () => {
+    await using t = await tempWorkspace({
+      files: { "tsconfig.json": TSCONFIG, "src/a.ts": "export const a = 1;\n" },
+    });
+    const stops: string[] = [];
+    let stopped = () => {};
+    const diagnostics = new EditDiagnostics({
+      root: t.dir,
+      sandbox: new CommandSandbox(),
+      servers: LANGUAGE_SERVERS.filter((spec) => spec.name === "typescript-language-server"),
+      ...BUDGETS,
+      idleMs: 200,
+      onStopped: (server, why) => {
+        stops.push(`${server}: ${why}`);
+        stopped();
+      },
+    });
+    try {
+      const edit = (from: string, to: string) =>
+        runTool(
+          applyPatchTool,
+          JSON.stringify({ patch: patch("*** Update File: src/a.ts", `-${from}`, `+${to}`) }),
+          t.context({ diagnostics }),
+        );
+      const firstStop = new Promise<void>((resolve) => {
+        stopped = resolve;
+      });
+      expect((await edit("export const a = 1;", "export const a: string = 1;")).output).toBe(
+        "Updated src/a.ts (+1 -1)\nErrors this edit introduced (fix them):\nsrc/a.ts:1:14: Type 'number' is not assignable to type 'string'. (2322)",
+      );
+      await firstStop;
+      // It exits on its own after `shutdown` and `exit`.
+      expect(stops).toEqual([expect.stringMatching(/^typescript-language-server: it exited \(code 0\)/)]);
+      expect((await edit("export const a: string = 1;", "export const a: string = '1';")).output).toBe(
+        "Updated src/a.ts (+1 -1)",
+      );
+    } finally {
+      await diagnostics.dispose();
+    }
+  });
 });
 
 describe("diagnostics from the real pyright", () => {

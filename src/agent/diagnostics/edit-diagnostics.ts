@@ -36,6 +36,8 @@ export interface EditDiagnosticsOptions {
   startBudgetMs?: number;
   /** A server unused this long is stopped. Default: 5 minutes. */
   idleMs?: number;
+  /** Told once a server has stopped (idle, failed, or disposed), with why. */
+  onStopped?: (server: string, why: string) => void;
 }
 
 export const MAX_DIAGNOSTICS = 20;
@@ -181,9 +183,10 @@ export class EditDiagnostics {
     );
     const entry: Running = { server, warm: false, idle: undefined, queue: Promise.resolve() };
     this.running.set(spec.name, entry);
-    void server.ended.then(() => {
+    void server.ended.then((why) => {
       clearTimeout(entry.idle);
       if (this.running.get(spec.name) === entry) this.running.delete(spec.name);
+      this.options.onStopped?.(spec.name, why.message);
     });
     return entry;
   }
