@@ -86,6 +86,13 @@ describe("diagnostics after apply_patch, from the real typescript-language-serve
     });
   });
 
+  test("an edit that leaves a file without errors reports none (and no notice)", async () => {
+    const result = await apply(
+      patch("*** Update File: src/math.ts", "-  return n * 2 + label;", "+  return n * 2 + label + 0;"),
+    );
+    expect(result).toMatchObject({ isError: false, output: "Updated src/math.ts (+1 -1)" });
+  });
+
   test("errors the file already had are not reported again; a new file's errors are", async () => {
     const result = await apply(
       patch(

@@ -180,6 +180,7 @@ export class EditDiagnostics {
       { ...spawnSpec, cwd: this.options.root },
       this.options.root,
       command.initializationOptions,
+      spec.pull,
     );
     const entry: Running = { server, warm: false, idle: undefined, queue: Promise.resolve() };
     this.running.set(spec.name, entry);

@@ -51,6 +51,7 @@ export class LanguageServer {
     spawnSpec: SpawnSpec,
     root: string,
     initializationOptions: Record<string, unknown> | undefined,
+    private readonly pull: "tsserver" | undefined,
   ) {
     const child = spawn(spawnSpec.file, spawnSpec.args, {
       cwd: spawnSpec.cwd,
@@ -131,7 +132,42 @@ export class LanguageServer {
       this.connection.notify("textDocument/didOpen", { textDocument: { uri, languageId, version: 1, text } });
     }
     this.touch(uri, document);
+    if (this.pull === "tsserver") return this.pullFromTsserver(uri, document, deadline);
     return this.waitForDiagnostics(uri, document, deadline);
+  }
+
+  /**
+   * typescript-language-server publishes nothing when a file had no errors and still has none, so
+   * its diagnostics are asked for instead, through its pass-through to tsserver's synchronous
+   * requests (answered in order after the change).
+   */
+  private async pullFromTsserver(
+    uri: string,
+    document: OpenDocument,
+    deadline: number,
+  ): Promise<ServerDiagnostic[] | null> {
+    const ask = (command: string) =>
+      this.connection.request("workspace/executeCommand", {
+        command: "typescript.tsserverRequest",
+        arguments: [command, { file: uri }],
+      });
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<null>((resolve) => {
+      timer = setTimeout(() => resolve(null), Math.max(0, deadline - Date.now()));
+    });
+    try {
+      const answers = await Promise.race([
+        Promise.all([ask("syntacticDiagnosticsSync"), ask("semanticDiagnosticsSync")]),
+        late,
+      ]);
+      if (answers === null) return null;
+      const diagnostics = answers.flatMap(parseTsserverDiagnostics);
+      // Only if the text has not changed again meanwhile (another check of the same file).
+      if (document.text === this.documents.get(uri)?.text) document.diagnostics = diagnostics;
+      return diagnostics;
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /** Asks the server to shut down; kills it when it has not exited after `graceMs`. */
@@ -179,7 +215,7 @@ export class LanguageServer {
   }
 
   private published(params: unknown): void {
-    if (typeof params !== "object" || params === null) return;
+    if (this.pull || typeof params !== "object" || params === null) return;
     const { uri, version, diagnostics } = params as Record<string, unknown>;
     if (typeof uri !== "string" || !Array.isArray(diagnostics)) return;
     const document = this.documents.get(uri);
@@ -206,4 +242,25 @@ function parseDiagnostic(raw: unknown): ServerDiagnostic[] {
       code: typeof code === "string" || typeof code === "number" ? String(code) : undefined,
     },
   ];
+}
+
+/** tsserver's answer to a `*DiagnosticsSync` request: `{body: [{start: {line, offset}, text, code, category}]}` (1-based). */
+function parseTsserverDiagnostics(answer: unknown): ServerDiagnostic[] {
+  const body = (answer as { body?: unknown } | null)?.body;
+  if (!Array.isArray(body)) throw new Error("tsserver answered without diagnostics");
+  return body.slice(0, MAX_DIAGNOSTICS_PER_DOCUMENT).flatMap((raw: unknown): ServerDiagnostic[] => {
+    if (typeof raw !== "object" || raw === null) return [];
+    const { start, text, code, category } = raw as Record<string, unknown>;
+    const { line, offset } = (start ?? {}) as { line?: unknown; offset?: unknown };
+    if (!Number.isInteger(line) || !Number.isInteger(offset) || typeof text !== "string") return [];
+    return [
+      {
+        line: (line as number) - 1,
+        character: (offset as number) - 1,
+        severity: category === "error" ? 1 : category === "warning" ? 2 : 3,
+        message: text,
+        code: typeof code === "number" || typeof code === "string" ? String(code) : undefined,
+      },
+    ];
+  });
 }

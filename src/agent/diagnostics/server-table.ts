@@ -18,6 +18,8 @@ export interface LanguageServerSpec {
   languageId(extension: string): string;
   /** The command, or why there is none here (not installed). */
   command(): ServerCommand | string;
+  /** Ask for diagnostics through tsserver rather than wait for them to be published. */
+  pull?: "tsserver";
 }
 
 const require = createRequire(import.meta.url);
@@ -63,6 +65,7 @@ export const LANGUAGE_SERVERS: readonly LanguageServerSpec[] = [
   {
     name: "typescript-language-server",
     extensions: Object.keys(TS_IDS),
+    pull: "tsserver",
     languageId: (extension) => TS_IDS[extension] ?? "typescript",
     command() {
       const cli = packageScript("typescript-language-server", "lib/cli.mjs");
