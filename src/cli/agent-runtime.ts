@@ -67,6 +67,11 @@ export interface AgentRuntimeOptions {
    * the runtime disposes them. Default: a hub of {@link config}'s `mcpServers`, started here.
    */
   mcp?: McpHub;
+  /**
+   * The workspace's language servers, when the caller made them (with other budgets); the runtime
+   * disposes them. Default: the built-in servers, unless the config's `[diagnostics]` turns them off.
+   */
+  diagnostics?: EditDiagnostics;
 }
 
 /**
@@ -113,12 +118,13 @@ export class AgentRuntime implements AsyncDisposable {
       this.mcp.start();
     }
     this.diagnostics =
-      options.config?.diagnostics === false
+      options.diagnostics ??
+      (options.config?.diagnostics === false
         ? null
         : new EditDiagnostics({
             root: workspace.root,
             sandbox: new CommandSandbox({ mode: this.sandboxMode }),
-          });
+          }));
   }
 
   static async start(options: AgentRuntimeOptions): Promise<AgentRuntime> {
