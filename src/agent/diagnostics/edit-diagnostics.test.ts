@@ -245,6 +245,32 @@ describe("a server's life", () => {
   });
 });
 
+describe("sharing", () => {
+  test("edits checked at once (two threads of one workspace) share one server", async () => {
+    await using t = await tempWorkspace({ files: { "tsconfig.json": TSCONFIG } });
+    const stops: string[] = [];
+    const diagnostics = new EditDiagnostics({
+      root: t.dir,
+      sandbox: new CommandSandbox(),
+      ...BUDGETS,
+      onStopped: (server) => stops.push(server),
+    });
+    const file = (name: string) => ({
+      path: `src/${name}.ts`,
+      absolute: `${t.dir}/src/${name}.ts`,
+      before: null,
+      after: `export const ${name}: boolean = 0;\n`,
+    });
+    for (const name of ["a", "b"]) await t.write(`src/${name}.ts`, file(name).after);
+    const reports = await Promise.all([diagnostics.check([file("a")]), diagnostics.check([file("b")])]);
+    expect(reports.map((report) => report.diagnostics.map((d) => `${d.path}:${d.line}:${d.column}`))).toEqual(
+      [["src/a.ts:1:14"], ["src/b.ts:1:14"]],
+    );
+    await diagnostics.dispose();
+    expect(stops).toEqual(["typescript-language-server"]);
+  });
+});
+
 describe("diagnostics from the real pyright", () => {
   test("a patch that introduces a type error gets it; files of other languages are not checked", async () => {
     await using t = await tempWorkspace({

@@ -176,6 +176,10 @@ export class EditDiagnostics {
     } catch {
       return `${spec.name} did not start: it runs in the command sandbox (--sandbox ${this.options.sandbox.mode}), which does not work here.`;
     }
+    // Another thread's edit may have started it meanwhile: one server per workspace and language.
+    const started = this.running.get(spec.name);
+    if (started && !started.server.closed) return started;
+    if (this.disposed) return `${spec.name} is not running: Spark is shutting down.`;
     const server = new LanguageServer(
       { ...spawnSpec, cwd: this.options.root },
       this.options.root,
