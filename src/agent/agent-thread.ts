@@ -5,6 +5,7 @@ import type { TurnToolChoice } from "../protocol/agent-requests.js";
 import { SparkError } from "../protocol/errors.js";
 import type { ApprovalPolicy } from "./approval.js";
 import { historyFromItems } from "./conversation-history.js";
+import type { EditDiagnostics } from "./diagnostics/edit-diagnostics.js";
 import { EditJournal } from "./edit-journal.js";
 import { ItemLog, newItemId, type ThreadListener } from "./item-log.js";
 import { PatchReview } from "./patch-review.js";
@@ -32,6 +33,8 @@ export interface AgentThreadOptions {
   approvalPolicy?: ApprovalPolicy;
   /** Where approved commands run. Default: a `workspace-write` sandbox. */
   sandbox?: CommandSandbox;
+  /** The workspace's language servers, for the errors each patch introduced. Default: none asked. */
+  diagnostics?: EditDiagnostics;
   /** Token budget of the conversation; past 80% of it old turns are compacted. Default: 128K. */
   contextBudget?: number;
   /** Model responses with tool calls one turn may run; the next call ends it. Default: 50. */
@@ -424,6 +427,7 @@ export class AgentThread {
       journal: this.journal,
       signal: turn.controller.signal,
       sandbox: this.sandbox,
+      ...(this.options.diagnostics ? { diagnostics: this.options.diagnostics } : {}),
       approve: (request) => this.approvals.request(turn.id, request),
       ...(this.subs ? { delegate: (task: string, context?: string) => this.subs!.start(task, context) } : {}),
     };

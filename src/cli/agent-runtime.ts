@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { AgentThread } from "../agent/agent-thread.js";
 import { discoverAgentsFiles } from "../agent/agents-md.js";
 import type { ApprovalPolicy } from "../agent/approval.js";
+import { EditDiagnostics } from "../agent/diagnostics/edit-diagnostics.js";
 import { McpHub } from "../agent/mcp/mcp-hub.js";
 import { CommandSandbox } from "../agent/sandbox/command-sandbox.js";
 import { buildSystemPrompt } from "../agent/system-prompt.js";
@@ -66,6 +67,11 @@ export interface AgentRuntimeOptions {
    * the runtime disposes them. Default: a hub of {@link config}'s `mcpServers`, started here.
    */
   mcp?: McpHub;
+  /**
+   * The workspace's language servers, when the caller made them (with other budgets); the runtime
+   * disposes them. Default: the built-in servers, unless the config's `[diagnostics]` turns them off.
+   */
+  diagnostics?: EditDiagnostics;
 }
 
 /**
@@ -79,6 +85,11 @@ export class AgentRuntime implements AsyncDisposable {
    * runtime starts; their tools join each new thread at its first turn. The agent host lists it.
    */
   readonly mcp: McpHub;
+  /**
+   * The workspace's language servers, shared by its threads: started on the first edit of a file
+   * they handle, stopped when idle and on dispose. Null with `[diagnostics] enabled = false`.
+   */
+  readonly diagnostics: EditDiagnostics | null;
 
   private constructor(
     readonly client: ResponsesClient,
@@ -106,6 +117,14 @@ export class AgentRuntime implements AsyncDisposable {
       });
       this.mcp.start();
     }
+    this.diagnostics =
+      options.diagnostics ??
+      (options.config?.diagnostics === false
+        ? null
+        : new EditDiagnostics({
+            root: workspace.root,
+            sandbox: new CommandSandbox({ mode: this.sandboxMode }),
+          }));
   }
 
   static async start(options: AgentRuntimeOptions): Promise<AgentRuntime> {
@@ -221,6 +240,7 @@ export class AgentRuntime implements AsyncDisposable {
       model,
       approvalPolicy: this.options.approval ?? "ask",
       sandbox: new CommandSandbox({ mode: this.sandboxMode }),
+      ...(this.diagnostics ? { diagnostics: this.diagnostics } : {}),
       contextBudget: this.contextBudget,
       ...(this.maxToolRounds ? { maxToolRounds: this.maxToolRounds } : {}),
       moreTools: () => this.mcp.tools(),
@@ -270,7 +290,7 @@ export class AgentRuntime implements AsyncDisposable {
   }
 
   async dispose(): Promise<void> {
-    await this.mcp.dispose();
+    await Promise.all([this.mcp.dispose(), this.diagnostics?.dispose()]);
     await this.client.close();
     await this.owned.server?.close();
     await this.owned.models?.dispose();

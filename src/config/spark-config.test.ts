@@ -115,6 +115,16 @@ describe("loadConfig", () => {
   });
 });
 
+describe("diagnostics", () => {
+  it("are on by default; [diagnostics] enabled = false turns them off; other keys are refused", async () => {
+    expect((await loadConfig(await dirs())).diagnostics).toBeUndefined();
+    const off = await dirs("[diagnostics]\nenabled = false\n");
+    expect((await loadConfig(off)).diagnostics).toBe(false);
+    const bad = await dirs('[diagnostics]\ncommand = "evil"\n');
+    await expect(loadConfig(bad)).rejects.toThrow(/diagnostics/);
+  });
+});
+
 describe("sandbox", () => {
   it("is absent (workspace-write) by default and read from the user's file", async () => {
     expect((await loadConfig(await dirs())).sandbox).toBeUndefined();

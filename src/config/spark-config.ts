@@ -106,6 +106,8 @@ export const sparkConfigSchema = z
     limits: limitsSchema.optional(),
     /** MCP servers whose tools the agent offers as `mcp__NAME__TOOL` (README → MCP servers). */
     mcp_servers: mcpServersSchema.optional(),
+    /** Language-server errors after each edit (README → Diagnostics after edits). */
+    diagnostics: z.object({ enabled: z.boolean().optional() }).strict().optional(),
   })
   .strict();
 
@@ -123,6 +125,8 @@ export interface ResolvedConfig {
   limits?: Limits;
   /** MCP servers by name, enabled or not; a project's server replaces the user's of that name. */
   mcpServers?: Record<string, McpServerConfig>;
+  /** Ask language servers for the errors each edit introduced. Default (absent): true. */
+  diagnostics?: boolean;
   /** Files that contributed, in the order applied. */
   sources: string[];
 }
@@ -225,6 +229,7 @@ export async function loadConfig(options: LoadConfigOptions): Promise<LoadedConf
     ...(merged.sandbox ? { sandbox: merged.sandbox } : {}),
     ...(merged.limits ? { limits: merged.limits } : {}),
     ...(Object.keys(mcpServers).length > 0 ? { mcpServers } : {}),
+    ...(merged.diagnostics?.enabled === false ? { diagnostics: false } : {}),
     sources,
     ignored,
   };

@@ -36,8 +36,23 @@ export interface FileDiff {
   removed: number;
 }
 
+/** An error a language server reported in a file an edit changed, introduced by that edit (1-based). */
+export interface EditDiagnostic {
+  path: string;
+  line: number;
+  column: number;
+  message: string;
+}
+
 export type ToolDisplay =
-  | { kind: "diff"; files: FileDiff[] }
+  | {
+      kind: "diff";
+      files: FileDiff[];
+      /** Errors the edit introduced, as the language servers reported them; absent when none. */
+      diagnostics?: EditDiagnostic[];
+      /** Why some files were not checked (a server missing, starting, late); absent when none. */
+      diagnosticsNotices?: string[];
+    }
   | { kind: "command"; command: string; exitCode: number | null; output: string };
 
 export type ThreadItem =

@@ -52,6 +52,10 @@ const script: Script = (request) => {
     ]);
     return { toolCalls: [{ name: "apply_patch", arguments: edit }] };
   }
+  if (text === "break the types") {
+    const edit = patchOf(["*** Add File: src/typed.ts", '+export const retries: number = "three";']);
+    return { toolCalls: [{ name: "apply_patch", arguments: edit }] };
+  }
   if (text === "run the tests") {
     return { toolCalls: [{ name: "shell", arguments: JSON.stringify({ command: "echo approved-run" }) }] };
   }
@@ -185,6 +189,19 @@ describe("the web app in a real browser (scripted engine)", () => {
     await page.locator(".diff-file .badge-undone").waitFor();
     expect(await h.read("src/app.ts")).toBe(APP_TS.replace("8080", "9090"));
     await screenshot(page, "07-undone");
+  });
+
+  test("the errors an edit introduced show under its diff", async () => {
+    const page = await h.open();
+    await connected(page);
+    await send(page, "break the types");
+    // The language server started with the previous test's edits of src/app.ts.
+    const error = page.locator(".tool-patch .diagnostics li");
+    await error.waitFor();
+    expect(await error.textContent()).toBe(
+      "src/typed.ts:1:14 Type 'string' is not assignable to type 'number'. (2322)",
+    );
+    await screenshot(page, "07b-diagnostics");
   });
 
   test("a command waits for Approve / Deny", async () => {

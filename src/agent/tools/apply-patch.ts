@@ -1,9 +1,10 @@
 import { z } from "zod";
+import { type EditedFile, formatReport } from "../diagnostics/edit-diagnostics.js";
 import type { FileDiff } from "../diff.js";
 import type { Workspace } from "../workspace.js";
 import { readBounded } from "./internal/bounded-read.js";
 import { parsePatch } from "./patch-parser.js";
-import { type PatchFileReader, planPatch } from "./patch-planner.js";
+import { type FileChange, type PatchFileReader, planPatch } from "./patch-planner.js";
 import { applyChanges, PATCH_MAX_FILE_BYTES } from "./patch-writer.js";
 import { parametersOf, type Tool, ToolError } from "./tool.js";
 
@@ -46,9 +47,39 @@ export const applyPatchTool: Tool<z.infer<typeof schema>> = {
     const changes = await planPatch(patch, readerFor(ctx.workspace));
     ctx.signal.throwIfAborted();
     const diffs = await applyChanges(changes, ctx.workspace, ctx.journal);
-    return { output: diffs.map(summary).join("\n"), isError: false, display: { kind: "diff", files: diffs } };
+    const summaries = diffs.map(summary).join("\n");
+    if (!ctx.diagnostics)
+      return { output: summaries, isError: false, display: { kind: "diff", files: diffs } };
+    const report = await ctx.diagnostics.check(await editedFiles(changes, ctx.workspace));
+    const checked = formatReport(report);
+    return {
+      output: checked ? `${summaries}\n${checked}` : summaries,
+      isError: false,
+      display: {
+        kind: "diff",
+        files: diffs,
+        ...(report.diagnostics.length > 0 ? { diagnostics: report.diagnostics } : {}),
+        ...(report.notices.length > 0 ? { diagnosticsNotices: report.notices } : {}),
+      },
+    };
   },
 };
+
+/** The files a patch wrote, as the language servers check them (deleted ones are not). */
+async function editedFiles(changes: readonly FileChange[], workspace: Workspace): Promise<EditedFile[]> {
+  const files: EditedFile[] = [];
+  for (const change of changes) {
+    if (change.after === null) continue;
+    const path = change.moveTo ?? change.path;
+    files.push({
+      path,
+      absolute: await workspace.resolve(path),
+      before: change.before?.toString("utf8") ?? null,
+      after: change.after.toString("utf8"),
+    });
+  }
+  return files;
+}
 
 /** One line per file: `Updated src/a.ts (+2 -1)`. */
 function summary(diff: FileDiff): string {

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { SandboxMode, ToolDisplay } from "../../protocol/agent.js";
+import type { EditDiagnostics } from "../diagnostics/edit-diagnostics.js";
 import type { EditJournal } from "../edit-journal.js";
 import type { CommandSandbox } from "../sandbox/command-sandbox.js";
 import type { Workspace } from "../workspace.js";
@@ -38,6 +39,8 @@ export interface ToolContext {
   sandbox: CommandSandbox;
   /** Resolves true when the request may go ahead. May wait for the person. */
   approve(request: ApprovalRequest): Promise<boolean>;
+  /** The workspace's language servers, asked for the errors a patch introduced. Absent: not checked. */
+  diagnostics?: EditDiagnostics;
   /** Starts a background sub-agent on `task`; returns its id. Absent where none can run. */
   delegate?(task: string, context: string | undefined): string;
 }

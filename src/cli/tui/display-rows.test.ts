@@ -1,7 +1,7 @@
 import { describe, expect, test } from "vitest";
 import { previewPatch } from "../../client-core/streaming-patch.js";
 import type { FileDiff } from "../../protocol/agent.js";
-import { diffRows, outputRows, previewRows } from "./display-rows.js";
+import { diagnosticRows, diffRows, outputRows, previewRows } from "./display-rows.js";
 
 const FILE: FileDiff = {
   path: "src/a.ts",
@@ -89,5 +89,27 @@ describe("outputRows", () => {
       "line 48",
       "line 49",
     ]);
+  });
+});
+
+describe("diagnosticRows", () => {
+  test("under a diff: each error the edit introduced as path:line:col, then each notice dimmed", () => {
+    expect(
+      diagnosticRows({
+        kind: "diff",
+        files: [FILE],
+        diagnostics: [{ path: "src/a.ts", line: 2, column: 7, message: "Cannot find name 'nw'. (2304)" }],
+        diagnosticsNotices: [
+          "Diagnostics: pyright is still starting; errors will be reported after later edits.",
+        ],
+      }),
+    ).toEqual([
+      { kind: "output", text: "error src/a.ts:2:7: Cannot find name 'nw'. (2304)" },
+      {
+        kind: "omitted",
+        text: "Diagnostics: pyright is still starting; errors will be reported after later edits.",
+      },
+    ]);
+    expect(diagnosticRows({ kind: "diff", files: [FILE] })).toEqual([]);
   });
 });

@@ -1,5 +1,5 @@
 import type { PatchPreview } from "../../client-core/streaming-patch.js";
-import type { DiffLine, FileDiff } from "../../protocol/agent.js";
+import type { DiffLine, FileDiff, ToolDisplay } from "../../protocol/agent.js";
 
 /** One line of a tool's display, tagged so the view can colour it. */
 export type DisplayRow =
@@ -115,4 +115,17 @@ export function outputRows(output: string, options: ExcerptOptions = {}): Displa
 
 export function expandTabs(text: string): string {
   return text.includes("\t") ? text.replaceAll("\t", "    ") : text;
+}
+
+/** Under a patch's diff: the errors it introduced (`error src/a.ts:3:7: ...`), then why some files were not checked. */
+export function diagnosticRows(display: Extract<ToolDisplay, { kind: "diff" }>): DisplayRow[] {
+  return [
+    ...(display.diagnostics ?? []).map(
+      (d): DisplayRow => ({
+        kind: "output",
+        text: expandTabs(`error ${d.path}:${d.line}:${d.column}: ${d.message}`),
+      }),
+    ),
+    ...(display.diagnosticsNotices ?? []).map((text): DisplayRow => ({ kind: "omitted", text })),
+  ];
 }

@@ -3,7 +3,7 @@ import React from "react";
 import { patchPreviewOf } from "../../client-core/streaming-patch.js";
 import { styleAgentText } from "./agent-markdown.js";
 import type { Entry, Tone } from "./conversation-store.js";
-import { type DisplayRow, diffRows, outputRows, previewRows } from "./display-rows.js";
+import { type DisplayRow, diagnosticRows, diffRows, outputRows, previewRows } from "./display-rows.js";
 import { McpServersView } from "./mcp-servers-view.js";
 import { firstLine, summarizeToolCall, type ToolCallItem } from "./tool-summary.js";
 
@@ -97,7 +97,7 @@ export function ToolCallView({
   let exit: React.ReactElement | null = null;
   const preview = patchPreviewOf(item);
   if (preview) rows.push(...previewRows(preview, liveRows === undefined ? {} : { maxRows: liveRows }));
-  else if (display?.kind === "diff") rows.push(...diffRows(display.files));
+  else if (display?.kind === "diff") rows.push(...diffRows(display.files), ...diagnosticRows(display));
   else if (display?.kind === "command") {
     exit = exitLabel(display.exitCode);
     rows.push(...outputRows(display.output));

@@ -2,7 +2,7 @@ import { formatUnifiedDiff } from "../../agent/diff.js";
 import type { ApprovalRequestEvent, ThreadEvent, TurnStatus } from "../../protocol/agent.js";
 import type { TurnToolChoice } from "../../protocol/agent-requests.js";
 import type { TerminalThread } from "../terminal-thread.js";
-import { outputRows } from "./display-rows.js";
+import { diagnosticRows, outputRows } from "./display-rows.js";
 import { firstLine, summarizeToolCall } from "./tool-summary.js";
 
 export interface PlainOptions {
@@ -118,7 +118,10 @@ function toolText(
   const summary = summarizeToolCall(item);
   const display = item.display;
   if (display?.kind === "diff") {
-    return `* ${summary}\n${display.files.map((file) => formatUnifiedDiff(file)).join("")}`;
+    const checked = diagnosticRows(display).map(
+      (row) => `    ${row.kind === "file" ? row.path : row.text}\n`,
+    );
+    return `* ${summary}\n${display.files.map((file) => formatUnifiedDiff(file)).join("")}${checked.join("")}`;
   }
   if (display?.kind === "command") {
     const exit = display.exitCode === null ? "killed" : `exit ${display.exitCode}`;

@@ -131,6 +131,23 @@ function EntryView({
               reviewable={item.status === "completed"}
               onResolve={(path, accept) => onResolve(entry.id, path, accept)}
             />
+            {display.diagnostics?.length ? (
+              <ul class="diagnostics" aria-label="Errors this edit introduced">
+                {display.diagnostics.map((d) => (
+                  <li key={`${d.path}:${d.line}:${d.column}:${d.message}`}>
+                    <code>
+                      {d.path}:{d.line}:{d.column}
+                    </code>{" "}
+                    {d.message}
+                  </li>
+                ))}
+              </ul>
+            ) : null}
+            {display.diagnosticsNotices?.map((text) => (
+              <p key={text} class="notice tone-dim">
+                {text}
+              </p>
+            ))}
           </div>
         );
       }

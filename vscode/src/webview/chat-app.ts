@@ -368,6 +368,13 @@ function renderTool(entry: Extract<Entry, { kind: "tool" }>): HTMLElement {
       );
   } else if (display?.kind === "diff") {
     for (const file of display.files) element.append(renderFile(entry, file));
+    // Under the diff: the errors the edit introduced, then why some files were not checked.
+    for (const d of display.diagnostics ?? [])
+      element.append(
+        h("div", { className: "diagnostic", text: `${d.path}:${d.line}:${d.column}: ${d.message}` }),
+      );
+    for (const text of display.diagnosticsNotices ?? [])
+      element.append(h("div", { className: "tool-status", text }));
   } else if (display?.kind === "command") {
     element.append(h("pre", { className: "command", text: `$ ${display.command}` }));
     const details = h("details", {}, h("summary", { text: `exit ${display.exitCode ?? "?"}` }));
