@@ -34,6 +34,7 @@ interface AgentFlags {
   maxToolRounds?: number;
   json?: boolean;
   toolChoice?: TurnToolChoice;
+  plan?: boolean;
   last?: boolean;
   /** False with `--no-attach`. */
   attach: boolean;
@@ -131,6 +132,7 @@ export function registerAgentCommands(program: Command): void {
       'the first model response must call a tool ("required") or the tool named (e.g. list_dir); later ones choose freely (default: auto)',
       toolChoiceOption,
     )
+    .option("--plan", "plan mode: edits and commands are refused, the answer is a plan", false)
     .action(async (prompt: string[], flags: AgentFlags) => {
       process.exitCode = await exec(flags, prompt.join(" "));
     });
@@ -379,6 +381,7 @@ async function execOn(
       stderr: output.stderr,
       json: flags.json === true,
       toolChoice: flags.toolChoice,
+      mode: flags.plan ? "plan" : "default",
       signal: AbortSignal.any([interrupt.signal, output.signal]),
       approvals,
     });
