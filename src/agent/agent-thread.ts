@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { DraftAnswer, ResponsesClient } from "../client/responses-client.js";
-import type { PatchResolution, SubAgentInfo, ThreadInfo, ThreadItem } from "../protocol/agent.js";
+import type { AgentMode, PatchResolution, SubAgentInfo, ThreadInfo, ThreadItem } from "../protocol/agent.js";
 import type { TurnToolChoice } from "../protocol/agent-requests.js";
 import { SparkError } from "../protocol/errors.js";
 import type { ApprovalPolicy } from "./approval.js";
@@ -255,14 +255,32 @@ export class AgentThread {
     this.log.emit({ type: "turn.queued", input });
   }
 
-  /** Starts a turn and resolves when it (and anything queued behind it) has finished. */
-  /** Starts a turn; `toolChoice` forces its first model response to call a tool (or that one). */
-  startTurn(input: string, options: { toolChoice?: TurnToolChoice | undefined } = {}): Promise<void> {
+  /** The mode of the next turns (see AgentMode); a running turn keeps the mode it started in. */
+  get mode(): AgentMode {
+    return this.info.mode ?? "default";
+  }
+
+  /** Sets the mode of the next turns; the prompt prefix stays the same (see plan-mode.ts). */
+  setMode(mode: AgentMode): void {
+    if (mode === "plan") this.info.mode = mode;
+    else delete this.info.mode;
+  }
+
+  /**
+   * Starts a turn and resolves when it (and anything queued behind it) has finished.
+   * `toolChoice` forces its first model response to call a tool (or that one); `mode` becomes the
+   * thread's mode (see setMode) from this turn on.
+   */
+  startTurn(
+    input: string,
+    options: { toolChoice?: TurnToolChoice | undefined; mode?: AgentMode | undefined } = {},
+  ): Promise<void> {
     if (this.active)
       throw new SparkError(
         "response_in_progress",
         "A turn is already running; steer it or queue the message.",
       );
+    if (options.mode) this.setMode(options.mode);
     this.idle = this.runTurns(input, options.toolChoice);
     return this.idle;
   }
@@ -389,6 +407,7 @@ export class AgentThread {
       closed: false,
       firstTokenAt: null,
       toolChoice,
+      mode: this.mode,
     };
     this.active = turn;
     if (!this.toolsFixed) {

@@ -1,4 +1,5 @@
 import type { ThreadItem } from "../protocol/agent.js";
+import { withPlanNote } from "./plan-mode.js";
 
 /** A Responses input item as the agent sends it. */
 export type ConversationInput =
@@ -12,7 +13,7 @@ export function historyFromItems(items: readonly ThreadItem[]): ConversationInpu
   for (const item of items) {
     switch (item.type) {
       case "user_message":
-        out.push({ role: "user", content: item.text });
+        out.push({ role: "user", content: item.mode === "plan" ? withPlanNote(item.text) : item.text });
         break;
       case "agent_message":
         out.push({ role: "assistant", content: item.text });

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { ThreadEvent, ThreadItem } from "../protocol/agent.js";
+import type { AgentMode, ThreadEvent, ThreadItem } from "../protocol/agent.js";
 
 export type ThreadListener = (event: ThreadEvent) => void;
 
@@ -22,8 +22,13 @@ export class ItemLog {
     for (const listener of this.listeners) listener(event);
   }
 
-  recordUserMessage(turnId: string, text: string): void {
-    const item: ThreadItem = { type: "user_message", id: newItemId(), text };
+  recordUserMessage(turnId: string, text: string, mode: AgentMode = "default"): void {
+    const item: ThreadItem = {
+      type: "user_message",
+      id: newItemId(),
+      text,
+      ...(mode === "plan" ? { mode } : {}),
+    };
     this.emit({ type: "item.started", turn_id: turnId, item });
     this.complete(turnId, item);
   }

@@ -1,11 +1,12 @@
 import type { ResponseStream, ResponsesClient } from "../client/responses-client.js";
-import type { ThreadInfo, ThreadItem, TurnStats, TurnStatus } from "../protocol/agent.js";
+import type { AgentMode, ThreadInfo, ThreadItem, TurnStats, TurnStatus } from "../protocol/agent.js";
 import type { TurnToolChoice } from "../protocol/agent-requests.js";
 import { SparkError, type WireError } from "../protocol/errors.js";
 import type { ResponseObject } from "../protocol/responses.js";
 import { type ConversationInput, compactHistory } from "./conversation-history.js";
 import type { EditJournal } from "./edit-journal.js";
 import { type ItemLog, newItemId } from "./item-log.js";
+import { planModeRefusal, runsInPlanMode, withPlanNote } from "./plan-mode.js";
 import type { requestSettings } from "./request-settings.js";
 import type { ResponseChain } from "./response-chain.js";
 import { runTool, type Tool, type ToolContext } from "./tools/tool.js";
@@ -27,6 +28,8 @@ export interface ActiveTurn {
   firstTokenAt: number | null;
   /** What the turn's next model response must call (see `turn.start`); used once. */
   toolChoice?: TurnToolChoice | undefined;
+  /** `plan`: only read-only tools run (see plan-mode.ts). */
+  mode: AgentMode;
 }
 
 /** How a turn ended, as `turn.completed` reports it. */
@@ -81,9 +84,10 @@ export class TurnRunner {
     let decodeMs = 0;
     log.emit({ type: "turn.started", turn_id: turn.id, input });
     if (info.title === DEFAULT_TITLE) info.title = input.trim().split("\n")[0]!.slice(0, 60) || DEFAULT_TITLE;
-    log.recordUserMessage(turn.id, input);
+    log.recordUserMessage(turn.id, input, turn.mode);
 
-    let next: ConversationInput[] = [...chain.owedOutputs, { role: "user", content: input }];
+    const content = turn.mode === "plan" ? withPlanNote(input) : input;
+    let next: ConversationInput[] = [...chain.owedOutputs, { role: "user", content }];
     chain.owedOutputs = [];
     let status: TurnStatus = "completed";
     let error: SparkError | undefined;
@@ -249,12 +253,14 @@ export class TurnRunner {
     const item = callItem(call);
     const tool = tools.find((candidate) => candidate.name === call.name);
     const newestEdit = journal.newest;
-    const result = tool
-      ? await runTool(tool, call.arguments, this.options.toolContext(turn))
-      : {
+    const result = !tool
+      ? {
           output: `Unknown tool '${call.name}'. Available: ${tools.map((t) => t.name).join(", ")}.`,
           isError: true,
-        };
+        }
+      : turn.mode === "plan" && !runsInPlanMode(tool)
+        ? { output: planModeRefusal(tool.name), isError: true }
+        : await runTool(tool, call.arguments, this.options.toolContext(turn));
     // Name the edit this call recorded after it, so each file can be accepted or rejected later.
     const edit = journal.newest;
     if (edit && edit !== newestEdit) edit.id ??= call.call_id;

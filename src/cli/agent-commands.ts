@@ -20,6 +20,7 @@ export interface AgentFlags {
   maxToolRounds?: number;
   json?: boolean;
   toolChoice?: TurnToolChoice;
+  plan?: boolean;
   last?: boolean;
   /** False with `--no-attach`. */
   attach: boolean;
@@ -112,6 +113,7 @@ export function registerAgentCommands(program: Command): void {
       'the first model response must call a tool ("required") or the tool named (e.g. list_dir); later ones choose freely (default: auto)',
       toolChoiceOption,
     )
+    .option("--plan", "plan mode: edits and commands are refused, the answer is a plan", false)
     .action(async (prompt: string[], flags: AgentFlags) => {
       const { exec } = await import("./exec-command.js");
       process.exitCode = await exec(flags, prompt.join(" "));

@@ -70,6 +70,7 @@ async function execOn(
       stderr: output.stderr,
       json: flags.json === true,
       toolChoice: flags.toolChoice,
+      mode: flags.plan ? "plan" : "default",
       signal: AbortSignal.any([interrupt.signal, output.signal]),
       approvals,
     });

@@ -1,6 +1,6 @@
 import { type HostClient, HostClientError, type ThreadRequest } from "../client-core/host-client.js";
 import type { StampedEvent } from "../client-core/thread-view.js";
-import type { SubAgentInfo, ThreadEvent, ThreadInfo, ThreadItem } from "../protocol/agent.js";
+import type { AgentMode, SubAgentInfo, ThreadEvent, ThreadInfo, ThreadItem } from "../protocol/agent.js";
 import type { TurnToolChoice } from "../protocol/agent-requests.js";
 import { SparkError, type SparkErrorCode } from "../protocol/errors.js";
 import type { TerminalThread } from "./terminal-thread.js";
@@ -120,10 +120,29 @@ export class HostThread implements TerminalThread {
     this.send({ type: "turn.queue", thread_id: this.id, input });
   }
 
-  async startTurn(input: string, options: { toolChoice?: TurnToolChoice | undefined } = {}): Promise<void> {
+  get mode(): AgentMode {
+    return this.current.mode ?? "default";
+  }
+
+  setMode(mode: AgentMode): void {
+    this.current = { ...this.current, mode };
+    this.send({ type: "thread.set_mode", thread_id: this.id, mode });
+  }
+
+  async startTurn(
+    input: string,
+    options: { toolChoice?: TurnToolChoice | undefined; mode?: AgentMode | undefined } = {},
+  ): Promise<void> {
     const toolChoice = options.toolChoice === undefined ? {} : { tool_choice: options.toolChoice };
+    if (options.mode) this.current = { ...this.current, mode: options.mode };
     await this.client
-      .request({ type: "turn.start", thread_id: this.id, input, ...toolChoice })
+      .request({
+        type: "turn.start",
+        thread_id: this.id,
+        input,
+        ...toolChoice,
+        ...(options.mode ? { mode: options.mode } : {}),
+      })
       .catch((error: unknown) => {
         throw asSparkError(error);
       });

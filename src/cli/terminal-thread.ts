@@ -1,4 +1,4 @@
-import type { SubAgentInfo, ThreadEvent, ThreadInfo, ThreadItem } from "../protocol/agent.js";
+import type { AgentMode, SubAgentInfo, ThreadEvent, ThreadInfo, ThreadItem } from "../protocol/agent.js";
 import type { TurnToolChoice } from "../protocol/agent-requests.js";
 
 /**
@@ -21,8 +21,14 @@ export interface TerminalThread {
   submit(input: string): void;
   /** Tab: runs `input` as the next turn once the current one ends. */
   enqueue(input: string): void;
-  /** Starts a turn; resolves when it (and anything queued behind it) has finished. */
-  startTurn(input: string, options?: { toolChoice?: TurnToolChoice | undefined }): Promise<void>;
+  /** Starts a turn (in `mode`, which becomes the thread's); resolves when it (and anything queued behind it) has finished. */
+  startTurn(
+    input: string,
+    options?: { toolChoice?: TurnToolChoice | undefined; mode?: AgentMode | undefined },
+  ): Promise<void>;
+  /** The mode of the next turns (Shift+Tab in the terminal toggles plan mode). */
+  readonly mode: AgentMode;
+  setMode(mode: AgentMode): void;
   steer(input: string): void;
   interrupt(): void;
   /** Type-ahead: the message being typed, as a draft of the next turn. */

@@ -34,8 +34,8 @@ export type FileState = PatchResolution | "undone" | "partly accepted";
 
 /** One thing shown in the conversation, keyed by the id of the item it renders. */
 export type Entry =
-  /** `steer`: sent while a turn ran, to redirect it (announced by `turn.steered`). */
-  | { kind: "user"; id: string; text: string; steer: boolean }
+  /** `steer`: sent while a turn ran, to redirect it (announced by `turn.steered`); `plan`: it started a plan-mode turn. */
+  | { kind: "user"; id: string; text: string; steer: boolean; plan?: true }
   | { kind: "agent"; id: string; text: string; streaming: boolean }
   /** `files`: how each file of the call's diff was settled, by its path. */
   | { kind: "tool"; id: string; item: ToolCallItem; files: Record<string, FileState> }
@@ -339,6 +339,7 @@ function entryOf(
         id: item.id,
         text: item.text,
         steer: how.steer || (existing?.kind === "user" && existing.steer),
+        ...(item.mode === "plan" ? { plan: true as const } : {}),
       };
     case "agent_message":
       // item.completed carries the whole text; item.started an empty one, filled by deltas.

@@ -90,6 +90,7 @@ describe("agent host: request ids", () => {
       "patch.reject": { ...thread, item_id: "call_none", path: "a.txt" },
       "thread.rename": { ...thread, title: "Renamed" },
       "thread.set_model": { ...thread, model: "scripted" },
+      "thread.set_mode": { ...thread, mode: "default" },
       "thread.delete": thread,
     };
     expect(Object.keys(requests).sort()).toEqual(Object.keys(HOST_REQUEST_SCHEMAS).sort());

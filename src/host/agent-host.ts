@@ -293,9 +293,12 @@ export class AgentHost {
             "response_in_progress",
             "A turn is running; steer it, queue, or interrupt it.",
           );
-        void thread.startTurn(request.input, { toolChoice: request.tool_choice });
+        void thread.startTurn(request.input, { toolChoice: request.tool_choice, mode: request.mode });
         break;
       }
+      case "thread.set_mode":
+        this.get(request.thread_id).thread.setMode(request.mode);
+        break;
       case "turn.steer":
         this.get(request.thread_id).thread.steer(request.input);
         break;

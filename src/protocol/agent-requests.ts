@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { AGENT_MODES } from "./agent.js";
 import { MAX_DRAFT_TEXT } from "./responses-request.js";
 
 /** What clients of the agent host send, one JSON message per WebSocket frame. */
@@ -79,7 +80,11 @@ export const HOST_REQUEST_SCHEMAS = {
     thread_id: threadId,
     input,
     tool_choice: turnToolChoiceSchema.optional(),
+    /** This turn's mode, kept as the thread's mode for the turns after it. Default: the thread's. */
+    mode: z.enum(AGENT_MODES).optional(),
   }),
+  /** Sets the mode of the thread's next turns (see `turn.start`'s `mode`); no event (an `ack`). */
+  "thread.set_mode": request("thread.set_mode", { thread_id: threadId, mode: z.enum(AGENT_MODES) }),
   "turn.steer": request("turn.steer", { thread_id: threadId, input }),
   "turn.queue": request("turn.queue", { thread_id: threadId, input }),
   "turn.interrupt": request("turn.interrupt", { thread_id: threadId }),

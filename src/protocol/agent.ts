@@ -55,8 +55,17 @@ export type ToolDisplay =
     }
   | { kind: "command"; command: string; exitCode: number | null; output: string };
 
+/**
+ * How a turn runs. `plan`: only read-only tools run (edits, commands, sub-agents and MCP tools are
+ * refused with an error the model reads) and the model answers with a plan; `default`: every tool.
+ * The tool list and instructions are the same in both, so switching keeps the prompt prefix.
+ */
+export const AGENT_MODES = ["default", "plan"] as const;
+export type AgentMode = (typeof AGENT_MODES)[number];
+
 export type ThreadItem =
-  | { type: "user_message"; id: string; text: string }
+  /** `mode: "plan"` marks the message that started a plan-mode turn. */
+  | { type: "user_message"; id: string; text: string; mode?: "plan" }
   | { type: "agent_message"; id: string; text: string }
   | {
       type: "tool_call";
@@ -97,6 +106,8 @@ export interface ThreadInfo {
   updatedAt: string;
   /** The scheduler tier its requests run on, where the server has tiers. Default: absent. */
   tier?: string;
+  /** The mode of its next turns when a turn names none (see AgentMode). Absent: `default`. */
+  mode?: AgentMode;
 }
 
 /**

@@ -197,9 +197,10 @@ export class ChatController implements vscode.Disposable {
 
   /**
    * Sends a message: starts a turn when idle; while one runs, steers it (`auto`) or queues the
-   * message behind it (`queue`).
+   * message behind it (`queue`). `plan`: the turn it starts runs in plan mode (and so do the
+   * thread's next ones); default mode otherwise.
    */
-  async send(text: string, mode: "auto" | "queue" = "auto"): Promise<void> {
+  async send(text: string, mode: "auto" | "queue" = "auto", plan = false): Promise<void> {
     this.drafts.reset();
     const input = text.trim();
     if (!input) return;
@@ -209,7 +210,11 @@ export class ChatController implements vscode.Disposable {
     // that starts once the model has loaded) must steer or queue, not start a second turn.
     if (type === "turn.start") this.starting = true;
     try {
-      await this.request({ type, thread_id: threadId, input });
+      await this.request(
+        type === "turn.start"
+          ? { type, thread_id: threadId, input, mode: plan ? "plan" : "default" }
+          : { type, thread_id: threadId, input },
+      );
     } catch (error) {
       if (type === "turn.start") this.starting = false;
       throw error;

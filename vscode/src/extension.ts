@@ -49,7 +49,7 @@ export function activate(context: vscode.ExtensionContext): void {
         void run(() => controller.ensureThread())();
         return;
       case "send":
-        void run(() => controller.send(message.text, message.mode))();
+        void run(() => controller.send(message.text, message.mode, message.plan))();
         return;
       case "typing":
         controller.typing(message.text);

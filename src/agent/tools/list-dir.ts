@@ -27,6 +27,7 @@ interface TreeNode {
 
 export const listDirTool: Tool<z.infer<typeof schema>> = {
   name: "list_dir",
+  readOnly: true,
   description,
   parameters: parametersOf(schema),
   schema,

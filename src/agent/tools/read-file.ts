@@ -38,6 +38,7 @@ export function createReadFileTool(options: ReadFileToolOptions = {}): Tool<z.in
   const maxBytes = options.maxBytes ?? READ_FILE_MAX_BYTES;
   return {
     name: "read_file",
+    readOnly: true,
     description,
     parameters: parametersOf(schema),
     schema,

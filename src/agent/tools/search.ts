@@ -55,6 +55,7 @@ export function createSearchTool(options: SearchToolOptions = {}): Tool<z.infer<
   const timeBudgetMs = options.timeBudgetMs ?? SEARCH_TIME_BUDGET_MS;
   return {
     name: "search",
+    readOnly: true,
     description,
     parameters: parametersOf(schema),
     schema,

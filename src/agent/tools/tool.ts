@@ -65,6 +65,8 @@ export interface Tool<A = unknown> {
   parameters: Record<string, unknown>;
   /** Validates the parsed arguments; the source of `parameters`. */
   schema: z.ZodType<A>;
+  /** Changes nothing outside the conversation: the only tools a plan-mode turn runs. */
+  readOnly?: true;
   /** Throws a ToolError for failures the model can act on. */
   run(args: A, ctx: ToolContext): Promise<ToolResult>;
 }

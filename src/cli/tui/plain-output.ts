@@ -1,5 +1,5 @@
 import { formatUnifiedDiff } from "../../agent/diff.js";
-import type { ApprovalRequestEvent, ThreadEvent, TurnStatus } from "../../protocol/agent.js";
+import type { AgentMode, ApprovalRequestEvent, ThreadEvent, TurnStatus } from "../../protocol/agent.js";
 import type { TurnToolChoice } from "../../protocol/agent-requests.js";
 import type { TerminalThread } from "../terminal-thread.js";
 import { diagnosticRows, outputRows } from "./display-rows.js";
@@ -10,6 +10,8 @@ export interface PlainOptions {
   input: string;
   /** What the turn's first model response must call (`spark exec --tool-choice`). */
   toolChoice?: TurnToolChoice | undefined;
+  /** The turn's mode (`spark exec --plan`). Default: the thread's. */
+  mode?: AgentMode | undefined;
   /** Agent text (text mode) or one JSON line per event (`json`). */
   stdout: NodeJS.WritableStream;
   /** Tool summaries, diffs, notices and errors (both modes). */
@@ -101,7 +103,7 @@ export async function runPlain(thread: TerminalThread, options: PlainOptions): P
   options.signal?.addEventListener("abort", interrupt, { once: true });
   try {
     if (options.signal?.aborted) return "interrupted";
-    await thread.startTurn(options.input, { toolChoice: options.toolChoice });
+    await thread.startTurn(options.input, { toolChoice: options.toolChoice, mode: options.mode });
     // Sub-agents it delegated to report back in turns of their own; the task ends with them.
     if (!options.signal?.aborted) await thread.whenSettled();
   } finally {

@@ -22,6 +22,7 @@ const ALIASES: Record<string, SlashCommandName> = { quit: "exit", clear: "new", 
 export const KEYS: readonly [key: string, description: string][] = [
   ["Enter", "send; while the model works, steer it with the message"],
   ["Tab", "queue the message to run after the current turn"],
+  ["Shift+Tab", "plan mode on / off: edits and commands refused, the model answers with a plan"],
   ["Esc", "interrupt the model"],
   ["Up / Down", "previous / next message you typed"],
   ["\\ then Enter, Ctrl+J", "new line"],

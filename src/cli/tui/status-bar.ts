@@ -14,10 +14,19 @@ export interface StatusBarProps {
   activity: string | null;
   /** Ctrl+C was pressed once on an empty prompt. */
   quitArmed: boolean;
+  /** The next turns run in plan mode (Shift+Tab). */
+  plan?: boolean;
 }
 
 /** The line under the prompt: model, state, turn timing, and the keys that apply now. */
-export function StatusBar({ modelId, view, now, activity, quitArmed }: StatusBarProps): React.ReactElement {
+export function StatusBar({
+  modelId,
+  view,
+  now,
+  activity,
+  quitArmed,
+  plan,
+}: StatusBarProps): React.ReactElement {
   const { columns } = useWindowSize();
   const state = activity ?? stateLabel(view, now);
   const busy = activity !== null || view.phase !== "idle";
@@ -26,7 +35,7 @@ export function StatusBar({ modelId, view, now, activity, quitArmed }: StatusBar
   const metrics = [...turnMetrics(view.thread, now), ...(subs ? [subs] : [])];
   const details = metrics.length > 0 ? ` · ${metrics.join(" · ")}` : "";
   // Padding 1 each side, and at least 2 spaces between the halves; hints shorten, then give way.
-  const room = columns - (model.length + 3 + state.length + details.length + 4);
+  const room = columns - (model.length + 3 + state.length + details.length + 4 + (plan ? PLAN.length : 0));
   const right = quitArmed
     ? "Press Ctrl+C again to quit"
     : ([hints(view), hints(view, true)].find((hint) => hint.length <= room) ?? "");
@@ -43,6 +52,7 @@ export function StatusBar({ modelId, view, now, activity, quitArmed }: StatusBar
         h(Text, { color: "cyan" }, model),
         h(Text, { dimColor: true }, " · "),
         h(Text, { color: busy ? "yellow" : "green" }, state),
+        plan ? h(Text, { color: "magenta" }, PLAN) : null,
         details ? h(Text, { dimColor: true }, details) : null,
       ),
     ),
@@ -55,6 +65,8 @@ export function StatusBar({ modelId, view, now, activity, quitArmed }: StatusBar
       : null,
   );
 }
+
+const PLAN = " · plan mode (Shift+Tab)";
 
 /** Running sub-agents: `2 sub-agents (sub_ab12: read_file, 40 tok)`, or "" when none. */
 export function subAgentsLabel(view: ConversationView): string {

@@ -337,6 +337,11 @@ export function TuiApp({ options, session, onExit, storeOptions }: TuiAppProps):
       if (before.endsWith("\\")) return setEditor(edit.insert(edit.backspace(s.editor), "\n"));
       return submit("send");
     }
+    // Shift+Tab: plan mode on or off for the next turns (as in Claude Code).
+    if (key.tab && key.shift) {
+      s.session.thread?.setMode(s.session.thread.mode === "plan" ? "default" : "plan");
+      return rerender();
+    }
     if (key.tab) return submit("queue");
     if (key.upArrow) {
       const previous = s.history.previous(s.editor.text);
@@ -441,6 +446,7 @@ export function TuiApp({ options, session, onExit, storeOptions }: TuiAppProps):
       now: performance.now(),
       activity: s.activity ?? startupActivity,
       quitArmed: s.quitArmedAt !== null,
+      plan: s.session.thread?.mode === "plan",
     }),
   );
 }

@@ -33,7 +33,12 @@ export interface AppState {
   errors: { id: number; message: string }[];
   /** The agent host's MCP servers, as it last listed them (not per thread). */
   mcpServers: readonly McpServerInfo[];
+  /** Plan mode, the toggle by the message box: the turns it starts only read and answer with a plan. */
+  plan: boolean;
 }
+
+/** What the Implement button under a plan sends, in default mode. */
+export const IMPLEMENT_INPUT = "Implement the plan above.";
 
 export interface AppStoreOptions {
   url: string;
@@ -74,6 +79,7 @@ export class AppStore {
       views: options.threadId ? { [options.threadId]: emptyView(options.threadId) } : {},
       errors: [],
       mcpServers: [],
+      plan: false,
     };
     this.client = new HostClient({
       url: options.url,
@@ -118,7 +124,28 @@ export class AppStore {
       this.update({ pending: [...this.state.pending, text] });
       return true;
     }
-    return this.request({ type: view.turn ? "turn.steer" : "turn.start", thread_id: view.id, input: text });
+    if (view.turn) return this.request({ type: "turn.steer", thread_id: view.id, input: text });
+    return this.request({ type: "turn.start", thread_id: view.id, input: text, mode: this.mode });
+  }
+
+  /** The plan-mode toggle: also the open thread's mode, so queued turns follow it. */
+  setPlan(plan: boolean): void {
+    this.update({ plan });
+    const view = this.current;
+    if (view && this.client.status === "open")
+      this.request({ type: "thread.set_mode", thread_id: view.id, mode: this.mode });
+  }
+
+  /** Under a plan: switches plan mode off and asks the model to carry the plan out. */
+  implement(): boolean {
+    const view = this.current;
+    if (!view || view.turn) return false;
+    this.update({ plan: false });
+    return this.request({ type: "turn.start", thread_id: view.id, input: IMPLEMENT_INPUT, mode: "default" });
+  }
+
+  private get mode() {
+    return this.state.plan ? ("plan" as const) : ("default" as const);
   }
 
   /** Tab: runs the message after the current turn (at once when idle). */
@@ -241,7 +268,7 @@ export class AppStore {
     const [first, ...rest] = this.state.pending;
     this.update({ pending: [] });
     if (first === undefined) return;
-    this.request({ type: "turn.start", thread_id: info.id, input: first });
+    this.request({ type: "turn.start", thread_id: info.id, input: first, mode: this.mode });
     for (const input of rest) this.request({ type: "turn.queue", thread_id: info.id, input });
   }
 

@@ -118,6 +118,7 @@ export function App({ store }: { store: AppStore }) {
             view={view}
             diffMode={diffMode}
             onResolve={(itemId, path, accept) => store.resolveFile(itemId, path, accept)}
+            onImplement={connected ? () => store.implement() : null}
           />
         ) : (
           <div class="conversation">
@@ -160,6 +161,8 @@ export function App({ store }: { store: AppStore }) {
           onStop={() => store.interrupt()}
           onUndo={() => store.undo()}
           onApprove={(id, approved) => store.approve(id, approved)}
+          plan={state.plan}
+          onPlan={(plan) => store.setPlan(plan)}
         />
       </main>
     </div>

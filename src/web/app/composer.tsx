@@ -12,6 +12,9 @@ export interface ComposerProps {
   onStop(): void;
   onUndo(): void;
   onApprove(approvalId: string, approved: boolean): void;
+  /** Plan mode is on: the turns sent only read, and the model answers with a plan. */
+  plan: boolean;
+  onPlan(plan: boolean): void;
 }
 
 /**
@@ -27,6 +30,8 @@ export function Composer({
   onStop,
   onUndo,
   onApprove,
+  plan,
+  onPlan,
 }: ComposerProps) {
   const [text, setText] = useState("");
   const input = useRef<HTMLTextAreaElement>(null);
@@ -110,7 +115,9 @@ export function Composer({
           placeholder={
             running
               ? "Steer: Enter redirects now, Tab queues for after, Esc stops"
-              : "Ask Spark… (Enter sends)"
+              : plan
+                ? "Plan mode: Spark reads and answers with a plan; edits and commands are refused"
+                : "Ask Spark… (Enter sends)"
           }
           onInput={(event) => {
             const value = (event.target as HTMLTextAreaElement).value;
@@ -139,6 +146,15 @@ export function Composer({
               Queue
             </button>
           ) : null}
+          <button
+            type="button"
+            class={plan ? "button plan-toggle is-on" : "button plan-toggle"}
+            aria-pressed={plan}
+            onClick={() => onPlan(!plan)}
+            title="Plan mode: the model reads and answers with a plan; edits and commands are refused"
+          >
+            Plan
+          </button>
           <button
             type="button"
             class="button stop"

@@ -8,10 +8,12 @@ export interface ConversationProps {
   view: ThreadView;
   diffMode: DiffMode;
   onResolve(itemId: string, path: string, accept: boolean): void;
+  /** Carries out the plan the last turn answered with; null when it cannot be sent now. */
+  onImplement: (() => void) | null;
 }
 
 /** The thread's entries in order; follows the stream unless the person scrolled up. */
-export function Conversation({ view, diffMode, onResolve }: ConversationProps) {
+export function Conversation({ view, diffMode, onResolve, onImplement }: ConversationProps) {
   const ref = useRef<HTMLDivElement>(null);
   const pinned = useRef(true);
   /** A pointer is down in the conversation: a scrollbar drag or a touch moves it, not the stream. */
@@ -70,12 +72,28 @@ export function Conversation({ view, diffMode, onResolve }: ConversationProps) {
           </li>
         ))}
       </ol>
+      {onImplement && answeredPlan(view) ? (
+        <div class="plan-actions">
+          <button type="button" class="button primary" onClick={onImplement}>
+            Implement
+          </button>
+          <span class="plan-hint">switches plan mode off and carries out the plan above</span>
+        </div>
+      ) : null}
       {view.turn && !view.entries.some(isBeingWritten) ? (
         <p class="thinking" aria-live="polite">
           Thinking…
         </p>
       ) : null}
     </div>
+  );
+}
+
+/** The last turn ran in plan mode and ended with the model's answer: a plan to implement. */
+function answeredPlan(view: ThreadView): boolean {
+  const lastUser = view.entries.findLast((entry) => entry.kind === "user");
+  return (
+    !view.turn && lastUser?.kind === "user" && lastUser.plan === true && view.entries.at(-1)?.kind === "agent"
   );
 }
 
@@ -99,6 +117,7 @@ function EntryView({
       return (
         <div class="user-message">
           {entry.steer ? <span class="badge badge-steer">steer</span> : null}
+          {entry.plan ? <span class="badge badge-plan">plan</span> : null}
           <p>{entry.text}</p>
         </div>
       );

@@ -241,4 +241,23 @@ describe("the VS Code chat view", () => {
         .evaluate((p) => (p as unknown as { kept?: boolean }).kept === true),
     ).resolves.toBe(true);
   });
+
+  test("the Plan toggle sends the message in plan mode, until it is toggled off", async () => {
+    const plan = page.locator("#plan");
+    await expect(plan.getAttribute("aria-pressed")).resolves.toBe("false");
+    await plan.click();
+    await expect(plan.getAttribute("aria-pressed")).resolves.toBe("true");
+    await page.locator("#composer").fill("how would you fix it?");
+    await page.locator("#composer").press("Enter");
+    await plan.click();
+    await page.locator("#composer").fill("Implement the plan above.");
+    await page.locator("#composer").press("Enter");
+    const sent = await page.evaluate(() =>
+      (globalThis as unknown as { posted: { type: string }[] }).posted.filter((m) => m.type === "send"),
+    );
+    expect(sent.slice(-2)).toEqual([
+      { type: "send", text: "how would you fix it?", mode: "auto", plan: true },
+      { type: "send", text: "Implement the plan above.", mode: "auto", plan: false },
+    ]);
+  });
 });

@@ -79,6 +79,18 @@ const sendButton = button("Send", "primary", () => submit("auto"));
 sendButton.id = "send";
 const queueButton = button("Queue", "secondary", () => submit("queue"), "Run after the current turn (Tab)");
 queueButton.id = "queue";
+let plan = false;
+const planButton = button(
+  "Plan",
+  "secondary",
+  () => {
+    plan = !plan;
+    planButton.setAttribute("aria-pressed", String(plan));
+  },
+  "Plan mode: the model reads and answers with a plan; edits and commands are refused",
+);
+planButton.id = "plan";
+planButton.setAttribute("aria-pressed", "false");
 const stopButton = button("Stop", "danger", () => post({ type: "interrupt" }), "Stop the turn (Esc)");
 stopButton.id = "stop";
 const footer = h(
@@ -86,14 +98,14 @@ const footer = h(
   {},
   queued,
   input,
-  h("div", { className: "actions" }, stopButton, queueButton, sendButton),
+  h("div", { className: "actions" }, planButton, stopButton, queueButton, sendButton),
 );
 root.append(header, log, mcp, subAgents, approvals, footer);
 
 function submit(mode: "auto" | "queue"): void {
   const text = input.value.trim();
   if (!text) return;
-  post({ type: "send", text, mode });
+  post({ type: "send", text, mode, plan });
   input.value = "";
 }
 

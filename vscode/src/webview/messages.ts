@@ -22,8 +22,11 @@ export type ToWebview =
 /** From the chat view to the extension. */
 export type FromWebview =
   | { type: "ready" }
-  /** Enter: starts a turn, or steers the running one. Tab: queues it after the running turn. */
-  | { type: "send"; text: string; mode: "auto" | "queue" }
+  /**
+   * Enter: starts a turn, or steers the running one. Tab: queues it after the running turn. `plan`:
+   * the Plan toggle is on (a turn it starts, and the thread's next ones, run in plan mode).
+   */
+  | { type: "send"; text: string; mode: "auto" | "queue"; plan: boolean }
   /** The input's text changed (type-ahead drafts). */
   | { type: "typing"; text: string }
   | { type: "interrupt" }
