@@ -339,7 +339,7 @@ export function TuiApp({ options, session, onExit, storeOptions }: TuiAppProps):
     }
     // Shift+Tab: plan mode on or off for the next turns (as in Claude Code).
     if (key.tab && key.shift) {
-      s.session.thread?.setMode(s.session.thread.mode === "plan" ? "default" : "plan");
+      s.session.setMode(s.session.mode === "plan" ? "default" : "plan");
       return rerender();
     }
     if (key.tab) return submit("queue");
@@ -446,7 +446,7 @@ export function TuiApp({ options, session, onExit, storeOptions }: TuiAppProps):
       now: performance.now(),
       activity: s.activity ?? startupActivity,
       quitArmed: s.quitArmedAt !== null,
-      plan: s.session.thread?.mode === "plan",
+      plan: s.session.mode === "plan",
     }),
   );
 }

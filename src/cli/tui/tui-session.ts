@@ -1,3 +1,4 @@
+import type { AgentMode } from "../../protocol/agent.js";
 import type { TerminalThread } from "../terminal-thread.js";
 import { ConversationStore, type ConversationStoreOptions } from "./conversation-store.js";
 
@@ -13,6 +14,8 @@ export class TuiSession {
   readonly store: ConversationStore;
   private current: TerminalThread | null = null;
   private unsubscribe: () => void = () => {};
+  /** The mode chosen while the thread was still starting (Shift+Tab works from the first frame). */
+  private startingMode: AgentMode | null = null;
 
   constructor(
     thread: TerminalThread | null,
@@ -33,6 +36,16 @@ export class TuiSession {
     return this.current;
   }
 
+  /** The mode of the next turns: the thread's, or the one chosen while it was starting. */
+  get mode(): AgentMode {
+    return this.current?.mode ?? this.startingMode ?? "default";
+  }
+
+  setMode(mode: AgentMode): void {
+    if (this.current) this.current.setMode(mode);
+    else this.startingMode = mode;
+  }
+
   /**
    * Gives a session created while starting its thread; shows what the thread already holds. The
    * model becomes the thread's (a trusted project's config may have changed which one it is).
@@ -41,6 +54,7 @@ export class TuiSession {
     if (this.current) throw new Error("The session already has a thread.");
     this.current = thread;
     this.model = model;
+    if (this.startingMode) thread.setMode(this.startingMode);
     this.store.load(thread.history, thread.busy);
     this.unsubscribe = thread.on((event) => this.store.apply(event));
   }
