@@ -81,13 +81,8 @@ class ReplyGeneration {
     const { speculation, prompt, grammars } = this.options;
     const { syntax, choice, parser, reply, tools } = this;
     if (typeof choice === "object" && !tools.some((tool) => tool.name === choice.name)) {
-      throw new SparkError(
-        "invalid_request",
-        `tool_choice names '${choice.name}', which is not among the tools.`,
-        {
-          param: "tool_choice",
-        },
-      );
+      const message = `tool_choice names '${choice.name}', which is not among the tools.`;
+      throw new SparkError("invalid_request", message, { param: "tool_choice" });
     }
     speculation.start(prompt.length);
     if (syntax && choice !== "auto") {
