@@ -1,16 +1,10 @@
 import type { Engine, GenerateResult } from "../engine/engine.js";
 import { tokensPerSecond } from "../engine/engine.js";
-import type { ChatMessage, ToolCall } from "../protocol/chat.js";
+import type { ChatMessage } from "../protocol/chat.js";
 import { SparkError } from "../protocol/errors.js";
-import type {
-  FunctionCallOutputItem,
-  IncompleteReason,
-  MessageOutputItem,
-  ReasoningOutputItem,
-  ResponseObject,
-  ResponseStreamEvent,
-} from "../protocol/responses.js";
-import { newId } from "./internal/ids.js";
+import type { IncompleteReason, ResponseObject, ResponseStreamEvent } from "../protocol/responses.js";
+import { snapshot } from "./internal/snapshot.js";
+import { ResponseOutput } from "./response-output.js";
 import { historyOf, type ResponseSettings, type StoredResponse } from "./response-store.js";
 
 /** A validated request, resolved against its chain, ready to run. */
@@ -73,12 +67,8 @@ export class ResponseRun {
   readonly response: ResponseObject;
   private readonly controller = new AbortController();
   private abortReason: AbortReason | null = null;
-  private message: { item: MessageOutputItem; index: number; text: string } | null = null;
-  private reasoning: { item: ReasoningOutputItem; index: number; text: string } | null = null;
-  private text = "";
-  /** Calls the engine started and has not finished, by call id. */
-  private readonly openCalls = new Map<string, OpenCall>();
-  private readonly toolCalls: ToolCall[] = [];
+  /** The output items the engine's events build. */
+  private readonly output: ResponseOutput;
 
   constructor(
     private readonly prepared: PreparedResponse,
@@ -110,6 +100,7 @@ export class ResponseRun {
       usage: null,
       timing: null,
     };
+    this.output = new ResponseOutput(this.response.output, emit, () => this.abortReason !== null);
   }
 
   get id(): string {
@@ -172,19 +163,19 @@ export class ResponseRun {
       for await (const event of stream) {
         switch (event.type) {
           case "text":
-            this.onText(event.text);
+            this.output.appendText(event.text);
             break;
           case "reasoning":
-            this.onReasoning(event.text);
+            this.output.appendReasoning(event.text);
             break;
           case "tool_call_start":
-            this.onCallStart(event.callId, event.name);
+            this.output.startCall(event.callId, event.name);
             break;
           case "tool_call_delta":
-            this.onCallDelta(event.callId, event.delta);
+            this.output.appendArguments(event.callId, event.delta);
             break;
           case "tool_call":
-            this.onToolCall(event.call);
+            this.output.finishCall(event.call);
             break;
           case "done":
             result = event.result;
@@ -199,7 +190,7 @@ export class ResponseRun {
       return this.fail(SparkError.from(error));
     }
     if (!result) return this.fail(new SparkError("server_error", "The engine ended without a result."));
-    this.closeOpenItems();
+    this.output.close();
     return this.finish(result, performance.now() - started);
   }
 
@@ -239,190 +230,6 @@ export class ResponseRun {
     }
   }
 
-  private onText(text: string): void {
-    this.closeReasoning();
-    if (!this.message) {
-      const item: MessageOutputItem = {
-        type: "message",
-        id: newId("msg"),
-        status: "in_progress",
-        role: "assistant",
-        content: [],
-      };
-      const index = this.response.output.push(item) - 1;
-      this.message = { item, index, text: "" };
-      this.emit({ type: "response.output_item.added", output_index: index, item: snapshot(item) });
-      this.emit({
-        type: "response.content_part.added",
-        item_id: item.id,
-        output_index: index,
-        content_index: 0,
-        part: { type: "output_text", text: "", annotations: [], logprobs: [] },
-      });
-    }
-    this.text += text;
-    this.message.text += text;
-    const { item, index } = this.message;
-    this.emit({
-      type: "response.output_text.delta",
-      item_id: item.id,
-      output_index: index,
-      content_index: 0,
-      delta: text,
-      logprobs: [],
-    });
-  }
-
-  /** Ends the open message item, if any, with the text streamed so far. */
-  private closeMessage(): void {
-    if (!this.message) return;
-    const { item, index, text: messageText } = this.message;
-    const part = { type: "output_text" as const, text: messageText, annotations: [], logprobs: [] };
-    item.content = [part];
-    item.status = this.abortReason ? "incomplete" : "completed";
-    this.emit({
-      type: "response.output_text.done",
-      item_id: item.id,
-      output_index: index,
-      content_index: 0,
-      text: messageText,
-      logprobs: [],
-    });
-    this.emit({
-      type: "response.content_part.done",
-      item_id: item.id,
-      output_index: index,
-      content_index: 0,
-      part,
-    });
-    this.emit({ type: "response.output_item.done", output_index: index, item: snapshot(item) });
-    this.message = null;
-  }
-
-  private onReasoning(text: string): void {
-    this.closeMessage();
-    if (!this.reasoning) {
-      const item: ReasoningOutputItem = {
-        type: "reasoning",
-        id: newId("rs"),
-        status: "in_progress",
-        summary: [],
-        content: [],
-      };
-      const index = this.response.output.push(item) - 1;
-      this.reasoning = { item, index, text: "" };
-      this.emit({ type: "response.output_item.added", output_index: index, item: snapshot(item) });
-      this.emit({
-        type: "response.content_part.added",
-        item_id: item.id,
-        output_index: index,
-        content_index: 0,
-        part: { type: "reasoning_text", text: "" },
-      });
-    }
-    this.reasoning.text += text;
-    const { item, index } = this.reasoning;
-    this.emit({
-      type: "response.reasoning_text.delta",
-      item_id: item.id,
-      output_index: index,
-      content_index: 0,
-      delta: text,
-    });
-  }
-
-  /** Ends the open reasoning item, if any, with the text streamed so far. */
-  private closeReasoning(): void {
-    if (!this.reasoning) return;
-    const { item, index, text } = this.reasoning;
-    const part = { type: "reasoning_text" as const, text };
-    item.content = [part];
-    item.status = this.abortReason ? "incomplete" : "completed";
-    const at = { item_id: item.id, output_index: index, content_index: 0 };
-    this.emit({ type: "response.reasoning_text.done", ...at, text });
-    this.emit({ type: "response.content_part.done", ...at, part });
-    this.emit({ type: "response.output_item.done", output_index: index, item: snapshot(item) });
-    this.reasoning = null;
-  }
-
-  /** A new function_call item, `in_progress` with no arguments yet. */
-  private openCall(callId: string, name: string): OpenCall {
-    this.closeMessage();
-    this.closeReasoning();
-    const item: FunctionCallOutputItem = {
-      type: "function_call",
-      id: newId("fc"),
-      status: "in_progress",
-      call_id: callId,
-      name,
-      arguments: "",
-    };
-    const index = this.response.output.push(item) - 1;
-    this.emit({ type: "response.output_item.added", output_index: index, item: snapshot(item) });
-    return { item, index };
-  }
-
-  private onCallStart(callId: string, name: string): void {
-    if (this.openCalls.has(callId))
-      throw new SparkError("server_error", `The engine started call '${callId}' twice.`);
-    this.openCalls.set(callId, this.openCall(callId, name));
-  }
-
-  private onCallDelta(callId: string, delta: string): void {
-    const call = this.openCalls.get(callId);
-    if (!call)
-      throw new SparkError("server_error", `The engine streamed arguments of an unknown call '${callId}'.`);
-    call.item.arguments += delta;
-    this.emit({
-      type: "response.function_call_arguments.delta",
-      item_id: call.item.id,
-      output_index: call.index,
-      delta,
-    });
-  }
-
-  /** A finished call: the one that streamed under its id, or a whole call sent at once. */
-  private onToolCall(call: ToolCall): void {
-    let open = this.openCalls.get(call.callId);
-    this.openCalls.delete(call.callId);
-    if (!open) {
-      open = this.openCall(call.callId, call.name);
-      this.emit({
-        type: "response.function_call_arguments.delta",
-        item_id: open.item.id,
-        output_index: open.index,
-        delta: call.arguments,
-      });
-    }
-    const { item, index } = open;
-    this.emit({
-      type: "response.function_call_arguments.done",
-      item_id: item.id,
-      output_index: index,
-      name: call.name,
-      arguments: call.arguments,
-    });
-    item.arguments = call.arguments;
-    item.status = "completed";
-    this.emit({ type: "response.output_item.done", output_index: index, item: snapshot(item) });
-    this.toolCalls.push(call);
-  }
-
-  /**
-   * Ends every item still open. A call the engine never finished (a cancelled or cut-off stream)
-   * ends `incomplete` with the arguments streamed so far; it is not part of the conversation, so no
-   * output is owed for it and nobody should run it.
-   */
-  private closeOpenItems(): void {
-    this.closeMessage();
-    this.closeReasoning();
-    for (const { item, index } of this.openCalls.values()) {
-      item.status = "incomplete";
-      this.emit({ type: "response.output_item.done", output_index: index, item: snapshot(item) });
-    }
-    this.openCalls.clear();
-  }
-
   private finish(result: GenerateResult, totalMs: number): RunOutcome {
     const { usage, timing } = result;
     const response = this.response;
@@ -455,12 +262,13 @@ export class ResponseRun {
     const type = response.status === "completed" ? "response.completed" : "response.incomplete";
     this.emit({ type, response: snapshot(response) });
 
+    const { answer, toolCalls } = this.output;
     const output: ChatMessage[] = [];
-    if (this.text || this.toolCalls.length > 0) {
+    if (answer || toolCalls.length > 0) {
       output.push({
         role: "assistant",
-        content: this.text,
-        ...(this.toolCalls.length ? { toolCalls: [...this.toolCalls] } : {}),
+        content: answer,
+        ...(toolCalls.length ? { toolCalls: [...toolCalls] } : {}),
       });
     }
     const stored: StoredResponse = {
@@ -470,13 +278,13 @@ export class ResponseRun {
       conversation: this.prepared.conversation,
       model: response.model,
       settings: this.prepared.settings,
-      pendingCalls: this.toolCalls.map((call) => ({ callId: call.callId, name: call.name })),
+      pendingCalls: toolCalls.map((call) => ({ callId: call.callId, name: call.name })),
     };
     return { response, stored };
   }
 
   private fail(error: SparkError): RunOutcome {
-    this.closeOpenItems();
+    this.output.close();
     this.response.status = "failed";
     this.response.error = error.toWire();
     this.emit({ type: "response.failed", response: snapshot(this.response) });
@@ -484,16 +292,6 @@ export class ResponseRun {
   }
 }
 
-interface OpenCall {
-  item: FunctionCallOutputItem;
-  index: number;
-}
-
 function round(value: number): number {
   return Math.round(value * 100) / 100;
-}
-
-/** Events carry a copy: the live object keeps changing after the event is sent. */
-function snapshot<T>(value: T): T {
-  return structuredClone(value);
 }

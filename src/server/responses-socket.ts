@@ -1,36 +1,30 @@
 import type { Duplex } from "node:stream";
 import type { WebSocket } from "ws";
-import type { ChatMessage } from "../protocol/chat.js";
 import { SparkError } from "../protocol/errors.js";
-import { parseUntrustedJson } from "../protocol/json-guard.js";
-import {
-  CLIENT_EVENT_SCHEMAS,
-  type ClientEventType,
-  type ResponseCancelEvent,
-  type ResponseCreateEvent,
-  type ResponseSteerEvent,
-  type SparkDraftEvent,
-  streamIdSchema,
+import type {
+  ResponseCancelEvent,
+  ResponseCreateEvent,
+  ResponseSteerEvent,
+  SparkDraftEvent,
 } from "../protocol/responses-request.js";
-import { validate } from "../protocol/validate.js";
 import { ANONYMOUS } from "./admission/request-key.js";
 import type { Admission } from "./admission/scheduler.js";
-import { contentText } from "./input-conversion.js";
-import { DeltaCoalescer, isDelta } from "./internal/delta-coalescer.js";
-import { newId } from "./internal/ids.js";
+import { DeltaCoalescer } from "./internal/delta-coalescer.js";
 import { newRequestId, type RequestRecord } from "./metrics/request-log.js";
 import { prepareResponse } from "./prepare-response.js";
 import { type PreparedResponse, ResponseRun } from "./response-run.js";
 import { ResponseStore, type StoredResponse } from "./response-store.js";
-import { type ServerContext, withSequence } from "./server-context.js";
+import type { ServerContext } from "./server-context.js";
+import { clientEventOf, laneOfCreate, parseFrame } from "./socket-frames.js";
 import {
   type ActiveResponse,
   type LaneEvent,
-  MAX_LANES,
-  MAX_QUEUED_CREATES,
   type QueuedSteer,
-  SocketLane,
+  type SocketLane,
+  SocketLanes,
 } from "./socket-lane.js";
+import { SocketSender } from "./socket-sender.js";
+import { queuedSteer, steerFailed, steerPending, successorOf } from "./socket-steering.js";
 import { prepareDraft, TypeAheadDrafts } from "./type-ahead-drafts.js";
 
 /** A response's place in admission control and its log record. */
@@ -44,11 +38,7 @@ export interface ResponsesSocketOptions {
   key?: string;
   /** The id its log lines carry (the upgrade request's). Default: a fresh one. */
   requestId?: string;
-  /**
-   * The connection's TCP or TLS socket. Events other than text deltas sent within one tick are
-   * corked into one write: a response's opening or closing events then cost one syscall and one
-   * packet, not one each.
-   */
+  /** The connection's TCP or TLS socket: see {@link SocketSender}. */
   wire?: Duplex;
   /**
    * How long the connection may live, in ms. Then it is answered `websocket_connection_limit_reached`
@@ -61,9 +51,6 @@ export interface ResponsesSocketOptions {
 /** A Responses WebSocket's lifetime unless configured: the hosted API's 60 minutes. */
 export const DEFAULT_CONNECTION_LIFETIME_MS = 60 * 60_000;
 
-/** Unsent bytes beyond which a socket counts as busy and text deltas are merged. */
-const BUSY_BYTES = 16 * 1024;
-
 /**
  * One WebSocket connection in Responses WebSocket mode: lanes (`stream_id`) that each run one
  * response at a time (later creates of a lane wait first-in-first-out; the default lane refuses
@@ -72,20 +59,16 @@ const BUSY_BYTES = 16 * 1024;
  * state. The connection ends after its lifetime.
  */
 export class ResponsesSocket {
-  private sequence = 0;
   /** Responses this connection remembers for `previous_response_id`, even with `store: false`. */
   private readonly cache: ResponseStore;
   /** Lanes with a response running or waiting, by `stream_id` (undefined: the default lane). */
-  private readonly lanes = new Map<string | undefined, SocketLane>();
+  private readonly lanes = new SocketLanes();
   /** Past its lifetime: no new work; closes once the lanes are idle. */
   private expired = false;
   private readonly lifetime: NodeJS.Timeout;
+  private readonly sender: SocketSender;
   /** Output events go through here: deltas are merged only while the socket is backed up. */
-  private readonly stream = new DeltaCoalescer({
-    send: (event) => this.send(event),
-    isBusy: () => this.socket.bufferedAmount > BUSY_BYTES,
-    whenDrained: (callback) => this.whenDrained(callback),
-  });
+  private readonly stream: DeltaCoalescer;
   /** Steering input accepted for responses that stopped to wait for tool outputs. */
   private readonly waitingSteers = new Map<string, QueuedSteer[]>();
   private readonly requestId: string;
@@ -97,6 +80,8 @@ export class ResponsesSocket {
     private readonly connection: ResponsesSocketOptions = {},
   ) {
     this.requestId = connection.requestId ?? newRequestId();
+    this.sender = new SocketSender(socket, connection.wire);
+    this.stream = new DeltaCoalescer(this.sender);
     this.cache = new ResponseStore(ctx.connectionCache);
     this.lifetime = setTimeout(() => this.expire(), connection.lifetimeMs ?? DEFAULT_CONNECTION_LIFETIME_MS);
     // A connection must not keep the process alive for its lifetime.
@@ -109,37 +94,22 @@ export class ResponsesSocket {
   private onFrame(data: Buffer, isBinary: boolean): void {
     let streamId: string | undefined;
     try {
-      if (isBinary) throw new SparkError("invalid_event", "Events are JSON text frames, not binary.");
-      if (data.length > this.ctx.json.maxBytes) {
-        throw new SparkError(
-          "payload_too_large",
-          `The event is larger than ${this.ctx.json.maxBytes} bytes.`,
-        );
-      }
-      const raw = parseUntrustedJson(data.toString("utf8"), this.ctx.json);
+      const raw = parseFrame(data, isBinary, this.ctx.json);
       streamId = laneOfCreate(raw);
-      const type = (raw as { type?: unknown } | null)?.type;
-      if (typeof type !== "string" || !Object.hasOwn(CLIENT_EVENT_SCHEMAS, type)) {
-        throw new SparkError(
-          "unknown_event_type",
-          `Unknown event type ${JSON.stringify(type)}; expected one of ${Object.keys(CLIENT_EVENT_SCHEMAS).join(", ")}.`,
-          { param: "type" },
-        );
-      }
-      const event = validate(CLIENT_EVENT_SCHEMAS[type as ClientEventType], raw, "invalid_event");
+      const event = clientEventOf(raw);
       switch (event.type) {
         case "response.create":
-          this.onCreate(event as ResponseCreateEvent);
+          this.onCreate(event);
           break;
         case "response.steer":
-          this.onSteer(event as ResponseSteerEvent);
+          this.onSteer(event);
           break;
         case "response.cancel":
         case "response.interrupt":
-          this.onCancel(event as ResponseCancelEvent);
+          this.onCancel(event);
           break;
         case "spark.draft":
-          this.onDraft(event as SparkDraftEvent);
+          this.onDraft(event);
           break;
         default: {
           const unreachable: never = event;
@@ -153,36 +123,12 @@ export class ResponsesSocket {
 
   private onCreate(event: ResponseCreateEvent): void {
     if (this.expired) throw lifetimeReached();
-    const streamId = event.stream_id ?? undefined;
-    const busy = this.lanes.get(streamId);
-    if (busy) {
-      if (streamId === undefined) {
-        const running = busy.active ? `Response ${busy.active.run.id} is` : "A response is";
-        throw new SparkError("response_in_progress", `${running} still in progress on this connection.`);
-      }
-      if (this.queuedCreates() >= MAX_QUEUED_CREATES) {
-        throw new SparkError(
-          "limit_reached",
-          `${MAX_QUEUED_CREATES} creates already wait behind busy lanes of this connection, the most.`,
-          { param: "stream_id" },
-        );
-      }
-      busy.queued.push(event);
-      return;
-    }
-    if (this.lanes.size >= MAX_LANES) {
-      throw new SparkError(
-        "limit_reached",
-        `${MAX_LANES} lanes of this connection are busy, the most; wait for one to finish or use a busy lane.`,
-        { param: "stream_id" },
-      );
-    }
-    const lane = new SocketLane(streamId);
-    this.lanes.set(streamId, lane);
+    const lane = this.lanes.place(event);
+    if (!lane) return;
     try {
       this.begin(lane, event);
     } finally {
-      if (lane.idle) this.lanes.delete(streamId);
+      this.lanes.release(lane);
     }
   }
 
@@ -214,20 +160,8 @@ export class ResponsesSocket {
         this.sendError(error, lane.streamId);
       }
     }
-    if (lane.idle && this.lanes.get(lane.streamId) === lane) this.lanes.delete(lane.streamId);
+    this.lanes.release(lane);
     this.closeIfExpired();
-  }
-
-  private queuedCreates(): number {
-    let queued = 0;
-    for (const lane of this.lanes.values()) queued += lane.queued.length;
-    return queued;
-  }
-
-  /** The lane whose running response has this id. */
-  private laneRunning(responseId: string): SocketLane | undefined {
-    for (const lane of this.lanes.values()) if (lane.active?.run.id === responseId) return lane;
-    return undefined;
   }
 
   /** Enters admission control for a response; throws when refused. */
@@ -283,34 +217,12 @@ export class ResponsesSocket {
 
     if (!stored) {
       for (const steer of steers)
-        this.steerFailed(lane, steer, "successor_creation_failed", "The response failed.");
+        this.send(lane.tag(steerFailed(steer, "successor_creation_failed", "The response failed.")));
     } else if (stored.pendingCalls.length > 0) {
       this.waitingSteers.set(stored.id, steers);
-      for (const steer of steers) {
-        this.send(
-          lane.tag({
-            type: "response.steer.pending",
-            reason: "waiting_for_required_input",
-            required_input: stored.pendingCalls.map((call) => ({
-              type: "function_call_output",
-              call_id: call.callId,
-              name: call.name,
-            })),
-            steer: { id: steer.id, previous_response_id: steer.previousResponseId },
-          }),
-        );
-      }
+      for (const steer of steers) this.send(lane.tag(steerPending(stored, steer)));
     } else {
-      // The successor inherits the steered response's settings and continues from its state.
-      const successor: PreparedResponse = {
-        id: newId("resp"),
-        engine: prepared.engine,
-        parent: stored,
-        input: steers.flatMap((steer) => steer.messages),
-        settings: { ...stored.settings, prediction: undefined },
-        conversation: stored.conversation,
-        generate: true,
-      };
+      const successor = successorOf(prepared, stored, steers);
       if (admission.held) {
         const record = this.ctx.log.socket({ request_id: this.requestId, response_id: successor.id });
         void this.start(lane, successor, { admission, record });
@@ -320,8 +232,9 @@ export class ResponsesSocket {
       try {
         void this.start(lane, successor, this.admit(successor));
       } catch (error) {
+        const message = SparkError.from(error).message;
         for (const steer of steers)
-          this.steerFailed(lane, steer, "successor_creation_failed", SparkError.from(error).message);
+          this.send(lane.tag(steerFailed(steer, "successor_creation_failed", message)));
       }
     }
     return false;
@@ -329,51 +242,27 @@ export class ResponsesSocket {
 
   private onSteer(event: ResponseSteerEvent): void {
     const target = event.previous_response_id;
-    const lane = this.laneRunning(target);
+    const lane = this.lanes.runningResponse(target);
     const active = lane?.active;
+    const refused = { previousResponseId: target, input: event.input };
     if (this.expired && lane) {
-      this.send(
-        lane.tag({
-          type: "response.steer.failed",
-          error: {
-            type: "invalid_request_error",
-            code: "response_not_active",
-            message: "The connection reached its lifetime limit: the response finishes unsteered.",
-          },
-          steer: { previous_response_id: target, input: event.input },
-        }),
-      );
+      const message = "The connection reached its lifetime limit: the response finishes unsteered.";
+      this.send(lane.tag(steerFailed(refused, "response_not_active", message)));
       return;
     }
     if (!lane || !active || active.run.cancelled) {
       const known = this.lookup(target) !== undefined || lane !== undefined;
-      this.send({
-        type: "response.steer.failed",
-        error: {
-          type: "invalid_request_error",
-          code: known ? "response_already_completed" : "response_not_found",
-          message: known
-            ? `Response ${target} has already completed; send a response.create instead.`
-            : `No response ${target} on this connection.`,
-        },
-        steer: { previous_response_id: target, input: event.input },
-        ...(lane?.streamId === undefined ? {} : { stream_id: lane.streamId }),
-      });
+      const failed = known
+        ? steerFailed(
+            refused,
+            "response_already_completed",
+            `Response ${target} has already completed; send a response.create instead.`,
+          )
+        : steerFailed(refused, "response_not_found", `No response ${target} on this connection.`);
+      this.send(lane ? lane.tag(failed) : failed);
       return;
     }
-    const messages: ChatMessage[] =
-      typeof event.input === "string"
-        ? [{ role: "user", content: event.input }]
-        : event.input.map((message, index) => ({
-            role: "user" as const,
-            content: contentText(message.content as never, `input[${index}].content`),
-          }));
-    const steer: QueuedSteer = {
-      id: newId("steer"),
-      previousResponseId: target,
-      input: event.input,
-      messages,
-    };
+    const steer = queuedSteer(event);
     active.steers.push(steer);
     this.send(
       lane.tag({ type: "response.steer.accepted", steer: { id: steer.id, previous_response_id: target } }),
@@ -396,7 +285,7 @@ export class ResponsesSocket {
     });
     this.send({ type: "spark.draft.accepted", draft_id: draft.id });
     // A response in flight has the model: drafts never run ahead of it.
-    if ([...this.lanes.values()].some((lane) => lane.active)) this.drafts.skip(draft, "busy");
+    if (this.lanes.running) this.drafts.skip(draft, "busy");
     else this.drafts.submit(draft);
   }
 
@@ -404,7 +293,7 @@ export class ResponsesSocket {
   private onGone(): void {
     clearTimeout(this.lifetime);
     this.drafts.cancel();
-    for (const lane of this.lanes.values()) {
+    for (const lane of this.lanes.all()) {
       lane.queued.length = 0;
       lane.active?.run.abort("cancelled");
     }
@@ -416,7 +305,7 @@ export class ResponsesSocket {
    */
   private onCancel(event: ResponseCancelEvent): void {
     const streamId = event.stream_id ?? undefined;
-    const lane = event.response_id ? this.laneRunning(event.response_id) : this.lanes.get(streamId);
+    const lane = event.response_id ? this.lanes.runningResponse(event.response_id) : this.lanes.get(streamId);
     const active = lane?.active;
     if (!lane || !active || (event.stream_id && lane.streamId !== streamId)) {
       throw new SparkError("response_not_active", "There is no response in progress to cancel.", {
@@ -424,7 +313,7 @@ export class ResponsesSocket {
       });
     }
     for (const steer of active.steers.splice(0)) {
-      this.steerFailed(lane, steer, "response_not_active", "The response was cancelled.");
+      this.send(lane.tag(steerFailed(steer, "response_not_active", "The response was cancelled.")));
     }
     active.run.abort("cancelled");
   }
@@ -439,9 +328,9 @@ export class ResponsesSocket {
     const error = lifetimeReached();
     this.sendError(error);
     this.drafts.cancel();
-    for (const lane of [...this.lanes.values()]) {
+    for (const lane of this.lanes.all()) {
       for (const _ of lane.queued.splice(0)) this.sendError(error, lane.streamId);
-      if (lane.idle) this.lanes.delete(lane.streamId);
+      this.lanes.release(lane);
     }
     this.closeIfExpired();
   }
@@ -453,51 +342,12 @@ export class ResponsesSocket {
     this.socket.close(1001, "websocket_connection_limit_reached");
   }
 
-  private steerFailed(
-    lane: SocketLane,
-    steer: QueuedSteer,
-    code: "response_not_active" | "successor_creation_failed",
-    message: string,
-  ): void {
-    this.send(
-      lane.tag({
-        type: "response.steer.failed",
-        error: { type: "invalid_request_error", code, message },
-        steer: { id: steer.id, previous_response_id: steer.previousResponseId, input: steer.input },
-      }),
-    );
-  }
-
-  /** The ws library has no public drain event; poll briefly while the socket is backed up. */
-  private whenDrained(callback: () => void): void {
-    const check = () => {
-      if (this.socket.readyState !== this.socket.OPEN || this.socket.bufferedAmount <= BUSY_BYTES) callback();
-      else setTimeout(check, 2);
-    };
-    setTimeout(check, 2);
-  }
-
   private lookup(id: string): StoredResponse | undefined {
     return this.cache.get(id) ?? this.ctx.store.get(id);
   }
 
   private send(event: LaneEvent): void {
-    if (this.socket.readyState !== this.socket.OPEN) return;
-    // Deltas are already one frame per turn (DeltaCoalescer); the events around them come in bursts.
-    if (!isDelta(event)) this.corkUntilNextTick();
-    this.socket.send(withSequence(event, this.sequence++));
-  }
-
-  private corked = false;
-  private corkUntilNextTick(): void {
-    const wire = this.connection.wire;
-    if (!wire || this.corked) return;
-    this.corked = true;
-    wire.cork();
-    process.nextTick(() => {
-      this.corked = false;
-      wire.uncork();
-    });
+    this.sender.send(event);
   }
 
   /**
@@ -520,11 +370,4 @@ function lifetimeReached(): SparkError {
     "websocket_connection_limit_reached",
     "This WebSocket reached its lifetime limit; open a new connection to continue.",
   );
-}
-
-/** A `response.create`'s valid `stream_id`, so that even its refusal is routed to its lane. */
-function laneOfCreate(raw: unknown): string | undefined {
-  if ((raw as { type?: unknown } | null)?.type !== "response.create") return undefined;
-  const parsed = streamIdSchema.safeParse((raw as { stream_id?: unknown }).stream_id);
-  return parsed.success ? parsed.data : undefined;
 }

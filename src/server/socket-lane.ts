@@ -1,4 +1,5 @@
 import type { ChatMessage } from "../protocol/chat.js";
+import { SparkError } from "../protocol/errors.js";
 import type { ResponseStreamEvent } from "../protocol/responses.js";
 import type { ResponseCreateEvent, ResponseSteerEvent } from "../protocol/responses-request.js";
 import type { ResponseRun } from "./response-run.js";
@@ -42,5 +43,78 @@ export class SocketLane {
   /** The event with this lane's `stream_id` (unchanged on the default lane). */
   tag(event: ResponseStreamEvent): LaneEvent {
     return this.streamId === undefined ? event : { ...event, stream_id: this.streamId };
+  }
+}
+
+/** One connection's lanes with a response running or waiting, by `stream_id`. */
+export class SocketLanes {
+  private readonly lanes = new Map<string | undefined, SocketLane>();
+
+  get size(): number {
+    return this.lanes.size;
+  }
+
+  /** True while a lane runs a response. */
+  get running(): boolean {
+    return [...this.lanes.values()].some((lane) => lane.active);
+  }
+
+  all(): SocketLane[] {
+    return [...this.lanes.values()];
+  }
+
+  get(streamId: string | undefined): SocketLane | undefined {
+    return this.lanes.get(streamId);
+  }
+
+  /** The lane whose running response has this id. */
+  runningResponse(responseId: string): SocketLane | undefined {
+    for (const lane of this.lanes.values()) if (lane.active?.run.id === responseId) return lane;
+    return undefined;
+  }
+
+  /**
+   * Where a create goes: a new lane to start it on, or undefined when it now waits behind its busy
+   * lane. Throws when the default lane is busy (it refuses waiting creates) or no room is left.
+   */
+  place(event: ResponseCreateEvent): SocketLane | undefined {
+    const streamId = event.stream_id ?? undefined;
+    const busy = this.lanes.get(streamId);
+    if (busy) {
+      if (streamId === undefined) {
+        const running = busy.active ? `Response ${busy.active.run.id} is` : "A response is";
+        throw new SparkError("response_in_progress", `${running} still in progress on this connection.`);
+      }
+      if (this.queuedCreates() >= MAX_QUEUED_CREATES) {
+        throw new SparkError(
+          "limit_reached",
+          `${MAX_QUEUED_CREATES} creates already wait behind busy lanes of this connection, the most.`,
+          { param: "stream_id" },
+        );
+      }
+      busy.queued.push(event);
+      return undefined;
+    }
+    if (this.lanes.size >= MAX_LANES) {
+      throw new SparkError(
+        "limit_reached",
+        `${MAX_LANES} lanes of this connection are busy, the most; wait for one to finish or use a busy lane.`,
+        { param: "stream_id" },
+      );
+    }
+    const lane = new SocketLane(streamId);
+    this.lanes.set(streamId, lane);
+    return lane;
+  }
+
+  /** Lets the lane go once it is idle. */
+  release(lane: SocketLane): void {
+    if (lane.idle && this.lanes.get(lane.streamId) === lane) this.lanes.delete(lane.streamId);
+  }
+
+  private queuedCreates(): number {
+    let queued = 0;
+    for (const lane of this.lanes.values()) queued += lane.queued.length;
+    return queued;
   }
 }
