@@ -31,55 +31,64 @@ describe("the agent's prompt prefix on the llama engine (synthetic model)", () =
 
   // Before the tool list was stable, the turn asking for a command re-evaluated everything from the
   // tools on (1,641 of 5,913 tokens here; about a minute per 3,000 tokens on the default model).
-  test("a turn asking for a command, and the turn after it, reuse the whole conversation's KV", async () => {
-    const dir = await mkdtemp(path.join(os.tmpdir(), "spark-prefix-"));
-    execFileSync("git", ["init", "-q"], { cwd: dir });
-    await using client = await ResponsesClient.connect({ baseUrl: `${t.server.url}/v1` });
-    const thread = new AgentThread({
-      client,
-      workspace: new Workspace(dir),
-      instructions: buildSystemPrompt(dir, []),
-      temperature: 0,
-    });
-    // Each response's usage, by turn: a turn in which the random model calls a tool makes several.
-    const responses: { turn: number; input: number; cached: number; output: number }[] = [];
-    let turn = 0;
-    const create = client.create.bind(client);
-    client.create = (body, options) => {
-      const stream = create(body, options);
-      const of = turn;
-      void stream.final
-        .then(({ usage }) => {
-          if (usage)
-            responses.push({
-              turn: of,
-              input: usage.input_tokens,
-              cached: usage.input_tokens_details.cached_tokens,
-              output: usage.output_tokens,
-            });
-        })
-        .catch(() => {});
-      return stream;
-    };
-    const statuses: string[] = [];
-    thread.on((event) => {
-      if (event.type === "turn.completed")
-        statuses.push(event.error ? `${event.status}: ${event.error.message}` : event.status);
-    });
-    await thread.prewarm();
-    for (const input of ["Explain this repository.", "Run the tests please.", "Thanks, now summarize."]) {
-      turn++;
-      await thread.startTurn(input);
-    }
-    expect(statuses).toEqual(["completed", "completed", "completed"]);
-    // Each turn's first response against the previous turn's last: everything that one read and
-    // wrote is still evaluated, at most its last token not. (Within a turn, a random model's call
-    // can re-render as other tokens than it was written in; that reuse is not what this checks.)
-    for (const next of [2, 3]) {
-      const previous = responses.filter((response) => response.turn === next - 1).at(-1)!;
-      const first = responses.find((response) => response.turn === next)!;
-      expect(first.cached, `turn ${next}`).toBeGreaterThanOrEqual(previous.input + previous.output - 1);
-    }
-    expect(new Set(responses.map((response) => response.turn))).toEqual(new Set([0, 1, 2, 3]));
-  }, 300_000); // The prompt and tools are ~5,000 tokens in the tiny model's small vocabulary.
+  // The prompt and tools are ~5,000 tokens in the tiny model's small vocabulary. Retried: the random
+  // model's greedy answers still vary from run to run now and then (near-ties flip with batch
+  // composition), and a rare run writes past the context or calls in a way that re-renders
+  // differently.
+  const options = { timeout: 300_000, retry: 2 };
+  test(
+    "a turn asking for a command, and the turn after it, reuse the whole conversation's KV",
+    options,
+    async () => {
+      const dir = await mkdtemp(path.join(os.tmpdir(), "spark-prefix-"));
+      execFileSync("git", ["init", "-q"], { cwd: dir });
+      await using client = await ResponsesClient.connect({ baseUrl: `${t.server.url}/v1` });
+      const thread = new AgentThread({
+        client,
+        workspace: new Workspace(dir),
+        instructions: buildSystemPrompt(dir, []),
+        temperature: 0,
+      });
+      // Each response's usage, by turn: a turn in which the random model calls a tool makes several.
+      const responses: { turn: number; input: number; cached: number; output: number }[] = [];
+      let turn = 0;
+      const create = client.create.bind(client);
+      client.create = (body, options) => {
+        const stream = create(body, options);
+        const of = turn;
+        void stream.final
+          .then(({ usage }) => {
+            if (usage)
+              responses.push({
+                turn: of,
+                input: usage.input_tokens,
+                cached: usage.input_tokens_details.cached_tokens,
+                output: usage.output_tokens,
+              });
+          })
+          .catch(() => {});
+        return stream;
+      };
+      const statuses: string[] = [];
+      thread.on((event) => {
+        if (event.type === "turn.completed")
+          statuses.push(event.error ? `${event.status}: ${event.error.message}` : event.status);
+      });
+      await thread.prewarm();
+      for (const input of ["Explain this repository.", "Run the tests please.", "Thanks, now summarize."]) {
+        turn++;
+        await thread.startTurn(input);
+      }
+      expect(statuses).toEqual(["completed", "completed", "completed"]);
+      // Each turn's first response against the previous turn's last: everything that one read and
+      // wrote is still evaluated, at most its last token not. (Within a turn, a random model's call
+      // can re-render as other tokens than it was written in; that reuse is not what this checks.)
+      for (const next of [2, 3]) {
+        const previous = responses.filter((response) => response.turn === next - 1).at(-1)!;
+        const first = responses.find((response) => response.turn === next)!;
+        expect(first.cached, `turn ${next}`).toBeGreaterThanOrEqual(previous.input + previous.output - 1);
+      }
+      expect(new Set(responses.map((response) => response.turn))).toEqual(new Set([0, 1, 2, 3]));
+    },
+  );
 });
