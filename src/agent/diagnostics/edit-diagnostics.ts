@@ -1,7 +1,7 @@
 import type { EditDiagnostic } from "../../protocol/agent.js";
 import type { CommandSandbox } from "../sandbox/command-sandbox.js";
 import { LanguageServer, type ServerDiagnostic } from "./language-server.js";
-import { LANGUAGE_SERVERS, type LanguageServerSpec, serverFor } from "./server-table.js";
+import { installPaths, LANGUAGE_SERVERS, type LanguageServerSpec, serverFor } from "./server-table.js";
 
 export type { EditDiagnostic };
 
@@ -172,6 +172,7 @@ export class EditDiagnostics {
       spawnSpec = await this.options.sandbox.spawnFor(
         `exec ${[command.file, ...command.args].map(shellQuote).join(" ")}`,
         this.options.root,
+        installPaths(),
       );
     } catch {
       return `${spec.name} did not start: it runs in the command sandbox (--sandbox ${this.options.sandbox.mode}), which does not work here.`;

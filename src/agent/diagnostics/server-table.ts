@@ -36,6 +36,20 @@ function packageScript(packageName: string, script: string): string | null {
   }
 }
 
+/**
+ * What a server from Spark's own install reads: Spark's dependencies and the Node running it.
+ * Bound read-only into the sandbox, whose private /tmp would hide an install under /tmp.
+ */
+export function installPaths(): string[] {
+  const paths = [dirname(dirname(process.execPath))];
+  try {
+    paths.push(dirname(dirname(require.resolve("typescript-language-server/package.json"))));
+  } catch {
+    // Not installed: its server is reported missing.
+  }
+  return paths;
+}
+
 /** An executable on PATH, or null. */
 function onPath(name: string, path = process.env.PATH ?? ""): string | null {
   for (const dir of path.split(delimiter)) {

@@ -63,14 +63,19 @@ export class CommandSandbox {
   }
 
   /** How to run `bash -c command` in `workspaceRoot` (a real path) under this sandbox. */
-  async spawnFor(command: string, workspaceRoot: string): Promise<SandboxedSpawn> {
+  async spawnFor(
+    command: string,
+    workspaceRoot: string,
+    alsoReadable: readonly string[] = [],
+  ): Promise<SandboxedSpawn> {
     await this.ensureAvailable();
     const env = sandboxEnv(this.env);
     const bash = ["bash", "-c", command];
     if (this.mode === "danger-full-access") return { file: "bash", args: bash.slice(1), env };
     const readOnly: string[] = [];
-    for (const entry of PROTECTED_ENTRIES) {
-      const path = join(workspaceRoot, entry);
+    // `alsoReadable`: what a command from Spark's own install needs to read, which the sandbox's
+    // private /tmp would hide when Spark is installed there.
+    for (const path of [...PROTECTED_ENTRIES.map((entry) => join(workspaceRoot, entry)), ...alsoReadable]) {
       if (await exists(path)) readOnly.push(path);
     }
     const args = bubblewrapArgs({
