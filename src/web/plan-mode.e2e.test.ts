@@ -43,9 +43,9 @@ test("plan mode in the web app: toggle it, get a plan with nothing changed, Impl
   const page = await h.open();
   await page.locator(".connection.is-open").waitFor();
   const toggle = page.getByRole("button", { name: "Plan", exact: true });
-  await expect(toggle.getAttribute("aria-pressed")).resolves.toBe("false");
+  await page.getByRole("button", { name: "Plan", exact: true, pressed: false }).waitFor();
   await toggle.click();
-  await expect(toggle.getAttribute("aria-pressed")).resolves.toBe("true");
+  await page.getByRole("button", { name: "Plan", exact: true, pressed: true }).waitFor();
 
   const prompt = page.getByRole("textbox", { name: "Message" });
   await prompt.fill("make the port 9090");
@@ -61,7 +61,7 @@ test("plan mode in the web app: toggle it, get a plan with nothing changed, Impl
   await implement.click();
   await page.getByText("Implemented.").waitFor();
   expect(await h.read("src/app.ts")).toBe("export const port = 9090;\n");
-  await expect(toggle.getAttribute("aria-pressed")).resolves.toBe("false");
+  await page.getByRole("button", { name: "Plan", exact: true, pressed: false }).waitFor();
   await expect(page.locator(".entry-user").last().textContent()).resolves.toBe("Implement the plan above.");
   await expect(page.locator(".entry-user .badge-plan").count()).resolves.toBe(1);
   await expect(implement.count()).resolves.toBe(0);
