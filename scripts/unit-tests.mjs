@@ -30,7 +30,8 @@ const files = ["src", "vscode/src"]
 const vitest = path.join("node_modules", "vitest", "vitest.mjs");
 const run = spawnSync(
   process.execPath,
-  [vitest, "run", "--fileParallelism", ...files, ...process.argv.slice(2)],
+  // Four workers on any machine: these tests mostly wait on sockets and timers, not on the CPU.
+  [vitest, "run", "--fileParallelism", "--maxWorkers=4", ...files, ...process.argv.slice(2)],
   { stdio: "inherit" },
 );
 process.exit(run.status ?? 1);
