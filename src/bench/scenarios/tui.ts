@@ -104,7 +104,8 @@ async function promptBoxRow(runs: number, home: string, env: NodeJS.ProcessEnv):
   const node = await shown(
     `exec "${process.execPath}" -e "process.stdout.write('Ask Spark'); setInterval(() => {}, 1e6)"`,
   );
-  const spark = await shown(`exec "${process.execPath}" "${sparkBin()}" --engine scripted --no-attach`);
+  // The scripted engine (SPARK_TEST_ENGINE, src/cli/test-engine.ts): no model load in the way.
+  const spark = await shown(`SPARK_TEST_ENGINE='{}' exec "${process.execPath}" "${sparkBin()}" --no-attach`);
   return row(
     {
       scenario: "tui",
