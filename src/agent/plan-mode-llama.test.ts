@@ -8,6 +8,7 @@ import { LlamaEngine } from "../engine/llama/llama-engine.js";
 import { testModelPath } from "../engine/test-support/test-model.js";
 import { startTestServer, type TestServer } from "../server/test-support/test-server.js";
 import { AgentThread } from "./agent-thread.js";
+import { recordResponseUsage } from "./test-support/response-usage.js";
 import { Workspace } from "./workspace.js";
 
 let engine: LlamaEngine;
@@ -34,30 +35,11 @@ test("plan turn, then implement: the implement turn reuses the whole conversatio
     temperature: 0,
     maxToolRounds: 1,
   });
-  // Each model response's usage, with the turn it belongs to (a turn may make several).
-  const responses: { turn: number; input: number; cached: number; output: number }[] = [];
   let turn = -1;
   thread.on((event) => {
     if (event.type === "turn.started") turn++;
   });
-  const create = client.create.bind(client);
-  client.create = (body, options) => {
-    const stream = create(body, options);
-    const of = turn;
-    void stream.final.then(
-      ({ usage }) => {
-        if (usage)
-          responses.push({
-            turn: of,
-            input: usage.input_tokens,
-            cached: usage.input_tokens_details.cached_tokens,
-            output: usage.output_tokens,
-          });
-      },
-      () => {},
-    );
-    return stream;
-  };
+  const responses = recordResponseUsage(client, () => turn);
   await thread.prewarm();
   await thread.startTurn("Plan a fix for the parser.", { mode: "plan" });
   await thread.startTurn("Implement the plan above.", { mode: "default" });

@@ -9,6 +9,7 @@ import { testModelPath } from "../engine/test-support/test-model.js";
 import { startTestServer, type TestServer } from "../server/test-support/test-server.js";
 import { AgentThread } from "./agent-thread.js";
 import { buildSystemPrompt } from "./system-prompt.js";
+import { recordResponseUsage } from "./test-support/response-usage.js";
 import { Workspace } from "./workspace.js";
 
 describe("the agent's prompt prefix on the llama engine (synthetic model)", () => {
@@ -49,26 +50,8 @@ describe("the agent's prompt prefix on the llama engine (synthetic model)", () =
         instructions: buildSystemPrompt(dir, []),
         temperature: 0,
       });
-      // Each response's usage, by turn: a turn in which the random model calls a tool makes several.
-      const responses: { turn: number; input: number; cached: number; output: number }[] = [];
       let turn = 0;
-      const create = client.create.bind(client);
-      client.create = (body, options) => {
-        const stream = create(body, options);
-        const of = turn;
-        void stream.final
-          .then(({ usage }) => {
-            if (usage)
-              responses.push({
-                turn: of,
-                input: usage.input_tokens,
-                cached: usage.input_tokens_details.cached_tokens,
-                output: usage.output_tokens,
-              });
-          })
-          .catch(() => {});
-        return stream;
-      };
+      const responses = recordResponseUsage(client, () => turn);
       const statuses: string[] = [];
       thread.on((event) => {
         if (event.type === "turn.completed")
