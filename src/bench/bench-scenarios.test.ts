@@ -83,8 +83,8 @@ function expectWellFormed(name: string, rows: BenchRow[]): void {
   expect(rows.length).toBeGreaterThan(0);
   for (const row of rows) {
     expect(row.scenario).toBe(name);
-    expect(row.value).toBeGreaterThan(0);
-    expect(row.baseline).toBeGreaterThan(0);
+    expect(row.value, row.detail).toBeGreaterThan(0);
+    expect(row.baseline, row.detail).toBeGreaterThan(0);
     expect(row.ratio).toBeCloseTo(row.value / row.baseline, 10);
     expect(row.target).not.toBe("");
     // null: informational, or a measurement that could not be compared (said in the detail).
