@@ -87,11 +87,17 @@ export class TurnRunner {
     let decodeMs = 0;
     log.emit({ type: "turn.started", turn_id: turn.id, input });
     if (info.title === DEFAULT_TITLE) info.title = input.trim().split("\n")[0]!.slice(0, 60) || DEFAULT_TITLE;
-    const submitted = (await this.options.hooks?.promptSubmitted(turn, input)) ?? { blocked: null, context: "" };
+    const submitted = (await this.options.hooks?.promptSubmitted(turn, input)) ?? {
+      blocked: null,
+      context: "",
+    };
     if (submitted.blocked !== null) {
       // Never recorded: a blocked message is not part of the conversation, not even on resume.
       turn.closed = true;
-      const error = new SparkError("invalid_request", "Not sent: a UserPromptSubmit hook blocked the message.");
+      const error = new SparkError(
+        "invalid_request",
+        "Not sent: a UserPromptSubmit hook blocked the message.",
+      );
       return { status: "failed", stats, error: error.toWire() };
     }
     log.recordUserMessage(turn.id, input, turn.mode);

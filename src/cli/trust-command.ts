@@ -13,8 +13,9 @@ const TRUST_HELP = `
 A repository's .spark/config.toml may tune the local engine (context, parallel, admission, local
 model files) without trust. Settings that send data or credentials anywhere (an upstream engine,
 url, api_key_env, a model or draft_model to download) are ignored until you trust the project.
-Trust records the project's real path and the SHA-256 of its config file in
-${trustFilePath()} (0600): when the file changes, it is ignored again until you trust it again.
+Its .spark/hooks.json (commands run at points of each turn) runs only once trusted too.
+Trust records the project's real path and the SHA-256 of those files in
+${trustFilePath()} (0600): when a file changes, it is ignored again until you trust it again.
 
 Examples:
   $ spark trust              # trust ./.spark/config.toml as it is now
@@ -25,7 +26,7 @@ Examples:
 export function registerTrustCommand(program: Command): void {
   program
     .command("trust")
-    .description("let this project's .spark/config.toml send data and credentials where it says")
+    .description("let this project's .spark/config.toml send data where it says, and its hooks run")
     .argument("[dir]", "the project directory (default: the current directory)")
     .option("--revoke", "stop trusting the project", false)
     .option("--list", "list the trusted projects", false)
@@ -56,6 +57,11 @@ async function trust(dir: string, flags: TrustFlags): Promise<void> {
   process.stdout.write(
     `Trusted ${trusted.root} with .spark/config.toml as it is now (sha256:${trusted.sha256.slice(0, 12)}).\n`,
   );
+  if (trusted.hooks_sha256) {
+    process.stdout.write(
+      `Its .spark/hooks.json as it is now runs from the next session (sha256:${trusted.hooks_sha256.slice(0, 12)}).\n`,
+    );
+  }
   const enabled = before.ignored?.settings ?? [];
   if (enabled.length === 0) process.stdout.write("It holds nothing that needed trust.\n");
   else {

@@ -43,11 +43,14 @@ const CONTEXT_EVENTS: readonly HookEvent[] = ["SessionStart", "UserPromptSubmit"
 export function hookOutcome(event: HookEvent, run: HookProcessRun, timeoutMs: number): HookOutcome {
   const stderr = boundedText(run.stderr.text, run.stderr.dropped);
   if (run.timedOut) {
-    return failure(`ran past its ${timeoutMs / 1000} s budget and was killed; the turn goes on${tail(stderr)}`);
+    return failure(
+      `ran past its ${timeoutMs / 1000} s budget and was killed; the turn goes on${tail(stderr)}`,
+    );
   }
   if (run.exitCode === 2) {
     const reason = stderr || "(the hook gave no reason on stderr)";
-    if (!BLOCKING_EVENTS.includes(event)) return failure(`exited with 2 (${event} cannot block)${tail(stderr)}`);
+    if (!BLOCKING_EVENTS.includes(event))
+      return failure(`exited with 2 (${event} cannot block)${tail(stderr)}`);
     return { block: reason, context: null, notice: null };
   }
   if (run.exitCode !== 0) {
@@ -57,7 +60,9 @@ export function hookOutcome(event: HookEvent, run: HookProcessRun, timeoutMs: nu
   const stdout = run.stdout.text.trim();
   if (stdout === "") return { block: null, context: null, notice: stderr || null };
   if (run.stdout.dropped > 0) {
-    return failure(`printed more than ${Buffer.byteLength(run.stdout.text)} bytes; its output was not used${tail(stderr)}`);
+    return failure(
+      `printed more than ${Buffer.byteLength(run.stdout.text)} bytes; its output was not used${tail(stderr)}`,
+    );
   }
   if (!stdout.startsWith("{")) {
     if (CONTEXT_EVENTS.includes(event)) return { block: null, context: stdout, notice: stderr || null };
@@ -68,7 +73,9 @@ export function hookOutcome(event: HookEvent, run: HookProcessRun, timeoutMs: nu
     const parsed = hookAnswerSchema.safeParse(JSON.parse(stdout));
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
-      return failure(`printed JSON that is not a hook answer (${issue?.path.join(".")}: ${issue?.message}); ignored`);
+      return failure(
+        `printed JSON that is not a hook answer (${issue?.path.join(".")}: ${issue?.message}); ignored`,
+      );
     }
     answer = parsed.data;
   } catch (error) {

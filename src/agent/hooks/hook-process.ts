@@ -36,7 +36,10 @@ export interface HookProcessOptions {
  * Runs one hook command (bash, or bwrap around it) as the leader of its own process group, so its
  * time budget or an interrupt kills its children too. Rejects only when it could not be started.
  */
-export function runHookProcess(spawnSpec: SandboxedSpawn, options: HookProcessOptions): Promise<HookProcessRun> {
+export function runHookProcess(
+  spawnSpec: SandboxedSpawn,
+  options: HookProcessOptions,
+): Promise<HookProcessRun> {
   const maxBytes = options.maxOutputBytes ?? MAX_HOOK_OUTPUT_BYTES;
   return new Promise((resolve, reject) => {
     const child = spawn(spawnSpec.file, spawnSpec.args, {

@@ -48,18 +48,19 @@ export interface ParsedHooksFile {
 
 const commandHookSchema = z.strictObject({
   type: z.literal("command"),
-  command: z.string().min(1).max(16 * 1024),
+  command: z
+    .string()
+    .min(1)
+    .max(16 * 1024),
   timeout: z.number().positive().max(MAX_HOOK_TIMEOUT_S).optional(),
 });
 
-/** Another agent's hook kind (`http`, `prompt`, `agent`, ...): skipped with a notice. */
-const otherHookSchema = z.looseObject({
-  type: z.string().min(1).max(64).refine((type) => type !== "command", "a command hook needs a command"),
-});
+/** Any kind of hook: `command` is checked by {@link commandHookSchema}, other agents' kinds are skipped. */
+const anyHookSchema = z.looseObject({ type: z.string().min(1).max(64) });
 
 const matcherGroupSchema = z.strictObject({
   matcher: z.string().max(1024).optional(),
-  hooks: z.array(z.union([commandHookSchema, otherHookSchema])).min(1),
+  hooks: z.array(anyHookSchema).min(1),
 });
 
 const hooksFileSchema = z.strictObject({
@@ -97,11 +98,20 @@ export function parseHooksFile(text: string, file: string): ParsedHooksFile {
     }
     for (const [index, group] of groups.entries()) {
       const matcher = compileMatcher(group.matcher, file, `hooks.${event}[${index}].matcher`);
-      for (const hook of group.hooks) {
-        if (!isCommandHook(hook)) {
-          skipped.push(`${file}: a ${event} hook of type '${hook.type}' is not run (Spark runs type 'command').`);
+      for (const [position, entry] of group.hooks.entries()) {
+        if (entry.type !== "command") {
+          skipped.push(
+            `${file}: a ${event} hook of type '${entry.type}' is not run (Spark runs type 'command').`,
+          );
           continue;
         }
+        const checked = commandHookSchema.safeParse(entry);
+        if (!checked.success) {
+          const issue = checked.error.issues[0]!;
+          const where = [`hooks.${event}[${index}].hooks[${position}]`, ...issue.path].join(".");
+          throw fileError(file, `at '${where}': ${issue.message}`);
+        }
+        const hook = checked.data;
         hooks.push({
           event: event as HookEvent,
           matcher,
@@ -121,10 +131,6 @@ export function parseHooksFile(text: string, file: string): ParsedHooksFile {
 /** Whether `hook` runs for an event matched on `value` (absent for events without a matcher). */
 export function hookMatches(hook: HookDefinition, value: string | undefined): boolean {
   return hook.matcher === null || value === undefined || hook.matcher.test(value);
-}
-
-function isCommandHook(hook: { type: string }): hook is z.infer<typeof commandHookSchema> {
-  return hook.type === "command";
 }
 
 function compileMatcher(matcher: string | undefined, file: string, where: string): RegExp | null {

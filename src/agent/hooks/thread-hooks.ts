@@ -59,7 +59,10 @@ export class ThreadHooks {
    * SessionStart hooks, then UserPromptSubmit. `blocked`: the message must not be sent (the hook's
    * reason); `context`: text to add to the message the model reads ("" when none).
    */
-  async promptSubmitted(turn: HookTurn, prompt: string): Promise<{ blocked: string | null; context: string }> {
+  async promptSubmitted(
+    turn: HookTurn,
+    prompt: string,
+  ): Promise<{ blocked: string | null; context: string }> {
     const context: string[] = [];
     if (!this.sessionStarted) {
       this.sessionStarted = true;
@@ -88,13 +91,19 @@ export class ThreadHooks {
   }
 
   /** After a tool call ran: what PostToolUse hooks tell the model, to add to its result ("" when none). */
-  async afterTool(turn: HookTurn, call: HookToolCall, result: { output: string; isError: boolean }): Promise<string> {
+  async afterTool(
+    turn: HookTurn,
+    call: HookToolCall,
+    result: { output: string; isError: boolean },
+  ): Promise<string> {
     const outcomes = await this.run(turn, "PostToolUse", call.name, {
       ...toolFields(call),
       tool_response: { output: result.output, is_error: result.isError },
     });
     const feedback = outcomes.flatMap((outcome) => (outcome.block === null ? [] : [outcome.block]));
-    return [...feedback.map((text) => wrap("PostToolUse", text)), ...contextOf("PostToolUse", outcomes)].join("");
+    return [...feedback.map((text) => wrap("PostToolUse", text)), ...contextOf("PostToolUse", outcomes)].join(
+      "",
+    );
   }
 
   /**
@@ -145,7 +154,8 @@ export class ThreadHooks {
     // An interrupt killed them: nothing they said applies.
     if (turn.controller.signal.aborted) return [];
     outcomes.forEach((outcome, index) => {
-      if (outcome.notice !== null) this.notice(turn, `Hook ${event} ${label(hooks[index]!)}: ${outcome.notice}`);
+      if (outcome.notice !== null)
+        this.notice(turn, `Hook ${event} ${label(hooks[index]!)}: ${outcome.notice}`);
     });
     return outcomes;
   }
@@ -158,6 +168,9 @@ export class ThreadHooks {
       spec.env.SPARK_PROJECT_DIR = root;
       // Hook scripts written for other agents find the project under this name.
       spec.env.CLAUDE_PROJECT_DIR = root;
+      // bash runs ~/.bashrc when its stdin is a socket (as Node's pipes are) at shell level 1, as
+      // if started by rshd: a hook starts at level 2, so the person's .bashrc never runs in it.
+      spec.env.SHLVL = "1";
       const run = await runHookProcess(spec, {
         cwd: root,
         input,
