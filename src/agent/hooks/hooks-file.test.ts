@@ -2,7 +2,8 @@ import { describe, expect, test } from "vitest";
 import { hookMatches, parseHooksFile } from "./hooks-file.js";
 
 const FILE = "/home/me/.config/spark/hooks.json";
-const parse = (value: unknown) => parseHooksFile(typeof value === "string" ? value : JSON.stringify(value), FILE);
+const parse = (value: unknown) =>
+  parseHooksFile(typeof value === "string" ? value : JSON.stringify(value), FILE);
 const one = (hook: object, matcher?: string) => ({
   hooks: { PreToolUse: [{ ...(matcher === undefined ? {} : { matcher }), hooks: [hook] }] },
 });
@@ -12,15 +13,19 @@ describe("hooks.json", () => {
     const { hooks, skipped } = parse({
       description: "guards",
       hooks: {
-        PreToolUse: [{ matcher: "apply_patch|shell", hooks: [{ type: "command", command: "./guard.sh", timeout: 5 }] }],
+        PreToolUse: [
+          { matcher: "apply_patch|shell", hooks: [{ type: "command", command: "./guard.sh", timeout: 5 }] },
+        ],
         Stop: [{ hooks: [{ type: "command", command: "make test" }] }],
       },
     });
     expect(skipped).toEqual([]);
-    expect(hooks.map(({ event, command, timeoutMs, file }) => ({ event, command, timeoutMs, file }))).toEqual([
-      { event: "PreToolUse", command: "./guard.sh", timeoutMs: 5000, file: FILE },
-      { event: "Stop", command: "make test", timeoutMs: 60_000, file: FILE },
-    ]);
+    expect(hooks.map(({ event, command, timeoutMs, file }) => ({ event, command, timeoutMs, file }))).toEqual(
+      [
+        { event: "PreToolUse", command: "./guard.sh", timeoutMs: 5000, file: FILE },
+        { event: "Stop", command: "make test", timeoutMs: 60_000, file: FILE },
+      ],
+    );
     expect(hookMatches(hooks[0]!, "shell")).toBe(true);
     expect(hookMatches(hooks[0]!, "apply_patch")).toBe(true);
     // A matcher is over the whole name.
@@ -31,7 +36,9 @@ describe("hooks.json", () => {
 
   test("matchers: empty and * match every tool, others are regular expressions", () => {
     for (const matcher of ["", "*"]) {
-      expect(hookMatches(parse(one({ type: "command", command: "x" }, matcher)).hooks[0]!, "read_file")).toBe(true);
+      expect(hookMatches(parse(one({ type: "command", command: "x" }, matcher)).hooks[0]!, "read_file")).toBe(
+        true,
+      );
     }
     const mcp = parse(one({ type: "command", command: "x" }, "mcp__.*")).hooks[0]!;
     expect(hookMatches(mcp, "mcp__github__search")).toBe(true);
@@ -42,7 +49,14 @@ describe("hooks.json", () => {
     const { hooks, skipped } = parse({
       hooks: {
         Notification: [{ hooks: [{ type: "command", command: "notify-send hi" }] }],
-        PostToolUse: [{ hooks: [{ type: "http", url: "https://example.com" }, { type: "command", command: "fmt" }] }],
+        PostToolUse: [
+          {
+            hooks: [
+              { type: "http", url: "https://example.com" },
+              { type: "command", command: "fmt" },
+            ],
+          },
+        ],
       },
     });
     expect(hooks.map((hook) => hook.command)).toEqual(["fmt"]);
@@ -57,12 +71,21 @@ describe("hooks.json", () => {
     [{}, /at 'hooks'/],
     [{ hooks: [] }, /at 'hooks'/],
     [one({ type: "command" }), /at 'hooks\.PreToolUse\[0\]\.hooks\[0\]/],
-    [one({ type: "command", command: "x", timeout: 601 }), /at 'hooks\.PreToolUse\[0\]\.hooks\[0\]\.timeout'/],
+    [
+      one({ type: "command", command: "x", timeout: 601 }),
+      /at 'hooks\.PreToolUse\[0\]\.hooks\[0\]\.timeout'/,
+    ],
     [one({ type: "command", command: "x", timeout: -1 }), /timeout/],
     [one({ type: "command", command: "x", async: true }), /async/],
     [{ hooks: { Stop: [{ matcher: "x", hooks: [], extra: 1 }] } }, /at 'hooks\.Stop\[0\]/],
-    [one({ type: "command", command: "x" }, "(unclosed"), /'hooks\.PreToolUse\[0\]\.matcher' is not a valid regular expression/],
-    [{ hooks: { Stop: [{ hooks: Array.from({ length: 65 }, () => ({ type: "command", command: "x" })) }] } }, /65 hook commands, more than 64/],
+    [
+      one({ type: "command", command: "x" }, "(unclosed"),
+      /'hooks\.PreToolUse\[0\]\.matcher' is not a valid regular expression/,
+    ],
+    [
+      { hooks: { Stop: [{ hooks: Array.from({ length: 65 }, () => ({ type: "command", command: "x" })) }] } },
+      /65 hook commands, more than 64/,
+    ],
     ["x".repeat(300 * 1024), /over 256 KiB/],
   ])("a malformed file is refused whole, naming the file and the field (%#)", (value, why) => {
     expect(() => parse(value)).toThrow(why);
