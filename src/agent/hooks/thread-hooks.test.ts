@@ -1,3 +1,4 @@
+import { watch } from "node:fs";
 import { mkdtemp, readFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -212,6 +213,27 @@ describe("hooks around a turn (scripted model, real server, hooks in the sandbox
     ]);
     expect(toolItems(h.events)[0]).toMatchObject({ name: "read_file", status: "completed" });
     expect(h.events.find((e) => e.type === "turn.completed")).toMatchObject({ status: "completed" });
+  });
+
+  test("an interrupt kills the running hooks: the turn ends interrupted and nothing they said applies", async () => {
+    const model = recorded([{ text: "ok" }]);
+    const set = await hooks({ UserPromptSubmit: [command("echo started > .started; sleep 30; echo late")] });
+    await using h = await agentHarness({}, { script: model.script }, { hooks: set });
+    // Interrupt once the hook is running (it says so by creating a file).
+    const started = new Promise<void>((resolve) => {
+      const watcher = watch(h.dir, (_, name) => {
+        if (name !== ".started") return;
+        watcher.close();
+        resolve();
+      });
+    });
+    const done = h.thread.startTurn("hello");
+    await started;
+    h.thread.interrupt();
+    await done;
+    expect(h.events.find((e) => e.type === "turn.completed")).toMatchObject({ status: "interrupted" });
+    expect(notices(h.events)).toEqual([]);
+    expect(model.requests).toHaveLength(0);
   });
 
   test("output is bounded: too much stdout is not used, a long reason is cut", async () => {
