@@ -1,4 +1,4 @@
-import { watch } from "node:fs";
+import { existsSync, watch } from "node:fs";
 import { mkdtemp, readFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -197,6 +197,19 @@ describe("hooks around a turn (scripted model, real server, hooks in the sandbox
     await h.thread.startTurn("go");
     expect(model.requests).toHaveLength(6);
     expect(notices(h.events).at(-1)).toMatch(/went on 5 times already; it ends/);
+  });
+
+  test("PreCompact runs before older turns are compacted", async () => {
+    const model = recorded([{ text: "one" }, { text: "two" }]);
+    const set = await hooks({ PreCompact: [{ matcher: "auto", ...command("cat > .compact.json") }] });
+    // A budget this small compacts before every request after the first.
+    await using h = await agentHarness({}, { script: model.script }, { hooks: set, contextBudget: 1 });
+    await h.thread.startTurn("first");
+    expect(existsSync(path.join(h.dir, ".compact.json"))).toBe(false);
+    await h.thread.startTurn("second");
+    const input = JSON.parse(await readFile(path.join(h.dir, ".compact.json"), "utf8"));
+    expect(input).toMatchObject({ hook_event_name: "PreCompact", trigger: "auto" });
+    expect(notices(h.events)).toEqual(["Older turns were compacted to fit the context window."]);
   });
 
   test("a hook past its time budget is killed, a notice says so, and the turn goes on", async () => {
