@@ -1,6 +1,12 @@
 import path from "node:path";
 import type { Command } from "commander";
-import { listTrustedProjects, revokeProject, trustFilePath, trustProject } from "../config/project-trust.js";
+import {
+  listTrustedProjects,
+  projectConfigPath,
+  revokeProject,
+  trustFilePath,
+  trustProject,
+} from "../config/project-trust.js";
 import { loadConfig } from "../config/spark-config.js";
 import { SparkError } from "../protocol/errors.js";
 
@@ -54,19 +60,22 @@ async function trust(dir: string, flags: TrustFlags): Promise<void> {
   // What trusting enables, read before the trust is recorded (it also checks the file is valid).
   const before = await loadConfig({ cwd: dir, env: process.env });
   const trusted = await trustProject(dir);
-  process.stdout.write(
-    `Trusted ${trusted.root} with .spark/config.toml as it is now (sha256:${trusted.sha256.slice(0, 12)}).\n`,
-  );
+  if (before.sources.includes(projectConfigPath(dir))) {
+    process.stdout.write(
+      `Trusted ${trusted.root} with .spark/config.toml as it is now (sha256:${trusted.sha256.slice(0, 12)}).\n`,
+    );
+    const enabled = before.ignored?.settings ?? [];
+    if (enabled.length === 0) process.stdout.write("It holds nothing that needed trust.\n");
+    else {
+      process.stdout.write(
+        `Now applied:\n${enabled.map((setting) => `  ${setting.path}: ${setting.reason}\n`).join("")}`,
+      );
+    }
+  }
   if (trusted.hooks_sha256) {
     process.stdout.write(
-      `Its .spark/hooks.json as it is now runs from the next session (sha256:${trusted.hooks_sha256.slice(0, 12)}).\n`,
-    );
-  }
-  const enabled = before.ignored?.settings ?? [];
-  if (enabled.length === 0) process.stdout.write("It holds nothing that needed trust.\n");
-  else {
-    process.stdout.write(
-      `Now applied:\n${enabled.map((setting) => `  ${setting.path}: ${setting.reason}\n`).join("")}`,
+      `Trusted ${trusted.root} with .spark/hooks.json as it is now (sha256:${trusted.hooks_sha256.slice(0, 12)}): ` +
+        "its hooks run from the next session.\n",
     );
   }
 }
