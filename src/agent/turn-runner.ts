@@ -135,10 +135,14 @@ export class TurnRunner {
           }
           if (turn.steers.length === 0) {
             const more = await this.stopHooks(turn, stopContinuations);
-            if (more === null) break;
-            stopContinuations++;
-            // Steers sent while the Stop hooks ran go with it.
-            next = [{ role: "user", content: more }, ...turn.steers.splice(0).map(userMessage)];
+            if (turn.controller.signal.aborted) {
+              status = "interrupted";
+              break;
+            }
+            // Steers sent while the Stop hooks ran start the next response too.
+            if (more === null && turn.steers.length === 0) break;
+            if (more !== null) stopContinuations++;
+            next = [...(more === null ? [] : [more]), ...turn.steers.splice(0)].map(userMessage);
             continue;
           }
         } else if (++toolRounds > maxToolRounds) {
