@@ -119,6 +119,36 @@ describe("hooks around a turn (scripted model, real server, hooks in the sandbox
     expect(typed).toEqual(["hello", "again"]);
   });
 
+  test("SessionStart's source is resume on a resumed session, and its matcher picks", async () => {
+    const model = recorded([{ text: "ok" }]);
+    const set = await hooks({
+      SessionStart: [
+        { matcher: "startup", ...command("echo 'fresh start'") },
+        { matcher: "resume", ...command("cat > .session.json; echo 'welcome back'") },
+      ],
+    });
+    const thread = {
+      id: "thr_saved",
+      title: "saved",
+      cwd: "/",
+      model: "",
+      createdAt: new Date(0).toISOString(),
+      updatedAt: new Date(0).toISOString(),
+    };
+    const resume = { thread, items: [{ type: "user_message" as const, id: "item_1", text: "earlier" }] };
+    await using h = await agentHarness({}, { script: model.script }, { hooks: set, resume });
+    await h.thread.startTurn("go on");
+    const sent = model.requests[0]!.messages.at(-1)!.content as string;
+    expect(sent).toContain("welcome back");
+    expect(sent).not.toContain("fresh start");
+    const input = JSON.parse(await readFile(path.join(h.dir, ".session.json"), "utf8"));
+    expect(input).toMatchObject({
+      hook_event_name: "SessionStart",
+      source: "resume",
+      session_id: "thr_saved",
+    });
+  });
+
   test("UserPromptSubmit exit 2 blocks the message: the model never sees it and the turn fails with a notice", async () => {
     const model = recorded([{ text: "ok" }]);
     const set = await hooks({
