@@ -7,6 +7,7 @@ import type { ApprovalPolicy } from "./approval.js";
 import { historyFromItems } from "./conversation-history.js";
 import type { EditDiagnostics } from "./diagnostics/edit-diagnostics.js";
 import { EditJournal } from "./edit-journal.js";
+import { type HookSet, ThreadHooks } from "./hooks/thread-hooks.js";
 import { ItemLog, newItemId, type ThreadListener } from "./item-log.js";
 import { PatchReview } from "./patch-review.js";
 import { PendingApprovals } from "./pending-approvals.js";
@@ -56,6 +57,8 @@ export interface AgentThreadOptions {
   maxQueuedTurns?: number;
   /** UTF-8 bytes of the inputs waiting behind the running turn; beyond it `limit_reached`. Default: 4 MiB. */
   maxQueuedBytes?: number;
+  /** Hooks (hooks.json) run at the points of each turn, in {@link sandbox}. Default: none. */
+  hooks?: HookSet;
 }
 
 /**
@@ -138,6 +141,16 @@ export class AgentThread {
       toolContext: (turn) => this.toolContext(turn),
       contextBudget: options.contextBudget,
       maxToolRounds: options.maxToolRounds,
+      hooks: options.hooks
+        ? new ThreadHooks({
+            set: options.hooks,
+            sandbox: this.sandbox,
+            root: options.workspace.root,
+            sessionId: this.info.id,
+            log: this.log,
+            resumed: options.resume !== undefined,
+          })
+        : undefined,
     });
   }
 

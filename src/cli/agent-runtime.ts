@@ -3,6 +3,7 @@ import { AgentThread } from "../agent/agent-thread.js";
 import { discoverAgentsFiles } from "../agent/agents-md.js";
 import type { ApprovalPolicy } from "../agent/approval.js";
 import { EditDiagnostics } from "../agent/diagnostics/edit-diagnostics.js";
+import type { HookSet } from "../agent/hooks/thread-hooks.js";
 import { McpHub } from "../agent/mcp/mcp-hub.js";
 import { CommandSandbox } from "../agent/sandbox/command-sandbox.js";
 import { buildSystemPrompt } from "../agent/system-prompt.js";
@@ -17,6 +18,7 @@ import { LlamaEngine } from "../engine/llama/llama-engine.js";
 import type { SandboxMode, ThreadEvent } from "../protocol/agent.js";
 import type { ModelRegistry } from "../server/model-registry.js";
 import { SparkServer } from "../server/spark-server.js";
+import { loadHooks } from "./hook-files.js";
 import { SessionRecorder } from "./session-recorder.js";
 import { testEngineLoader } from "./test-engine.js";
 import { chooseTiers, type TierLoader, tierRegistry } from "./tier-engines.js";
@@ -72,6 +74,11 @@ export interface AgentRuntimeOptions {
    * disposes them. Default: the built-in servers, unless the config's `[diagnostics]` turns them off.
    */
   diagnostics?: EditDiagnostics;
+  /**
+   * The hooks every thread runs. Default: the user's hooks.json and a trusted project's (see
+   * loadHooks), read once here.
+   */
+  hooks?: HookSet;
 }
 
 /**
@@ -127,7 +134,8 @@ export class AgentRuntime implements AsyncDisposable {
           }));
   }
 
-  static async start(options: AgentRuntimeOptions): Promise<AgentRuntime> {
+  static async start(started: AgentRuntimeOptions): Promise<AgentRuntime> {
+    const options = { ...started, hooks: started.hooks ?? (await loadHooks(started.cwd)) };
     const workspace = new Workspace(options.cwd);
     const instructions = buildSystemPrompt(
       workspace.root,
@@ -244,6 +252,7 @@ export class AgentRuntime implements AsyncDisposable {
       contextBudget: this.contextBudget,
       ...(this.maxToolRounds ? { maxToolRounds: this.maxToolRounds } : {}),
       moreTools: () => this.mcp.tools(),
+      ...(this.options.hooks ? { hooks: this.options.hooks } : {}),
       ...queueLimits(this.limits),
       ...(this.delegateTier
         ? {
