@@ -38,6 +38,8 @@ describe("skills", () => {
       {
         ".agents/skills/zebra/SKILL.md": skillMd("zebra", "Stripes."),
         ".agents/skills/deploy/SKILL.md": skillMd("deploy", "The repository's deploy."),
+        ".agents/skills/windows/SKILL.md":
+          "\uFEFF---\r\nname: windows\r\ndescription: CRLF lines.\r\n---\r\nBody.\r\n",
       },
       {
         "skills/deploy/SKILL.md": skillMd("deploy", "My own deploy."),
@@ -48,9 +50,10 @@ describe("skills", () => {
     expect(catalog.skills.map((s) => [s.name, s.source, s.description])).toEqual([
       ["alpha", "user", "First of all, folded."],
       ["deploy", "user", "My own deploy."],
+      ["windows", "project", "CRLF lines."],
       ["zebra", "project", "Stripes."],
     ]);
-    expect(catalog.skills[2]!.file).toBe(path.join(".agents", "skills", "zebra", "SKILL.md"));
+    expect(catalog.skills[3]!.file).toBe(path.join(".agents", "skills", "zebra", "SKILL.md"));
     expect(catalog.problems).toEqual([
       `${path.join(".agents", "skills", "deploy", "SKILL.md")} is not used: ${path.join(where.userDir, "skills", "deploy", "SKILL.md")} defines the skill 'deploy' already.`,
     ]);

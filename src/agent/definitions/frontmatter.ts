@@ -18,7 +18,7 @@ export function parseFrontmatter(text: string): Frontmatter | { problem: string 
   const source = text.startsWith("\uFEFF") ? text.slice(1) : text;
   const open = /^---[ \t]*\r?\n/.exec(source);
   if (!open) return { problem: "it does not start with a --- line (YAML frontmatter)" };
-  const close = /^---[ \t]*$/m;
+  const close = /^---[ \t]*\r?$/m;
   const rest = source.slice(open[0].length);
   const end = close.exec(rest);
   if (!end) return { problem: "its frontmatter has no closing --- line" };
