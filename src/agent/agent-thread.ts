@@ -5,6 +5,8 @@ import type { TurnToolChoice } from "../protocol/agent-requests.js";
 import { SparkError } from "../protocol/errors.js";
 import type { ApprovalPolicy } from "./approval.js";
 import { historyFromItems } from "./conversation-history.js";
+import { agentRun } from "./definitions/agent-definitions.js";
+import type { Skill } from "./definitions/skills.js";
 import type { EditDiagnostics } from "./diagnostics/edit-diagnostics.js";
 import { EditJournal } from "./edit-journal.js";
 import { type HookSet, ThreadHooks } from "./hooks/thread-hooks.js";
@@ -16,7 +18,7 @@ import { ResponseChain } from "./response-chain.js";
 import { CommandSandbox } from "./sandbox/command-sandbox.js";
 import { type DelegateOptions, SubAgents } from "./sub-agents.js";
 import { toolsFor } from "./tools/index.js";
-import type { Tool, ToolContext } from "./tools/tool.js";
+import { type Tool, type ToolContext, ToolError } from "./tools/tool.js";
 import { type ActiveTurn, type TurnOutcome, TurnRunner } from "./turn-runner.js";
 import type { Workspace } from "./workspace.js";
 
@@ -51,6 +53,13 @@ export interface AgentThreadOptions {
   moreTools?: () => Tool<any>[];
   /** Offer the `delegate` tool: background sub-agents on this model (tier). Default: none. */
   delegate?: DelegateOptions<AgentThread>;
+  /** The session's skills: `load_skill` is offered when there are any. Default: none. */
+  skills?: readonly Skill[];
+  /**
+   * The only tools offered (by name), Spark's and the extra ones alike: a defined agent's thread
+   * (see agentRun). Default: all.
+   */
+  allowedTools?: readonly string[];
   /** Items of a saved session to continue. */
   resume?: { thread: ThreadInfo; items: ThreadItem[] };
   /** Turns waiting behind the running one (`enqueue`); beyond it `limit_reached`. Default: 32. */
@@ -115,13 +124,32 @@ export class AgentThread {
     const { delegate, resume: _, ...inherited } = options;
     this.subs = delegate
       ? new SubAgents<AgentThread>({
-          createThread: (model, client) =>
+          createThread: (model, client, agent) =>
             new AgentThread({
               ...inherited,
               client,
               model,
               ...(delegate.contextBudget ? { contextBudget: delegate.contextBudget } : {}),
+              ...(agent ? { instructions: agent.instructions, allowedTools: agent.tools } : {}),
             }),
+          resolveAgent: (name) => {
+            const agent = delegate.agents?.find((candidate) => candidate.name === name);
+            if (!agent) {
+              const names = (delegate.agents ?? []).map((candidate) => candidate.name);
+              throw new ToolError(
+                "not_found",
+                names.length === 0
+                  ? `No agent '${name}': none is defined. Delegate without an agent.`
+                  : `No agent '${name}'. The agents: ${names.join(", ")}.`,
+              );
+            }
+            return agentRun(agent, {
+              instructions: this.options.instructions,
+              parentTools: this.offeredTools(),
+              delegateModel: delegate.model,
+              tiers: delegate.tiers ?? [],
+            });
+          },
           client: options.client,
           delegate,
           emit,
@@ -129,7 +157,9 @@ export class AgentThread {
           deliver: (message) => this.queueTurn(message),
         })
       : null;
-    this.tools = toolsFor({ delegate: this.subs !== null });
+    this.tools = this.allowed(
+      toolsFor({ delegate: this.subs !== null, skills: (options.skills ?? []).length > 0 }),
+    );
     this.runner = new TurnRunner({
       client: options.client,
       chain: this.chain,
@@ -424,7 +454,7 @@ export class AgentThread {
     };
     this.active = turn;
     if (!this.toolsFixed) {
-      this.tools.push(...(this.options.moreTools?.() ?? []));
+      this.tools.push(...this.allowed(this.options.moreTools?.() ?? []));
       this.toolsFixed = true;
     }
     const outcome = await this.runner.run(turn, input);
@@ -461,8 +491,25 @@ export class AgentThread {
       sandbox: this.sandbox,
       ...(this.options.diagnostics ? { diagnostics: this.options.diagnostics } : {}),
       approve: (request) => this.approvals.request(turn.id, request),
-      ...(this.subs ? { delegate: (task: string, context?: string) => this.subs!.start(task, context) } : {}),
+      ...(this.subs
+        ? {
+            delegate: (task: string, context?: string, agent?: string) =>
+              this.subs!.start(task, context, agent),
+          }
+        : {}),
+      ...(this.options.skills ? { skills: this.options.skills } : {}),
     };
+  }
+
+  /** The tools the next request lists (the extra ones as they are now, before the first turn). */
+  private offeredTools(): Tool[] {
+    return this.toolsFixed ? this.tools : [...this.tools, ...this.allowed(this.options.moreTools?.() ?? [])];
+  }
+
+  // biome-ignore lint/suspicious/noExplicitAny: a registry holds tools of every argument type
+  private allowed(tools: Tool<any>[]): Tool<any>[] {
+    const names = this.options.allowedTools;
+    return names ? tools.filter((tool) => names.includes(tool.name)) : tools;
   }
 
   private requestSettings() {
@@ -470,7 +517,7 @@ export class AgentThread {
       model: this.options.model ?? "",
       instructions: this.options.instructions,
       // Before the first turn (pre-warm, drafts) with the extra tools ready now, as that turn will likely send.
-      tools: this.toolsFixed ? this.tools : [...this.tools, ...(this.options.moreTools?.() ?? [])],
+      tools: this.offeredTools(),
       temperature: this.options.temperature,
     });
   }

@@ -1,7 +1,9 @@
 import { randomBytes } from "node:crypto";
+import path from "node:path";
 import { AgentThread } from "../agent/agent-thread.js";
-import { discoverAgentsFiles } from "../agent/agents-md.js";
+import { discoverAgentsFiles, findRepoRoot } from "../agent/agents-md.js";
 import type { ApprovalPolicy } from "../agent/approval.js";
+import { type Catalog, loadCatalog } from "../agent/definitions/catalog.js";
 import { EditDiagnostics } from "../agent/diagnostics/edit-diagnostics.js";
 import type { HookSet } from "../agent/hooks/thread-hooks.js";
 import { McpHub } from "../agent/mcp/mcp-hub.js";
@@ -11,7 +13,7 @@ import { readSession, sessionsDir, Transcript } from "../agent/transcript.js";
 import { Workspace } from "../agent/workspace.js";
 import { ResponsesClient, type ResponsesClientOptions } from "../client/responses-client.js";
 import type { Limits, ResolvedConfig } from "../config/spark-config.js";
-import { tierAdmission } from "../config/spark-config.js";
+import { tierAdmission, userConfigPath } from "../config/spark-config.js";
 import { describeBackend, unusedGpuNotice } from "../engine/llama/backend-info.js";
 import { probeGpu } from "../engine/llama/gpu-probe.js";
 import { LlamaEngine } from "../engine/llama/llama-engine.js";
@@ -79,6 +81,11 @@ export interface AgentRuntimeOptions {
    * loadHooks), read once here.
    */
   hooks?: HookSet;
+  /**
+   * The person's folder of skills (`skills/`) and agents (`agents/`). Default: the folder of the
+   * user's config.toml (`~/.config/spark`). Null: none.
+   */
+  userDir?: string | null;
 }
 
 /**
@@ -114,6 +121,8 @@ export class AgentRuntime implements AsyncDisposable {
     private readonly owned: { server?: SparkServer; models?: ModelRegistry },
     /** How to open another connection like {@link client} (a sub-agent's). */
     private readonly connection: ResponsesClientOptions,
+    /** The skills and defined agents of the person and of the repository, read at start. */
+    readonly catalog: Catalog,
   ) {
     if (options.mcp) this.mcp = options.mcp;
     else {
@@ -137,11 +146,17 @@ export class AgentRuntime implements AsyncDisposable {
   static async start(started: AgentRuntimeOptions): Promise<AgentRuntime> {
     const options = { ...started, hooks: started.hooks ?? (await loadHooks(started.cwd)) };
     const workspace = new Workspace(options.cwd);
+    const catalog = await loadCatalog({
+      repoRoot: await findRepoRoot(workspace.root),
+      userDir: options.userDir === undefined ? path.dirname(userConfigPath()) : options.userDir,
+    });
+    for (const problem of catalog.problems) options.onNotice?.(problem);
     const instructions = buildSystemPrompt(
       workspace.root,
       await discoverAgentsFiles(workspace.root, {
         ...(options.onNotice ? { onUnreadable: options.onNotice } : {}),
       }),
+      { skills: catalog.skills, agents: catalog.agents },
     );
     if (options.server) {
       const connection: ResponsesClientOptions = {
@@ -163,6 +178,7 @@ export class AgentRuntime implements AsyncDisposable {
         options,
         {},
         connection,
+        catalog,
       );
     }
     const config = options.config ?? {
@@ -215,6 +231,7 @@ export class AgentRuntime implements AsyncDisposable {
         models,
       },
       connection,
+      catalog,
     );
   }
 
@@ -254,16 +271,20 @@ export class AgentRuntime implements AsyncDisposable {
       moreTools: () => this.mcp.tools(),
       ...(this.options.hooks ? { hooks: this.options.hooks } : {}),
       ...queueLimits(this.limits),
-      ...(this.delegateTier
+      skills: this.catalog.skills,
+      // Without a delegate tier, defined agents still run: on their own tier, else the thread's.
+      ...(this.delegateTier || this.catalog.agents.length > 0
         ? {
             delegate: {
-              model: this.delegateTier,
-              ...(this.contextFor(this.delegateTier)
-                ? { contextBudget: this.contextFor(this.delegateTier)! }
+              model: this.delegateTier ?? model,
+              ...(this.contextFor(this.delegateTier ?? model)
+                ? { contextBudget: this.contextFor(this.delegateTier ?? model)! }
                 : {}),
               connect: () => ResponsesClient.connect(this.connection),
               ...(this.limits?.max_subagents ? { maxRunning: this.limits.max_subagents } : {}),
               onThread: (sub) => recordTranscript(sub, dir),
+              agents: this.catalog.agents,
+              tiers: this.models,
             },
           }
         : {}),

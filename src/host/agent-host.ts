@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { AgentThread } from "../agent/agent-thread.js";
+import { type Catalog, catalogInfo } from "../agent/definitions/catalog.js";
 import type { McpServerList } from "../agent/mcp/mcp-server-list.js";
 import type { HostEvent, HostThreadEvent, ThreadEvent, ThreadInfo } from "../protocol/agent.js";
 import {
@@ -73,6 +74,11 @@ export interface AgentHostOptions {
    */
   mcp?: McpServerList;
   /**
+   * The workspace's skills and defined agents, listed to each client when it connects (`catalog`).
+   * Default: none yet ({@link AgentHost.listCatalog} sets them); a host with none sends none.
+   */
+  catalog?: Catalog;
+  /**
    * Bytes a client may leave unread: a client whose socket still holds more than this when the
    * next event is due is closed with {@link SLOW_CLIENT_CLOSE_CODE} (it resumes by `seq`).
    * Default: 8 MiB.
@@ -134,6 +140,8 @@ export class AgentHost {
   private readonly stopMcp: () => void;
   /** A coalesced `mcp.servers` is due (unref'd: it never keeps the process alive). */
   private mcpTimer: ReturnType<typeof setTimeout> | null = null;
+  /** The `catalog` line each client gets on connecting; null: nothing to list. */
+  private catalogLine: string | null = null;
 
   constructor(
     private readonly source: HostThreadSource,
@@ -147,6 +155,14 @@ export class AgentHost {
     this.sweeper.unref();
     this.mcp = options.mcp;
     this.stopMcp = this.mcp?.onChange(() => this.scheduleMcpServers()) ?? (() => {});
+    if (options.catalog) this.listCatalog(options.catalog);
+  }
+
+  /** Lists `catalog` to every client, now and on connecting (once the runtime has read it). */
+  listCatalog(catalog: Catalog): void {
+    if (catalog.skills.length === 0 && catalog.agents.length === 0) return;
+    this.catalogLine = JSON.stringify({ type: "catalog", ...catalogInfo(catalog) } satisfies HostEvent);
+    for (const socket of this.clients) this.send(socket, this.catalogLine);
   }
 
   /** Serves one client connection. */
@@ -156,6 +172,7 @@ export class AgentHost {
     socket.on("message", (data, isBinary) => void this.onMessage(socket, data, isBinary));
     this.clients.add(socket);
     if (this.mcp) this.send(socket, this.mcpServersLine(this.mcp));
+    if (this.catalogLine) this.send(socket, this.catalogLine);
     socket.on("close", () => {
       this.clients.delete(socket);
       for (const hosted of this.threads.values())

@@ -191,6 +191,28 @@ export interface McpServerInfo {
   error?: string;
 }
 
+/** A SKILL.md skill, as every face lists it (`/skills`). */
+export interface CatalogSkillInfo {
+  name: string;
+  description: string;
+  /** The person's config folder, or the repository's `.agents/skills/`. */
+  source: "user" | "project";
+  /** Its SKILL.md: relative to the repository, or absolute for the person's own. */
+  file: string;
+}
+
+/** An agent people defined, as every face lists it (`/agents`); `delegate` runs sub-agents as it. */
+export interface CatalogAgentInfo {
+  name: string;
+  description: string;
+  source: "user" | "project";
+  file: string;
+  /** The tools it may use (within its parent's); absent: all of its parent's but `delegate`. */
+  tools?: string[];
+  /** The tier it runs on; absent: the delegate tier. */
+  tier?: string;
+}
+
 export type SubAgentStatus = "running" | "completed" | "failed" | "cancelled";
 
 /** A sub-agent a thread delegated a task to (the `delegate` tool); it runs in the background. */
@@ -283,4 +305,9 @@ export type HostEvent =
    * any server's state or tools change (bursts coalesced). Never stamped. A host without MCP
    * servers to list sends none; clients then list none. Bounds: `MCP_SERVERS_LIMITS` (mcp-servers.ts).
    */
-  | { type: "mcp.servers"; servers: McpServerInfo[] };
+  | { type: "mcp.servers"; servers: McpServerInfo[] }
+  /**
+   * The skills and defined agents of the host's workspace, read when it started: sent to each
+   * client when it connects. A host without any sends none. Bounds: `CATALOG_LIMITS` (catalog.ts).
+   */
+  | { type: "catalog"; skills: CatalogSkillInfo[]; agents: CatalogAgentInfo[] };

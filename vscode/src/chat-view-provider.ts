@@ -30,6 +30,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, ViewSink, v
     this.disposables.push(
       connection.onDidChangeState((state) => this.post({ type: "connection", connection: state })),
       connection.onDidChangeMcpServers((servers) => this.post({ type: "mcp", servers })),
+      connection.onDidChangeCatalog((catalog) => this.post({ type: "catalog", catalog })),
     );
   }
 
@@ -51,6 +52,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, ViewSink, v
           this.ready = true;
           this.snapshot(this.controller.view);
           this.post({ type: "mcp", servers: this.connection.mcpServers });
+          this.post({ type: "catalog", catalog: this.connection.catalog });
         }
         this.onMessage(message);
       }),

@@ -1,4 +1,13 @@
-export type SlashCommandName = "help" | "undo" | "new" | "model" | "agents" | "cancel" | "mcp" | "exit";
+export type SlashCommandName =
+  | "help"
+  | "undo"
+  | "new"
+  | "model"
+  | "skills"
+  | "agents"
+  | "cancel"
+  | "mcp"
+  | "exit";
 
 export interface SlashCommand {
   name: SlashCommandName;
@@ -11,7 +20,8 @@ export const SLASH_COMMANDS: readonly { name: SlashCommandName; usage: string; d
   { name: "undo", usage: "/undo", description: "revert the last patch the agent applied" },
   { name: "new", usage: "/new", description: "start a new session" },
   { name: "model", usage: "/model [name]", description: "show the model, or switch to another" },
-  { name: "agents", usage: "/agents", description: "list the background sub-agents" },
+  { name: "skills", usage: "/skills", description: "list the skills the model may load" },
+  { name: "agents", usage: "/agents", description: "list the defined agents and the background sub-agents" },
   { name: "cancel", usage: "/cancel [id]", description: "cancel a running sub-agent (default: the latest)" },
   { name: "mcp", usage: "/mcp", description: "list the MCP servers: state, approval, tools, errors" },
   { name: "exit", usage: "/exit", description: "quit (also Ctrl+D on an empty prompt)" },

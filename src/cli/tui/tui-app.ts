@@ -1,5 +1,6 @@
 import { Box, type Key, Static, useInput, usePaste, useStdout } from "ink";
 import React, { useEffect, useReducer, useRef, useSyncExternalStore } from "react";
+import { agentsLines, skillsLines } from "../../client-core/catalog-lines.js";
 import type { McpServerInfo, McpServerState } from "../../protocol/agent.js";
 import { DraftPacer } from "../../protocol/draft-pacer.js";
 import type { TerminalThread } from "../terminal-thread.js";
@@ -55,6 +56,7 @@ interface AppState {
 
 const NO_STARTUP: StartupState = { phase: "starting" };
 const noStartup = () => () => {};
+const NO_CATALOG = { skills: [], agents: [] };
 
 /**
  * The interactive view: the conversation (finished entries printed once), the live part, the
@@ -137,6 +139,10 @@ export function TuiApp({ options, session, onExit, storeOptions }: TuiAppProps):
       if (options.mcp && !s.mcp) return current.notice("/mcp works once Spark has started.", "warn");
       return current.showMcpServers(s.mcp?.mcpServers ?? []);
     }
+    if (command.name === "skills") {
+      if (options.mcp && !s.mcp) return current.notice("/skills works once Spark has started.", "warn");
+      return current.notice(skillsLines(s.mcp?.catalog ?? NO_CATALOG).join("\n"));
+    }
     if (!thread) {
       current.notice(`/${command.name} works once the session has started.`, "warn");
       return;
@@ -166,14 +172,15 @@ export function TuiApp({ options, session, onExit, storeOptions }: TuiAppProps):
       case "agents": {
         const subs = thread.subAgents;
         current.notice(
-          subs.length === 0
-            ? "No sub-agents in this session."
-            : subs
-                .map(
+          [
+            ...agentsLines(s.mcp?.catalog ?? NO_CATALOG),
+            ...(subs.length === 0
+              ? ["No sub-agents in this session."]
+              : subs.map(
                   (sub) =>
                     `${sub.id} ${sub.status} on ${sub.model}: ${sub.task} (${sub.progress}, ${sub.outputTokens} tok)`,
-                )
-                .join("\n"),
+                )),
+          ].join("\n"),
         );
         return;
       }

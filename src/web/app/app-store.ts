@@ -7,7 +7,9 @@ import {
 import { browserSocketFactory } from "../../client-core/socket.js";
 import { emptyView, reduceView, type StampedEvent, type ThreadView } from "../../client-core/thread-view.js";
 import type { McpServerInfo, ThreadInfo } from "../../protocol/agent.js";
+import type { DecodedCatalog } from "../../protocol/catalog.js";
 import { DraftPacer } from "../../protocol/draft-pacer.js";
+import type { CatalogShown } from "./catalog-panel.js";
 
 /** The server's models as `/healthz` reports them. */
 export interface ModelLoadStatus {
@@ -33,6 +35,10 @@ export interface AppState {
   errors: { id: number; message: string }[];
   /** The agent host's MCP servers, as it last listed them (not per thread). */
   mcpServers: readonly McpServerInfo[];
+  /** The agent host's skills and defined agents (`catalog`). */
+  catalog: DecodedCatalog;
+  /** The listing `/skills` or `/agents` opened above the composer; null: none. */
+  catalogShown: CatalogShown | null;
   /** Plan mode, the toggle by the message box: the turns it starts only read and answer with a plan. */
   plan: boolean;
 }
@@ -79,6 +85,8 @@ export class AppStore {
       views: options.threadId ? { [options.threadId]: emptyView(options.threadId) } : {},
       errors: [],
       mcpServers: [],
+      catalog: { skills: [], agents: [] },
+      catalogShown: null,
       plan: false,
     };
     this.client = new HostClient({
@@ -92,6 +100,7 @@ export class AppStore {
     this.client.on("list", (sessions) => this.update({ sessions }));
     this.client.on("listed", (info) => this.onListed(info));
     this.client.on("mcp", (mcpServers) => this.update({ mcpServers }));
+    this.client.on("catalog", (catalog) => this.update({ catalog }));
     this.client.on("deleted", (threadId) => this.onDeleted(threadId));
     this.client.on("error", (error) => this.pushError(error.message));
     this.client.on("reset", (threadId) => this.setView(emptyView(threadId)));
@@ -117,6 +126,12 @@ export class AppStore {
   /** Enter: starts a turn (a new session if none is open) or steers the running one. */
   submit(text: string): boolean {
     this.drafts.reset();
+    // `/skills` and `/agents` list, as in the terminal; they never reach the model.
+    const command = text.trim().toLowerCase();
+    if (command === "/skills" || command === "/agents") {
+      this.update({ catalogShown: command === "/skills" ? "skills" : "agents" });
+      return true;
+    }
     const view = this.current;
     if (!view) {
       // One new session however many messages arrive before it starts; each is sent once, in order.
@@ -126,6 +141,11 @@ export class AppStore {
     }
     if (view.turn) return this.request({ type: "turn.steer", thread_id: view.id, input: text });
     return this.request({ type: "turn.start", thread_id: view.id, input: text, mode: this.mode });
+  }
+
+  /** Closes the `/skills` or `/agents` listing. */
+  closeCatalog(): void {
+    this.update({ catalogShown: null });
   }
 
   /** The plan-mode toggle: also the open thread's mode, so queued turns follow it. */

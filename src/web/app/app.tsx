@@ -1,6 +1,7 @@
 import { useEffect, useState } from "preact/hooks";
 import type { ConnectionStatus } from "../../client-core/host-client.js";
 import type { AppStore } from "./app-store.js";
+import { CatalogPanel } from "./catalog-panel.js";
 import { Composer } from "./composer.js";
 import { Conversation } from "./conversation.js";
 import type { DiffMode } from "./diff-view.js";
@@ -152,6 +153,13 @@ export function App({ store }: { store: AppStore }) {
             </p>
           ))}
         </div>
+        {state.catalogShown ? (
+          <CatalogPanel
+            catalog={state.catalog}
+            shown={state.catalogShown}
+            onClose={() => store.closeCatalog()}
+          />
+        ) : null}
         <Composer
           view={view}
           connected={connected}

@@ -1,5 +1,6 @@
 import type { ThreadView, ViewAction } from "../../../src/client-core/thread-view.js";
 import type { McpServerInfo } from "../../../src/protocol/agent.js";
+import type { DecodedCatalog } from "../../../src/protocol/catalog.js";
 
 /** The connection as the chat view shows it. */
 export interface ConnectionState {
@@ -17,6 +18,8 @@ export type ToWebview =
   | { type: "connection"; connection: ConnectionState }
   /** The agent host's MCP servers, whole: when the view loads and whenever the host lists them anew. */
   | { type: "mcp"; servers: readonly McpServerInfo[] }
+  /** The agent host's skills and defined agents (for `/skills` and `/agents` typed in the view). */
+  | { type: "catalog"; catalog: DecodedCatalog }
   | { type: "focus"; text?: string };
 
 /** From the chat view to the extension. */
