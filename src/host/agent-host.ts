@@ -337,6 +337,10 @@ export class AgentHost {
         this.publish(hosted, { type: "patch.undone", item_id: undone.itemId, paths: undone.paths });
         break;
       }
+      case "thread.rewind":
+        // The thread announces it (`thread.rewound`) to every subscriber.
+        await this.get(request.thread_id).thread.rewind(request.item_id, request.restore);
+        break;
       case "patch.accept":
       case "patch.reject": {
         const hosted = this.get(request.thread_id);
