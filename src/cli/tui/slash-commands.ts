@@ -1,4 +1,13 @@
-export type SlashCommandName = "help" | "undo" | "new" | "model" | "agents" | "cancel" | "mcp" | "exit";
+export type SlashCommandName =
+  | "help"
+  | "undo"
+  | "rewind"
+  | "new"
+  | "model"
+  | "agents"
+  | "cancel"
+  | "mcp"
+  | "exit";
 
 export interface SlashCommand {
   name: SlashCommandName;
@@ -9,6 +18,11 @@ export interface SlashCommand {
 export const SLASH_COMMANDS: readonly { name: SlashCommandName; usage: string; description: string }[] = [
   { name: "help", usage: "/help", description: "show commands and keys" },
   { name: "undo", usage: "/undo", description: "revert the last patch the agent applied" },
+  {
+    name: "rewind",
+    usage: "/rewind",
+    description: "go back to before a message: its code, the conversation, or both",
+  },
   { name: "new", usage: "/new", description: "start a new session" },
   { name: "model", usage: "/model [name]", description: "show the model, or switch to another" },
   { name: "agents", usage: "/agents", description: "list the background sub-agents" },
