@@ -104,6 +104,8 @@ describe("agent host: request ids", () => {
         "approval.respond",
         "subagent.cancel",
         "thread.undo",
+        // No such message in the thread.
+        "thread.rewind",
         "patch.accept",
         "patch.reject",
         // This host's source names no models to switch to.
