@@ -375,9 +375,18 @@ function entryOf(
 function rewound(view: ThreadView, event: Extract<StampedEvent, { type: "thread.rewound" }>): ThreadView {
   const files = event.paths.length > 0 ? `restored ${event.paths.join(", ")}` : "no files to restore";
   const quoted = `"${event.text.split("\n")[0]!.slice(0, 60)}"`;
-  if (event.restore === "code")
-    return withNotice(view, `Rewound the code to before ${quoted}: ${files}.`, "info");
   const cut = view.entries.findIndex((entry) => entry.kind === "user" && entry.id === event.item_id);
+  if (event.restore === "code") {
+    // The patches from that turn on are taken back: their files show as undone.
+    let undone = view;
+    for (const entry of cut === -1 ? [] : view.entries.slice(cut)) {
+      const display = entry.kind === "tool" ? entry.item.display : undefined;
+      if (display?.kind !== "diff") continue;
+      const paths = display.files.map((file) => file.path).filter((path) => event.paths.includes(path));
+      undone = setFiles(undone, entry.id, paths, "undone");
+    }
+    return withNotice(undone, `Rewound the code to before ${quoted}: ${files}.`, "info");
+  }
   const kept =
     cut === -1
       ? view
