@@ -57,3 +57,19 @@ test("kept in a file: a reopened store rewinds what the first recorded, a create
   await reopened.flush();
   expect((await Checkpoints.open(store)).bytes).toBe(0);
 });
+
+test("a stored edit naming a file outside the workspace is not loaded: its turn cannot rewind code", async () => {
+  const dir = await mkdtemp(path.join(os.tmpdir(), "spark-checkpoints-"));
+  const store = path.join(dir, "thr_x.checkpoints");
+  const root = path.join(dir, "work");
+  const writer = Checkpoints.inMemory();
+  writer.storeIn(store);
+  writer.recorded("u1", edit(path.join(root, "a.txt"), "a", "b"));
+  writer.recorded("u2", edit(path.join(dir, "elsewhere.txt"), "x", "y"));
+  await writer.flush();
+  const loaded = await Checkpoints.open(store, { root });
+  expect(loaded.bytes).toBe(2);
+  await expect(loaded.rewind(new Set(["u2"]))).rejects.toMatchObject({
+    message: expect.stringContaining("outside the workspace"),
+  });
+});

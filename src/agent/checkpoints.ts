@@ -1,5 +1,5 @@
 import { appendFile, mkdir, readFile, stat } from "node:fs/promises";
-import { dirname } from "node:path";
+import { dirname, isAbsolute, relative } from "node:path";
 import { SparkError } from "../protocol/errors.js";
 import { type JournalEntry, type JournalFile, restore } from "./edit-journal.js";
 import { readIfExists } from "./tools/internal/atomic-write.js";
@@ -16,6 +16,11 @@ export interface CheckpointsOptions {
   maxSessionBytes?: number;
   /** How a path is named in a refusal (workspace-relative). Default: as is. */
   name?: (path: string) => string;
+  /**
+   * The workspace: a stored edit naming a file outside it (a tampered file) is not loaded, and
+   * its turn cannot rewind code. Default: every path is loaded.
+   */
+  root?: string;
 }
 
 /** One edit (one apply_patch call) made during the turn started by user message `turn`. */
@@ -84,6 +89,10 @@ export class Checkpoints {
    */
   static async open(file: string, options: CheckpointsOptions = {}): Promise<Checkpoints> {
     const checkpoints = new Checkpoints(file, options);
+    const { root } = options;
+    const outside = (path: string) =>
+      root !== undefined &&
+      (!isAbsolute(path) || relative(root, path).startsWith("..") || isAbsolute(relative(root, path)));
     const size = await stat(file).then(
       (stats) => stats.size,
       () => 0,
@@ -92,7 +101,11 @@ export class Checkpoints {
     for (const line of (await readFile(file, "utf8")).split("\n")) {
       if (!line.trim()) continue;
       try {
-        checkpoints.apply(JSON.parse(line) as CheckpointRecord);
+        const record = JSON.parse(line) as CheckpointRecord;
+        if (record.kind === "edit" && record.files.some((stored) => outside(stored.path))) {
+          const reason = "its checkpoint names a file outside the workspace";
+          checkpoints.apply({ kind: "unrewindable", turn: record.turn, reason });
+        } else checkpoints.apply(record);
       } catch {
         // a line cut short by a crash
       }

@@ -235,7 +235,7 @@ export class AgentRuntime implements AsyncDisposable {
   ): Promise<{ thread: AgentThread; transcript: SessionRecorder }> {
     const resume = resumeFile ? await readSession(resumeFile) : undefined;
     const dir = this.options.sessionsDir ?? sessionsDir();
-    const named = { name: (file: string) => this.workspace.relative(file) };
+    const named = { name: (file: string) => this.workspace.relative(file), root: this.workspace.root };
     const checkpoints = resume
       ? await Checkpoints.open(checkpointsFile(resume.file), named)
       : Checkpoints.inMemory(named);
