@@ -337,8 +337,7 @@ export class AgentHost {
         this.publish(hosted, { type: "patch.undone", item_id: undone.itemId, paths: undone.paths });
         break;
       }
-      case "thread.rewind":
-        // The thread announces it (`thread.rewound`) to every subscriber.
+      case "thread.rewind": // the thread announces it to every subscriber (`thread.rewound`)
         await this.get(request.thread_id).thread.rewind(request.item_id, request.restore);
         break;
       case "patch.accept":
