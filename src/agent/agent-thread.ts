@@ -1,9 +1,17 @@
 import { randomUUID } from "node:crypto";
 import type { DraftAnswer, ResponsesClient } from "../client/responses-client.js";
-import type { AgentMode, PatchResolution, SubAgentInfo, ThreadInfo, ThreadItem } from "../protocol/agent.js";
+import type {
+  AgentMode,
+  PatchResolution,
+  RewindRestore,
+  SubAgentInfo,
+  ThreadInfo,
+  ThreadItem,
+} from "../protocol/agent.js";
 import type { TurnToolChoice } from "../protocol/agent-requests.js";
 import { SparkError } from "../protocol/errors.js";
 import type { ApprovalPolicy } from "./approval.js";
+import { Checkpoints } from "./checkpoints.js";
 import { historyFromItems } from "./conversation-history.js";
 import { agentRun } from "./definitions/agent-definitions.js";
 import type { Skill } from "./definitions/skills.js";
@@ -17,6 +25,7 @@ import { requestSettings } from "./request-settings.js";
 import { ResponseChain } from "./response-chain.js";
 import { CommandSandbox } from "./sandbox/command-sandbox.js";
 import { type DelegateOptions, SubAgents } from "./sub-agents.js";
+import { type Rewound, ThreadRewind } from "./thread-rewind.js";
 import { toolsFor } from "./tools/index.js";
 import { type Tool, type ToolContext, ToolError } from "./tools/tool.js";
 import { type ActiveTurn, type TurnOutcome, TurnRunner } from "./turn-runner.js";
@@ -62,6 +71,8 @@ export interface AgentThreadOptions {
   allowedTools?: readonly string[];
   /** Items of a saved session to continue. */
   resume?: { thread: ThreadInfo; items: ThreadItem[] };
+  /** Where each turn's file changes are kept for `rewind` (see Checkpoints). Default: in memory. */
+  checkpoints?: Checkpoints;
   /** Turns waiting behind the running one (`enqueue`); beyond it `limit_reached`. Default: 32. */
   maxQueuedTurns?: number;
   /** UTF-8 bytes of the inputs waiting behind the running turn; beyond it `limit_reached`. Default: 4 MiB. */
@@ -90,6 +101,7 @@ export class AgentThread {
   private readonly approvals: PendingApprovals;
   private readonly patches: PatchReview;
   private readonly runner: TurnRunner;
+  private readonly rewinder: ThreadRewind;
   private active: ActiveTurn | null = null;
   private idle: Promise<void> = Promise.resolve();
   private readonly subs: SubAgents<AgentThread> | null;
@@ -121,7 +133,15 @@ export class AgentThread {
       workspace: options.workspace,
       items: this.log.items,
     });
-    const { delegate, resume: _, ...inherited } = options;
+    this.rewinder = new ThreadRewind({
+      log: this.log,
+      chain: this.chain,
+      journal: this.journal,
+      checkpoints:
+        options.checkpoints ?? Checkpoints.inMemory({ name: (path) => options.workspace.relative(path) }),
+      workspace: options.workspace,
+    });
+    const { delegate, resume: _, checkpoints: __, ...inherited } = options;
     this.subs = delegate
       ? new SubAgents<AgentThread>({
           createThread: (model, client, agent) =>
@@ -428,6 +448,21 @@ export class AgentThread {
    */
   resolvePatchFile(itemId: string, path: string, resolution: PatchResolution): Promise<void> {
     return this.patches.resolvePatchFile(itemId, path, resolution);
+  }
+
+  /**
+   * Goes back to just before the turn started by user message `itemId` (see ThreadRewind) and tells
+   * every face (`thread.rewound`). Refused with `invalid_request` while a turn runs.
+   */
+  async rewind(itemId: string, restore: RewindRestore): Promise<Rewound> {
+    if (this.active) {
+      throw new SparkError("invalid_request", "A turn is running; interrupt it or wait before rewinding.", {
+        param: "thread_id",
+      });
+    }
+    const rewound = await this.rewinder.rewind(itemId, restore);
+    this.log.emit({ type: "thread.rewound", ...rewound });
+    return rewound;
   }
 
   private async runTurns(first: string, toolChoice: TurnToolChoice | undefined): Promise<void> {

@@ -1,3 +1,4 @@
+import { ClientError } from "../client/client-error.js";
 import type { ResponseStream, ResponsesClient } from "../client/responses-client.js";
 import type { AgentMode, ThreadInfo, ThreadItem, TurnStats, TurnStatus } from "../protocol/agent.js";
 import type { TurnToolChoice } from "../protocol/agent-requests.js";
@@ -100,7 +101,7 @@ export class TurnRunner {
       );
       return { status: "failed", stats, error: error.toWire() };
     }
-    log.recordUserMessage(turn.id, input, turn.mode);
+    chain.mark(log.recordUserMessage(turn.id, input, turn.mode));
 
     const content = (turn.mode === "plan" ? withPlanNote(input) : input) + submitted.context;
     let next: ConversationInput[] = [...chain.owedOutputs, { role: "user", content }];
@@ -113,7 +114,13 @@ export class TurnRunner {
     try {
       for (;;) {
         if (chain.lastTokens > (this.options.contextBudget ?? 128_000) * 0.8) await this.compact(turn);
-        const { response, calls } = await this.stream(turn, next);
+        const { response, calls } = await this.stream(turn, next).catch((caught: unknown) => {
+          // After a rewind the response it went back to may be gone: the kept conversation is resent.
+          if (!(caught instanceof ClientError && caught.code === "previous_response_not_found")) throw caught;
+          if (toolRounds > 0 || !chain.fallBack()) throw caught;
+          next = [{ role: "user", content }];
+          return this.stream(turn, next);
+        });
         stats.inputTokens += response.usage?.input_tokens ?? 0;
         stats.cachedInputTokens += response.usage?.input_tokens_details.cached_tokens ?? 0;
         stats.outputTokens += response.usage?.output_tokens ?? 0;

@@ -3,13 +3,14 @@ import path from "node:path";
 import { AgentThread } from "../agent/agent-thread.js";
 import { discoverAgentsFiles, findRepoRoot } from "../agent/agents-md.js";
 import type { ApprovalPolicy } from "../agent/approval.js";
+import { Checkpoints } from "../agent/checkpoints.js";
 import { type Catalog, loadCatalog } from "../agent/definitions/catalog.js";
 import { EditDiagnostics } from "../agent/diagnostics/edit-diagnostics.js";
 import type { HookSet } from "../agent/hooks/thread-hooks.js";
 import { McpHub } from "../agent/mcp/mcp-hub.js";
 import { CommandSandbox } from "../agent/sandbox/command-sandbox.js";
 import { buildSystemPrompt } from "../agent/system-prompt.js";
-import { readSession, sessionsDir, Transcript } from "../agent/transcript.js";
+import { checkpointsFile, readSession, sessionsDir, Transcript } from "../agent/transcript.js";
 import { Workspace } from "../agent/workspace.js";
 import { ResponsesClient, type ResponsesClientOptions } from "../client/responses-client.js";
 import type { Limits, ResolvedConfig } from "../config/spark-config.js";
@@ -258,6 +259,10 @@ export class AgentRuntime implements AsyncDisposable {
   ): Promise<{ thread: AgentThread; transcript: SessionRecorder }> {
     const resume = resumeFile ? await readSession(resumeFile) : undefined;
     const dir = this.options.sessionsDir ?? sessionsDir();
+    const named = { name: (file: string) => this.workspace.relative(file), root: this.workspace.root };
+    const checkpoints = resume
+      ? await Checkpoints.open(checkpointsFile(resume.file), named)
+      : Checkpoints.inMemory(named);
     const thread = new AgentThread({
       client: this.client,
       workspace: this.workspace,
@@ -289,7 +294,9 @@ export class AgentRuntime implements AsyncDisposable {
           }
         : {}),
       ...(resume ? { resume: { thread: resume.thread, items: resume.items } } : {}),
+      checkpoints,
     });
+    if (!resume) checkpoints.storeIn(checkpointsFile(path.join(dir, `${thread.info.id}.jsonl`)));
     // A new session is written from its first user message on: one never used leaves no file.
     const onError = (error: Error) =>
       this.options.onNotice?.(`the session will not be saved: ${error.message}`);

@@ -1,7 +1,7 @@
 import { realpath, rm } from "node:fs/promises";
 import path from "node:path";
 import type { AgentThread } from "../agent/agent-thread.js";
-import { listSessions, readSession, sessionsDir, Transcript } from "../agent/transcript.js";
+import { checkpointsFile, listSessions, readSession, sessionsDir, Transcript } from "../agent/transcript.js";
 import type { HostThreadSource } from "../host/agent-host.js";
 import type { ThreadInfo } from "../protocol/agent.js";
 import { SparkError } from "../protocol/errors.js";
@@ -90,6 +90,7 @@ export class SessionThreadSource implements HostThreadSource {
     const file = await this.fileOf(threadId);
     if (!file) return false;
     await rm(file, { force: true });
+    await rm(checkpointsFile(file), { force: true });
     return true;
   }
 

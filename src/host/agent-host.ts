@@ -354,6 +354,9 @@ export class AgentHost {
         this.publish(hosted, { type: "patch.undone", item_id: undone.itemId, paths: undone.paths });
         break;
       }
+      case "thread.rewind": // the thread announces it to every subscriber (`thread.rewound`)
+        await this.get(request.thread_id).thread.rewind(request.item_id, request.restore);
+        break;
       case "patch.accept":
       case "patch.reject": {
         const hosted = this.get(request.thread_id);

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { AGENT_MODES } from "./agent.js";
+import { AGENT_MODES, REWIND_RESTORES } from "./agent.js";
 import { MAX_DRAFT_TEXT } from "./responses-request.js";
 
 /** What clients of the agent host send, one JSON message per WebSocket frame. */
@@ -92,6 +92,16 @@ export const HOST_REQUEST_SCHEMAS = {
   "turn.draft": request("turn.draft", { thread_id: threadId, input: z.string().max(MAX_DRAFT_TEXT) }),
   /** Reverts the thread's newest patch; answered with `patch.undone`. */
   "thread.undo": request("thread.undo", { thread_id: threadId }),
+  /**
+   * Goes back to just before the turn started by user message `item_id`: the files the agent
+   * changed since (`code`), the conversation (`conversation`), or both (code first: when code is
+   * refused nothing changes). Refused while a turn runs; answered with `thread.rewound`.
+   */
+  "thread.rewind": request("thread.rewind", {
+    thread_id: threadId,
+    item_id: itemId,
+    restore: z.enum(REWIND_RESTORES),
+  }),
   "thread.rename": request("thread.rename", {
     thread_id: threadId,
     title: z.string().trim().min(1).max(200),

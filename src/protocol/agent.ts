@@ -86,6 +86,13 @@ export type ThreadItem =
 
 export type TurnStatus = "completed" | "interrupted" | "failed";
 
+/**
+ * What a rewind (`thread.rewind`) takes back to before a turn: the files the agent changed since,
+ * the conversation (its items), or both.
+ */
+export const REWIND_RESTORES = ["code", "conversation", "both"] as const;
+export type RewindRestore = (typeof REWIND_RESTORES)[number];
+
 /** Per-turn measurements, for the live meter and the latency chart. */
 export interface TurnStats {
   /** From the turn's start to its first streamed token. */
@@ -240,6 +247,13 @@ export type ThreadEvent =
   | { type: "turn.completed"; turn_id: string; status: TurnStatus; stats: TurnStats; error?: WireError }
   | ({ type: "approval.requested"; turn_id: string } & ApprovalRequestEvent)
   | { type: "approval.resolved"; approval_id: string; approved: boolean }
+  /**
+   * The thread went back to just before the turn started by user message `item_id`. `paths`: the
+   * files restored (relative to the workspace; empty unless `restore` covers code). With
+   * `restore` "conversation" or "both" the items from `item_id` on are gone: every face cuts its
+   * view there (the message's `text` is the one to offer for editing).
+   */
+  | { type: "thread.rewound"; item_id: string; restore: RewindRestore; paths: string[]; text: string }
   | { type: "subagent.started"; subagent: SubAgentInfo }
   | { type: "subagent.progress"; subagent_id: string; output_tokens: number; progress: string }
   | {

@@ -70,6 +70,11 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, ViewSink, v
     this.post({ type: "focus", ...(text ? { text } : {}) });
   }
 
+  /** Puts a rewound message back into the input. */
+  refill(text: string): void {
+    this.post({ type: "refill", text });
+  }
+
   snapshot(view: ThreadView): void {
     this.pending = [];
     this.post({ type: "snapshot", view, connection: this.connection.state });

@@ -63,6 +63,12 @@ export function activate(context: vscode.ExtensionContext): void {
       case "patch":
         void run(() => reviews.resolveFromChat(message.itemId, message.path, message.action))();
         return;
+      case "rewind":
+        void run(async () => {
+          const text = await controller.rewind(message.itemId, message.restore);
+          if (text !== null && message.restore !== "code") chat.refill(text);
+        })();
+        return;
       case "command":
         void vscode.commands.executeCommand(message.command);
         return;

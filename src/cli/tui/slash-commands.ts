@@ -1,6 +1,7 @@
 export type SlashCommandName =
   | "help"
   | "undo"
+  | "rewind"
   | "new"
   | "model"
   | "skills"
@@ -18,6 +19,11 @@ export interface SlashCommand {
 export const SLASH_COMMANDS: readonly { name: SlashCommandName; usage: string; description: string }[] = [
   { name: "help", usage: "/help", description: "show commands and keys" },
   { name: "undo", usage: "/undo", description: "revert the last patch the agent applied" },
+  {
+    name: "rewind",
+    usage: "/rewind",
+    description: "go back to before a message: its code, the conversation, or both",
+  },
   { name: "new", usage: "/new", description: "start a new session" },
   { name: "model", usage: "/model [name]", description: "show the model, or switch to another" },
   { name: "skills", usage: "/skills", description: "list the skills the model may load" },

@@ -6,7 +6,7 @@ import {
 } from "../../client-core/host-client.js";
 import { browserSocketFactory } from "../../client-core/socket.js";
 import { emptyView, reduceView, type StampedEvent, type ThreadView } from "../../client-core/thread-view.js";
-import type { McpServerInfo, ThreadInfo } from "../../protocol/agent.js";
+import type { McpServerInfo, RewindRestore, ThreadInfo } from "../../protocol/agent.js";
 import type { DecodedCatalog } from "../../protocol/catalog.js";
 import { DraftPacer } from "../../protocol/draft-pacer.js";
 import type { CatalogShown } from "./catalog-panel.js";
@@ -41,6 +41,8 @@ export interface AppState {
   catalogShown: CatalogShown | null;
   /** Plan mode, the toggle by the message box: the turns it starts only read and answer with a plan. */
   plan: boolean;
+  /** The message a conversation rewind took back, for the message box to edit (a new `n` each time). */
+  refill: { text: string; n: number } | null;
 }
 
 /** What the Implement button under a plan sends, in default mode. */
@@ -88,6 +90,7 @@ export class AppStore {
       catalog: { skills: [], agents: [] },
       catalogShown: null,
       plan: false,
+      refill: null,
     };
     this.client = new HostClient({
       url: options.url,
@@ -229,6 +232,27 @@ export class AppStore {
   undo(): void {
     const view = this.current;
     if (view) this.request({ type: "thread.undo", thread_id: view.id });
+  }
+
+  /**
+   * Goes back to before user message `itemId` of the open thread; after a conversation rewind its
+   * text goes back into the message box. A refusal (a file changed since) is shown.
+   */
+  rewind(itemId: string, restore: RewindRestore): void {
+    const view = this.current;
+    const entry = view?.entries.find((candidate) => candidate.id === itemId);
+    if (!view || entry?.kind !== "user") return;
+    if (this.client.status !== "open") {
+      this.pushError("Not connected; reconnecting…");
+      return;
+    }
+    this.client.request({ type: "thread.rewind", thread_id: view.id, item_id: itemId, restore }).then(
+      () => {
+        if (restore !== "code")
+          this.update({ refill: { text: entry.text, n: (this.state.refill?.n ?? 0) + 1 } });
+      },
+      (error: unknown) => this.pushError(messageOf(error)),
+    );
   }
 
   rename(threadId: string, title: string): void {

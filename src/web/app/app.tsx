@@ -120,6 +120,7 @@ export function App({ store }: { store: AppStore }) {
             diffMode={diffMode}
             onResolve={(itemId, path, accept) => store.resolveFile(itemId, path, accept)}
             onImplement={connected ? () => store.implement() : null}
+            onRewind={connected && !view.turn ? (itemId, restore) => store.rewind(itemId, restore) : null}
           />
         ) : (
           <div class="conversation">
@@ -171,6 +172,7 @@ export function App({ store }: { store: AppStore }) {
           onApprove={(id, approved) => store.approve(id, approved)}
           plan={state.plan}
           onPlan={(plan) => store.setPlan(plan)}
+          refill={state.refill}
         />
       </main>
     </div>

@@ -11,7 +11,12 @@ import {
   type ThreadView,
   type TurnRecord,
 } from "../../../src/client-core/thread-view.js";
-import { type FileDiff, type McpServerInfo, sandboxLabel } from "../../../src/protocol/agent.js";
+import {
+  type FileDiff,
+  type McpServerInfo,
+  type RewindRestore,
+  sandboxLabel,
+} from "../../../src/protocol/agent.js";
 import type { DecodedCatalog } from "../../../src/protocol/catalog.js";
 import { type DiffTextLine, hunkLines, type PreviewFileView, patchPreviewView } from "../core/diff-lines.js";
 import { MarkdownView, renderMarkdown } from "./markdown.js";
@@ -165,6 +170,10 @@ window.addEventListener("message", (event: MessageEvent<ToWebview>) => {
       if (message.text) input.value = input.value ? `${input.value}\n${message.text}` : message.text;
       input.focus();
       break;
+    case "refill":
+      input.value = message.text;
+      input.focus();
+      break;
   }
   render();
 });
@@ -256,6 +265,7 @@ function renderEntry(entry: Entry): HTMLElement {
         { className: `entry user${entry.steer ? " steer" : ""}` },
         entry.steer ? h("span", { className: "badge", text: "steer" }) : null,
         h("div", { className: "bubble", text: entry.text }),
+        rewindAction(entry.id),
       );
     case "agent": {
       const element = h("div", { className: `entry agent${entry.streaming ? " streaming" : ""}` });
@@ -274,6 +284,33 @@ function renderEntry(entry: Entry): HTMLElement {
     case "tool":
       return renderTool(entry);
   }
+}
+
+const REWIND_CHOICES: readonly { restore: RewindRestore; label: string }[] = [
+  { restore: "both", label: "Code and conversation" },
+  { restore: "conversation", label: "Conversation only" },
+  { restore: "code", label: "Code only" },
+];
+
+/** A user message's rewind: a button that opens the three choices (the host refuses during a turn). */
+function rewindAction(itemId: string): HTMLElement {
+  const box = h("div", { className: "rewind" });
+  const closed = () =>
+    box.replaceChildren(
+      button("Rewind", "secondary small", open, "Go back to before this message: code, conversation or both"),
+    );
+  const open = () =>
+    box.replaceChildren(
+      ...REWIND_CHOICES.map((choice) =>
+        button(choice.label, "secondary small", () => {
+          closed();
+          post({ type: "rewind", itemId, restore: choice.restore });
+        }),
+      ),
+      button("Cancel", "secondary small", closed),
+    );
+  closed();
+  return box;
 }
 
 function renderMcpServers(): void {

@@ -1,5 +1,5 @@
 import type { ThreadView, ViewAction } from "../../../src/client-core/thread-view.js";
-import type { McpServerInfo } from "../../../src/protocol/agent.js";
+import type { McpServerInfo, RewindRestore } from "../../../src/protocol/agent.js";
 import type { DecodedCatalog } from "../../../src/protocol/catalog.js";
 
 /** The connection as the chat view shows it. */
@@ -20,7 +20,9 @@ export type ToWebview =
   | { type: "mcp"; servers: readonly McpServerInfo[] }
   /** The agent host's skills and defined agents (for `/skills` and `/agents` typed in the view). */
   | { type: "catalog"; catalog: DecodedCatalog }
-  | { type: "focus"; text?: string };
+  | { type: "focus"; text?: string }
+  /** A conversation rewind took this message back: it goes into the input, to edit and send again. */
+  | { type: "refill"; text: string };
 
 /** From the chat view to the extension. */
 export type FromWebview =
@@ -35,6 +37,8 @@ export type FromWebview =
   | { type: "interrupt" }
   | { type: "approval"; approvalId: string; approved: boolean }
   | { type: "patch"; itemId: string; path: string; action: "open" | "accept" | "reject" }
+  /** Back to before user message `itemId`: its code, the conversation, or both (`thread.rewind`). */
+  | { type: "rewind"; itemId: string; restore: RewindRestore }
   | {
       type: "command";
       command: "spark.undo" | "spark.newThread" | "spark.resumeThread" | "spark.reconnect" | "spark.showLog";
