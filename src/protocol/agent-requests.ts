@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { AGENT_MODES } from "./agent.js";
 import { MAX_DRAFT_TEXT } from "./responses-request.js";
+import { worktreeNameSchema } from "./worktree-name.js";
 
 /** What clients of the agent host send, one JSON message per WebSocket frame. */
 
@@ -61,7 +62,13 @@ function request<const T extends string, S extends z.ZodRawShape = Record<never,
 }
 
 export const HOST_REQUEST_SCHEMAS = {
-  "thread.start": request("thread.start"),
+  "thread.start": request("thread.start", {
+    /**
+     * Start the thread in a git worktree of the host's repository, on branch `spark/NAME`: created
+     * when there is none of that name (`name` omitted: a new generated name), else the existing one.
+     */
+    worktree: z.strictObject({ name: worktreeNameSchema.optional() }).optional(),
+  }),
   "thread.resume": request("thread.resume", {
     thread_id: threadId,
     /** Replay only events after this sequence number (a reconnecting client's last one). */
