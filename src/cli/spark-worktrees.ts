@@ -127,18 +127,23 @@ export class SparkWorktrees {
     const branch = `${BRANCH_PREFIX}${chosen}`;
     // A worktree whose folder was deleted by hand still holds its name in git until pruned.
     await git(this.mainRoot, ["worktree", "prune"]);
-    const branchExists = await git(this.mainRoot, [
+    const branchExists = await succeeds(this.mainRoot, [
       "rev-parse",
       "--verify",
       "--quiet",
       `refs/heads/${branch}`,
-    ]).then(
-      () => true,
-      () => false,
-    );
+    ]);
+    const base = options.base ?? this.mainRoot;
+    if (!branchExists && !(await succeeds(base, ["rev-parse", "--verify", "--quiet", "HEAD^{commit}"]))) {
+      throw new SparkError(
+        "invalid_request",
+        `${this.mainRoot} has no commit yet, and a worktree's branch starts from one: commit first.`,
+        { param: "worktree" },
+      );
+    }
     try {
       await git(
-        options.base ?? this.mainRoot,
+        base,
         branchExists
           ? ["worktree", "add", target, branch]
           : ["worktree", "add", "-b", branch, target, "HEAD"],
@@ -209,15 +214,12 @@ export class SparkWorktrees {
       const name = `wt-${randomBytes(3).toString("hex")}`;
       const taken =
         (await this.find(name)) !== null ||
-        (await git(this.mainRoot, [
+        (await succeeds(this.mainRoot, [
           "rev-parse",
           "--verify",
           "--quiet",
           `refs/heads/${BRANCH_PREFIX}${name}`,
-        ]).then(
-          () => true,
-          () => false,
-        ));
+        ]));
       if (!taken) return name;
     }
   }
@@ -271,6 +273,14 @@ function git(cwd: string, args: readonly string[]): Promise<string> {
       },
     );
   });
+}
+
+/** Whether a git command exits 0 (a check such as `rev-parse --verify`). */
+function succeeds(cwd: string, args: readonly string[]): Promise<boolean> {
+  return git(cwd, args).then(
+    () => true,
+    () => false,
+  );
 }
 
 /** The real path of `dir`, which need not exist yet (git records worktrees by real paths). */
