@@ -4,7 +4,8 @@ import { mkdtemp, readFile, realpath, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, test } from "vitest";
-import { MAX_WORKTREE_NAME, worktreeNameProblem, worktreeNameSchema } from "../protocol/worktree-name.js";
+import { worktreeNameSchema } from "../protocol/agent-requests.js";
+import { MAX_WORKTREE_NAME, worktreeNameProblem } from "../protocol/worktree-name.js";
 import { SparkWorktrees, worktreesDir } from "./spark-worktrees.js";
 
 const git = (cwd: string, ...args: string[]) =>

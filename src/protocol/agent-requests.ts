@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { AGENT_MODES } from "./agent.js";
 import { MAX_DRAFT_TEXT } from "./responses-request.js";
-import { worktreeNameSchema } from "./worktree-name.js";
+import { MAX_WORKTREE_NAME, WORKTREE_NAME_PATTERN } from "./worktree-name.js";
 
 /** What clients of the agent host send, one JSON message per WebSocket frame. */
 
@@ -42,6 +42,12 @@ function utf8Length(text: string): number {
   }
   return bytes;
 }
+
+/** A worktree's name (see WORKTREE_NAME_PATTERN): one safe folder name, and a branch `spark/NAME`. */
+export const worktreeNameSchema = z
+  .string()
+  .max(MAX_WORKTREE_NAME)
+  .regex(WORKTREE_NAME_PATTERN, "Expected a worktree name such as fix-parser (letters, digits, _ - .).");
 
 /** A client's name for one request, echoed by the `ack` or `error` that answers it. */
 export const requestIdSchema = z

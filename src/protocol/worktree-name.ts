@@ -1,4 +1,4 @@
-import { z } from "zod";
+// No zod here: the command line checks `--worktree NAME` with this before loading anything else.
 
 /** Longest worktree name (it names a directory and the branch `spark/NAME`). */
 export const MAX_WORKTREE_NAME = 64;
@@ -21,11 +21,6 @@ export function worktreeNameProblem(name: string): string | null {
   }
   return null;
 }
-
-export const worktreeNameSchema = z
-  .string()
-  .max(MAX_WORKTREE_NAME)
-  .regex(WORKTREE_NAME_PATTERN, "Expected a worktree name such as fix-parser (letters, digits, _ - .).");
 
 /** Where a thread works when it was started in a worktree of Spark's (`ThreadInfo.worktree`). */
 export interface WorktreeRef {
