@@ -19,12 +19,14 @@ import { describeBackend, unusedGpuNotice } from "../engine/llama/backend-info.j
 import { probeGpu } from "../engine/llama/gpu-probe.js";
 import { LlamaEngine } from "../engine/llama/llama-engine.js";
 import type { SandboxMode, ThreadEvent } from "../protocol/agent.js";
+import type { WorktreeRef } from "../protocol/worktree-name.js";
 import type { ModelRegistry } from "../server/model-registry.js";
 import { SparkServer } from "../server/spark-server.js";
 import { loadHooks } from "./hook-files.js";
 import { SessionRecorder } from "./session-recorder.js";
 import { testEngineLoader } from "./test-engine.js";
 import { chooseTiers, type TierLoader, tierRegistry } from "./tier-engines.js";
+import { openWorkspaceScope, type WorkspaceScope } from "./workspace-scope.js";
 
 export interface AgentRuntimeOptions {
   /** The workspace root. */
@@ -87,6 +89,19 @@ export interface AgentRuntimeOptions {
    * user's config.toml (`~/.config/spark`). Null: none.
    */
   userDir?: string | null;
+  /** The Spark worktree {@link cwd} is (`spark --worktree`), recorded in new threads' info. Default: none. */
+  worktree?: WorktreeRef;
+}
+
+export interface NewThreadOptions {
+  /**
+   * Where the thread works when not in the runtime's workspace (a Spark worktree started from the
+   * agent host): a real path; the thread gets that tree's workspace, AGENTS.md and language
+   * servers. Default: the runtime's workspace.
+   */
+  cwd?: string;
+  /** The worktree {@link cwd} is, recorded in a new thread's info. */
+  worktree?: WorktreeRef;
 }
 
 /**
@@ -105,6 +120,8 @@ export class AgentRuntime implements AsyncDisposable {
    * they handle, stopped when idle and on dispose. Null with `[diagnostics] enabled = false`.
    */
   readonly diagnostics: EditDiagnostics | null;
+  /** Scopes of the other trees threads were started in, by real path (see NewThreadOptions.cwd). */
+  private readonly scopes = new Map<string, Promise<WorkspaceScope>>();
 
   private constructor(
     readonly client: ResponsesClient,
@@ -256,21 +273,23 @@ export class AgentRuntime implements AsyncDisposable {
   async newThread(
     resumeFile?: string,
     model: string = this.modelId,
+    place: NewThreadOptions = {},
   ): Promise<{ thread: AgentThread; transcript: SessionRecorder }> {
     const resume = resumeFile ? await readSession(resumeFile) : undefined;
     const dir = this.options.sessionsDir ?? sessionsDir();
-    const named = { name: (file: string) => this.workspace.relative(file), root: this.workspace.root };
+    const scope = await this.scopeOf(place.cwd);
+    const named = { name: (file: string) => scope.workspace.relative(file), root: scope.workspace.root };
     const checkpoints = resume
       ? await Checkpoints.open(checkpointsFile(resume.file), named)
       : Checkpoints.inMemory(named);
     const thread = new AgentThread({
       client: this.client,
-      workspace: this.workspace,
-      instructions: this.instructions,
+      workspace: scope.workspace,
+      instructions: scope.instructions,
       model,
       approvalPolicy: this.options.approval ?? "ask",
       sandbox: new CommandSandbox({ mode: this.sandboxMode }),
-      ...(this.diagnostics ? { diagnostics: this.diagnostics } : {}),
+      ...(scope.diagnostics ? { diagnostics: scope.diagnostics } : {}),
       contextBudget: this.contextBudget,
       ...(this.maxToolRounds ? { maxToolRounds: this.maxToolRounds } : {}),
       moreTools: () => this.mcp.tools(),
@@ -297,6 +316,8 @@ export class AgentRuntime implements AsyncDisposable {
       checkpoints,
     });
     if (!resume) checkpoints.storeIn(checkpointsFile(path.join(dir, `${thread.info.id}.jsonl`)));
+    const worktree = place.cwd ? place.worktree : this.options.worktree;
+    if (!resume && worktree) thread.info.worktree = worktree;
     // A new session is written from its first user message on: one never used leaves no file.
     const onError = (error: Error) =>
       this.options.onNotice?.(`the session will not be saved: ${error.message}`);
@@ -309,6 +330,23 @@ export class AgentRuntime implements AsyncDisposable {
     });
     if (this.options.prewarm ?? true) await thread.prewarm();
     return { thread, transcript };
+  }
+
+  /** The runtime's own scope, or the one of `cwd` (made once per tree). */
+  private async scopeOf(cwd: string | undefined): Promise<WorkspaceScope> {
+    const own = { workspace: this.workspace, instructions: this.instructions, diagnostics: this.diagnostics };
+    if (cwd === undefined || cwd === this.workspace.root) return own;
+    let scope = this.scopes.get(cwd);
+    if (!scope) {
+      scope = openWorkspaceScope(cwd, {
+        diagnostics: this.options.config?.diagnostics !== false,
+        sandbox: this.sandboxMode,
+        ...(this.options.onNotice ? { onNotice: this.options.onNotice } : {}),
+      });
+      this.scopes.set(cwd, scope);
+      scope.catch(() => this.scopes.delete(cwd));
+    }
+    return scope;
   }
 
   /** Where the default tier computes (`backend cpu, CPU variant zen4, 2 threads`) when it is embedded here. */
@@ -327,7 +365,12 @@ export class AgentRuntime implements AsyncDisposable {
   }
 
   async dispose(): Promise<void> {
-    await Promise.all([this.mcp.dispose(), this.diagnostics?.dispose()]);
+    const scopes = await Promise.all([...this.scopes.values()].map((scope) => scope.catch(() => null)));
+    await Promise.all([
+      this.mcp.dispose(),
+      this.diagnostics?.dispose(),
+      ...scopes.map((scope) => scope?.diagnostics?.dispose()),
+    ]);
     await this.client.close();
     await this.owned.server?.close();
     await this.owned.models?.dispose();

@@ -158,9 +158,15 @@ export class HostClient {
     return this.followed.lastSeq(threadId);
   }
 
-  /** Starts a thread; resolves with its info once the host announced it to this client. */
-  async startThread(): Promise<ThreadInfo> {
-    const ack = await this.send({ type: "thread.start" }, START_TIMEOUT_MS);
+  /**
+   * Starts a thread (with `worktree`, in a git worktree of the host's repository: see
+   * `thread.start`); resolves with its info once the host announced it to this client.
+   */
+  async startThread(options: { worktree?: { name?: string } } = {}): Promise<ThreadInfo> {
+    const ack = await this.send(
+      { type: "thread.start", ...(options.worktree ? { worktree: options.worktree } : {}) },
+      START_TIMEOUT_MS,
+    );
     return this.announced(ack.thread_id);
   }
 

@@ -33,8 +33,11 @@ export interface HostSocket {
 }
 
 export interface HostThreadSource {
-  /** A new thread. */
-  create(): Promise<AgentThread>;
+  /**
+   * A new thread; with `worktree`, in a git worktree of the host's repository (`thread.start
+   * {worktree}`), or an error saying why not.
+   */
+  create(options?: { worktree?: { name?: string } }): Promise<AgentThread>;
   /** A saved session continued under its id, or null if there is none. */
   resume(threadId: string): Promise<AgentThread | null>;
   /** Saved sessions, newest first. */
@@ -283,7 +286,8 @@ export class AgentHost {
     ) as HostRequest;
     switch (request.type) {
       case "thread.start": {
-        const hosted = this.host(await this.open(() => this.source.create()));
+        const { worktree } = request;
+        const hosted = this.host(await this.open(() => this.source.create(worktree ? { worktree } : {})));
         this.subscribe(socket, hosted, -1, this.epoch);
         return hosted.thread.info.id;
       }

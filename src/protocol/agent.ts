@@ -3,6 +3,7 @@
  * in-process interface the terminal UI uses. Thread / turn / item, like other coding-agent front ends.
  */
 import type { WireError } from "./errors.js";
+import type { WorktreeRef } from "./worktree-name.js";
 
 /** One line of a hunk; `text` is without its line ending. */
 export interface DiffLine {
@@ -115,6 +116,8 @@ export interface ThreadInfo {
   tier?: string;
   /** The mode of its next turns when a turn names none (see AgentMode). Absent: `default`. */
   mode?: AgentMode;
+  /** The Spark worktree `cwd` is (`spark --worktree`, `thread.start {worktree}`). Absent: none. */
+  worktree?: WorktreeRef;
 }
 
 /**

@@ -184,14 +184,14 @@ export class AppStore {
     if (view?.turn) this.request({ type: "turn.interrupt", thread_id: view.id });
   }
 
-  /** Starts a new session; false when not connected. */
-  newThread(): boolean {
+  /** Starts a new session (with `worktree`, in a git worktree of the host's); false when not connected. */
+  newThread(options: { worktree?: { name?: string } } = {}): boolean {
     if (this.client.status !== "open") {
       this.pushError("Not connected; reconnecting…");
       return false;
     }
     this.awaitingNew = true;
-    this.client.startThread().then(
+    this.client.startThread(options).then(
       (info) => this.onStarted(info),
       (error: unknown) => {
         this.awaitingNew = false;

@@ -56,8 +56,8 @@ export function App({ store }: { store: AppStore }) {
         <SessionList
           sessions={state.sessions}
           currentId={state.currentId}
-          onNew={() => {
-            store.newThread();
+          onNew={(worktree) => {
+            store.newThread(worktree ? { worktree } : {});
             setSidebarOpen(false);
           }}
           onOpen={(id) => {
@@ -87,6 +87,11 @@ export function App({ store }: { store: AppStore }) {
             ☰
           </button>
           <h1 class="title">{info?.title ?? "Spark"}</h1>
+          {info?.worktree ? (
+            <span class="worktree-badge" title={`${info.worktree.branch} in ${info.cwd}`}>
+              ⎇ {info.worktree.name}
+            </span>
+          ) : null}
           <span class="model" title="Model and tier">
             {info ? (
               <>
