@@ -56,8 +56,7 @@ async function respond(
     if (outcome.response.status === "failed" && outcome.response.error) {
       const { error } = outcome.response;
       // Shed load (an upstream's 429 or 503 with Retry-After) keeps its status and says when to retry.
-      const status =
-        error.type === "rate_limit_error" ? 429 : error.type === "server_error" ? 500 : 400;
+      const status = error.type === "rate_limit_error" ? 429 : error.type === "server_error" ? 500 : 400;
       const retry = error.retry_after_seconds;
       sendJson(res, status, { error }, retry === undefined ? {} : { "retry-after": String(retry) });
       return;

@@ -28,7 +28,10 @@ describe("behind a router", () => {
       healthChecks: false,
       sessionHeader: "x-conversation",
     });
-    for await (const _ of named.generate({ messages: [{ role: "user", content: "hi" }], conversation: "c-1" })) {
+    for await (const _ of named.generate({
+      messages: [{ role: "user", content: "hi" }],
+      conversation: "c-1",
+    })) {
     }
     expect(upstream.requests.at(-1)?.headers["x-conversation"]).toBe("c-1");
     expect(upstream.requests.at(-1)?.headers["x-session-id"]).toBeUndefined();
@@ -77,7 +80,7 @@ describe("behind a router", () => {
       const log = new EventLog(ws);
       try {
         ws.send({ type: "response.create", model: "m", input: "hi" });
-        const failed = (await log.type("response.failed", 0)) as {
+        const failed = (await log.type("response.failed", 0)) as unknown as {
           response: { error: { code: string; retry_after_seconds?: number } };
         };
         expect(failed.response.error).toMatchObject({ code: "rate_limited", retry_after_seconds: 7 });
@@ -123,7 +126,11 @@ describe("behind a router", () => {
     expect(upstream.probes).toBe(0);
     expect(upstream.requests).toHaveLength(1);
 
-    await using checked = await UpstreamEngine.create({ replicas: [upstream.url], model: "m", healthIntervalMs: 0 });
+    await using checked = await UpstreamEngine.create({
+      replicas: [upstream.url],
+      model: "m",
+      healthIntervalMs: 0,
+    });
     expect(upstream.probes).toBeGreaterThan(0);
     expect(checked.pool.replicas[0]?.healthy).toBe(false);
   });

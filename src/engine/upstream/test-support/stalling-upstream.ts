@@ -1,7 +1,10 @@
 import {
   createServer,
   type IncomingHttpHeaders,
-  type IncomingMessage, type Server, type ServerResponse } from "node:http";
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from "node:http";
 import type { AddressInfo } from "node:net";
 
 /**
