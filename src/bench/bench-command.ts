@@ -19,6 +19,7 @@ import { decodeScenario } from "./scenarios/decode.js";
 import { loadScenario } from "./scenarios/load.js";
 import { peerScenario } from "./scenarios/peer.js";
 import { perTokenScenario } from "./scenarios/per-token.js";
+import { routingScenario } from "./scenarios/routing.js";
 import { rttScenario } from "./scenarios/rtt.js";
 import { specScenario } from "./scenarios/spec.js";
 import { steerScenario } from "./scenarios/steer.js";
@@ -41,7 +42,7 @@ const SCENARIOS = {
 type ScenarioName = keyof typeof SCENARIOS;
 
 /** Scenarios with servers and models of their own: run only when named. */
-type NamedOnly = "peer" | "agent" | "tui";
+type NamedOnly = "peer" | "agent" | "tui" | "routing";
 
 interface BenchOptions {
   quick: boolean;
@@ -60,8 +61,8 @@ export function registerBenchCommand(program: Command): void {
     .description("measure Spark's speed claims, each against its baseline in the same run (ratios)")
     .option("--quick", "fewer repetitions (a few minutes on a 2-core CPU)", false)
     .addOption(
-      new Option("--scenario <name...>", "scenarios to run (peer, agent and tui only when named)")
-        .choices([...Object.keys(SCENARIOS), "peer", "agent", "tui"])
+      new Option("--scenario <name...>", "scenarios to run (peer, agent, tui and routing only when named)")
+        .choices([...Object.keys(SCENARIOS), "peer", "agent", "tui", "routing"])
         .default(Object.keys(SCENARIOS)),
     )
     .option(
@@ -95,9 +96,12 @@ export function registerBenchCommand(program: Command): void {
 
 async function bench(options: BenchOptions): Promise<void> {
   const peer = options.scenario.includes("peer");
+  const routing = options.scenario.includes("routing");
   const llamaServer = findLlamaServer(options.peerBin);
-  if (peer && "missing" in llamaServer) {
-    process.stderr.write(`spark bench: --scenario peer needs llama-server: ${llamaServer.missing}\n`);
+  if ((peer || routing) && "missing" in llamaServer) {
+    process.stderr.write(
+      `spark bench: --scenario ${peer ? "peer" : "routing"} needs llama-server: ${llamaServer.missing}\n`,
+    );
     process.exitCode = 2;
     return;
   }
@@ -107,7 +111,8 @@ async function bench(options: BenchOptions): Promise<void> {
     return;
   }
   const scenarios = options.scenario.filter(
-    (name): name is ScenarioName => name !== "peer" && name !== "agent" && name !== "tui",
+    (name): name is ScenarioName =>
+      name !== "peer" && name !== "agent" && name !== "tui" && name !== "routing",
   );
   // Another busy process turns llama.cpp's spinning threads into a 10x slowdown: say so.
   const loadBefore = os.loadavg()[0]!;
@@ -147,6 +152,18 @@ async function bench(options: BenchOptions): Promise<void> {
     process.stderr.write("Scenario tui\n");
     const modelPath = await ensureSyntheticModel(options.modelsDir, "smollm2-135m", options.quant);
     rows.push(...(await tuiScenario({ modelPath, quick: options.quick, log })));
+  }
+  if (routing && "binary" in llamaServer) {
+    process.stderr.write("Scenario routing\n");
+    rows.push(
+      ...(await routingScenario({
+        llamaServer: llamaServer.binary,
+        modelPath: await ensureSyntheticModel(options.modelsDir, "smollm2-135m", options.quant),
+        conversations: options.quick ? 4 : 8,
+        systemSentences: options.quick ? 60 : 150,
+        log,
+      })),
+    );
   }
   if (scenarios.length > 0) rows.push(...(await benchScenarios(options, scenarios)));
   process.stderr.write(`All scenarios: ${((performance.now() - benchStarted) / 1000).toFixed(0)} s\n`);

@@ -17,6 +17,7 @@ import { batchScenario } from "./scenarios/batch.js";
 import { decodeScenario } from "./scenarios/decode.js";
 import { loadScenario } from "./scenarios/load.js";
 import { perTokenScenario } from "./scenarios/per-token.js";
+import { routingScenario } from "./scenarios/routing.js";
 import { rttScenario } from "./scenarios/rtt.js";
 import { specScenario } from "./scenarios/spec.js";
 import { steerScenario } from "./scenarios/steer.js";
@@ -162,6 +163,26 @@ test.skipIf(!("binary" in llamaServer))(
     } finally {
       await rm(dir, { recursive: true });
     }
+  },
+  300_000,
+);
+
+test.skipIf(!("binary" in llamaServer))(
+  "the routing scenario compares prefix-aware with least-loaded routing over two llama-server replicas (when one is built)",
+  async () => {
+    if (!("binary" in llamaServer)) return;
+    const rows = await routingScenario({
+      llamaServer: llamaServer.binary,
+      modelPath: ctx.modelPath,
+      conversations: 3,
+      systemSentences: 20,
+      log: () => {},
+    });
+    expectWellFormed("routing", rows);
+    // Token counts, not speed: least-loaded evaluates the shared prompt on both replicas, prefix-aware on one.
+    const [evaluated] = rows;
+    expect(evaluated?.metric).toContain("prompt tokens evaluated");
+    expect(evaluated?.holds).toBe(true);
   },
   300_000,
 );

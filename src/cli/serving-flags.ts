@@ -1,5 +1,5 @@
 import { type Command, InvalidArgumentError, Option } from "commander";
-import { UpstreamEngine } from "../engine/upstream/upstream-engine.js";
+import { DEFAULT_SESSION_HEADER, UpstreamEngine } from "../engine/upstream/upstream-engine.js";
 import { SparkError } from "../protocol/errors.js";
 import type { SparkServerOptions } from "../server/spark-server.js";
 import { keyFromFlags } from "./key-flags.js";
@@ -10,6 +10,10 @@ export interface ServingFlags {
   upstreamModel?: string;
   upstreamApiKey?: string;
   upstreamApiKeyFile?: string;
+  upstreamRouter: boolean;
+  upstreamHealth: "on" | "off";
+  upstreamRouting: "prefix" | "least-loaded";
+  sessionHeader: string;
   maxConcurrent?: number;
   maxQueue?: number;
   queueTimeoutMs?: number;
@@ -26,7 +30,10 @@ export const SERVING_HELP = `
 Upstream engines (any OpenAI-compatible server: vLLM, SGLang, llama-server, Ollama, a cloud API):
   $ spark serve --engine upstream --upstream http://gpu-1:8000/v1 --upstream http://gpu-2:8000/v1 \\
       --upstream-model Qwen/Qwen2.5-Coder-32B-Instruct
-  Replicas are health-checked (GET /models); a conversation stays on its replica while healthy.
+  Replicas are health-checked (GET /models); a conversation stays on its replica while healthy,
+  and a new one goes where its prefix likely is (--upstream-routing prefix, the default).
+  Behind a router (vLLM router, SGLang gateway, llm-d, nginx): one --upstream and --upstream-router
+  (no health checks; every request carries the conversation in --session-header, default x-session-id).
 
 Admission control and observability:
   --max-concurrent 4 --max-queue 64 --queue-timeout-ms 30000   queue with positions; 429 when full
@@ -43,6 +50,13 @@ function whole(min: number) {
       throw new InvalidArgumentError(`expected a whole number of at least ${min}`);
     return n;
   };
+}
+
+function headerName(value: string): string {
+  // An HTTP field name (RFC 9110 token).
+  if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,64}$/.test(value))
+    throw new InvalidArgumentError("expected an HTTP header name");
+  return value.toLowerCase();
 }
 
 function collect(value: string, previous: string[]): string[] {
@@ -66,6 +80,30 @@ export function addServingFlags(command: Command): Command {
     .option(
       "--upstream-api-key <key>",
       "upstream engine: the key on the command line, visible in ps (prefer the above)",
+    )
+    .option(
+      "--upstream-router",
+      "upstream engine: the one --upstream is a router in front of the replicas (health checks off)",
+      false,
+    )
+    .addOption(
+      new Option("--upstream-health <mode>", "upstream engine: health checks of the replicas (GET /models)")
+        .choices(["on", "off"])
+        .default("on"),
+    )
+    .addOption(
+      new Option(
+        "--upstream-routing <policy>",
+        "upstream engine: a new conversation's replica: by cached prefix and load, or by load alone",
+      )
+        .choices(["prefix", "least-loaded"])
+        .default("prefix"),
+    )
+    .option(
+      "--session-header <name>",
+      "upstream engine: the header carrying the conversation id to the upstream",
+      headerName,
+      DEFAULT_SESSION_HEADER,
     )
     .option(
       "--max-concurrent <n>",
@@ -139,6 +177,12 @@ export async function loadUpstreamEngine(flags: ServingFlags, contextSize?: numb
   if (flags.upstream.length === 0) {
     throw new SparkError("invalid_request", "--engine upstream needs at least one --upstream <url>.");
   }
+  if (flags.upstreamRouter && flags.upstream.length > 1) {
+    throw new SparkError(
+      "invalid_request",
+      "--upstream-router takes one --upstream (the router); the router balances its replicas.",
+    );
+  }
   if (!flags.upstreamModel) {
     throw new SparkError("invalid_request", "--engine upstream needs --upstream-model <name>.");
   }
@@ -149,6 +193,9 @@ export async function loadUpstreamEngine(flags: ServingFlags, contextSize?: numb
   return UpstreamEngine.create({
     replicas: flags.upstream,
     model: flags.upstreamModel,
+    healthChecks: flags.upstreamHealth === "on" && !flags.upstreamRouter,
+    routing: flags.upstreamRouting,
+    sessionHeader: flags.sessionHeader,
     ...(apiKey ? { apiKey } : {}),
     ...(contextSize !== undefined ? { contextSize } : {}),
   });

@@ -63,6 +63,8 @@ export interface WireError {
   code: SparkErrorCode;
   message: string;
   param: string | null;
+  /** Whole seconds after which a retry may succeed (what `Retry-After` says over HTTP). Default: absent. */
+  retry_after_seconds?: number;
 }
 
 const STATUS: Record<SparkErrorCode, number> = {
@@ -151,7 +153,15 @@ export class SparkError extends CodedError<SparkErrorCode> {
   }
 
   toWire(): WireError {
-    return { type: this.type, code: this.code, message: this.message, param: this.param };
+    return {
+      type: this.type,
+      code: this.code,
+      message: this.message,
+      param: this.param,
+      ...(this.retryAfterSeconds === undefined
+        ? {}
+        : { retry_after_seconds: Math.max(1, Math.ceil(this.retryAfterSeconds)) }),
+    };
   }
 
   /**

@@ -55,8 +55,10 @@ async function respond(
     if (outcome.stored && prepared.settings.store) ctx.store.put(outcome.stored);
     if (outcome.response.status === "failed" && outcome.response.error) {
       const { error } = outcome.response;
-      const status = error.type === "server_error" ? 500 : 400;
-      sendJson(res, status, { error });
+      // Shed load (an upstream's 429 or 503 with Retry-After) keeps its status and says when to retry.
+      const status = error.type === "rate_limit_error" ? 429 : error.type === "server_error" ? 500 : 400;
+      const retry = error.retry_after_seconds;
+      sendJson(res, status, { error }, retry === undefined ? {} : { "retry-after": String(retry) });
       return;
     }
     sendJson(res, 200, outcome.response);

@@ -135,3 +135,64 @@ describe("replica pool", () => {
     expect(engine.pool.replicas.every((r) => !r.healthy)).toBe(true);
   });
 });
+
+describe("replica scoring (no router)", () => {
+  const pool = (routing?: "prefix" | "least-loaded", loadWeight?: number) =>
+    new ReplicaPool({
+      replicas: ["http://a/v1", "http://b/v1", "http://c/v1"],
+      healthIntervalMs: 0,
+      ...(routing ? { routing } : {}),
+      ...(loadWeight !== undefined ? { loadWeight } : {}),
+    });
+  const blocks = ["s1", "s2", "s3", "s4", "u1"];
+
+  test("a new request goes to the replica holding most of its prefix, whatever the rotation", () => {
+    const p = pool();
+    const [, b, c] = p.replicas;
+    p.sent(c!, ["s1"]);
+    p.sent(b!, ["s1", "s2", "s3", "s4", "other"]);
+    for (let i = 0; i < 6; i++) expect(p.pick(undefined, new Set(), blocks)).toBe(b);
+  });
+
+  test("load counts against the prefix: a replica much busier than an idle one loses it", () => {
+    const p = pool();
+    const [a, b] = p.replicas;
+    p.sent(b!, ["s1", "s2"]); // 2 of 5 blocks: 0.4
+    b!.inFlight = 1; // 0.4 - 1/2 < 0 for an idle replica
+    expect(p.pick(undefined, new Set(), blocks)).not.toBe(b);
+    b!.inFlight = 0;
+    a!.inFlight = 1;
+    expect(p.pick(undefined, new Set(), blocks)).toBe(b);
+    const heavy = pool(undefined, 10);
+    heavy.sent(heavy.replicas[0]!, blocks);
+    heavy.replicas[0]!.inFlight = 1;
+    heavy.replicas[1]!.inFlight = 1;
+    heavy.replicas[2]!.inFlight = 2;
+    expect(heavy.pick(undefined, new Set(), blocks)).toBe(heavy.replicas[0]);
+  });
+
+  test("a conversation's own replica wins over a better prefix elsewhere", () => {
+    const p = pool();
+    const [a, b] = p.replicas;
+    p.served(a!, "conv");
+    p.sent(b!, blocks);
+    expect(p.pick("conv", new Set(), blocks)).toBe(a);
+    expect(p.pick("other", new Set(), blocks)).toBe(b);
+  });
+
+  test("least-loaded ignores prefixes and learns none; an excluded or unhealthy replica is passed over", () => {
+    const p = pool("least-loaded");
+    const [a, b, c] = p.replicas;
+    p.sent(b!, blocks);
+    expect(b!.prefixes.size).toBe(0);
+    const picked = new Set(Array.from({ length: 6 }, () => p.pick(undefined, new Set(), blocks)));
+    expect(picked).toEqual(new Set([a, b, c]));
+
+    const q = pool();
+    q.sent(q.replicas[1]!, blocks);
+    q.failed(q.replicas[1]!, "down");
+    expect(q.pick(undefined, new Set(), blocks)).not.toBe(q.replicas[1]);
+    q.sent(q.replicas[2]!, blocks);
+    expect(q.pick(undefined, new Set([q.replicas[2]!]), blocks)).toBe(q.replicas[0]);
+  });
+});

@@ -1,4 +1,8 @@
+import { PrefixMemory } from "./internal/prefix-blocks.js";
 import { describe } from "./internal/upstream-failure.js";
+
+/** How a request without a bound replica picks one. */
+export type RoutingPolicy = "prefix" | "least-loaded";
 
 export interface ReplicaPoolOptions {
   /** The replicas' API roots (`http://host:8000/v1`), all serving the same model. At least one. */
@@ -17,8 +21,24 @@ export interface ReplicaPoolOptions {
    * called. Default: 5000 ms.
    */
   healthIntervalMs?: number;
+  /**
+   * False: no health checks at all (none at start, none periodic); a replica is marked down only by
+   * a failed request and back up by a served one. For a router, which answers for replicas Spark
+   * does not see. Default: true.
+   */
+  healthChecks?: boolean;
   /** Conversations remembered for affinity (least recently used forgotten). Default: 10,000. */
   affinityCapacity?: number;
+  /**
+   * `prefix` scores each replica by the share of the request's prefix blocks it was sent before,
+   * less its share of the load; `least-loaded` looks at load only. A conversation's own replica
+   * wins either way. Default: `prefix`.
+   */
+  routing?: RoutingPolicy;
+  /** Prefix block hashes remembered per replica (least recently used forgotten). Default: 65,536. */
+  prefixCapacity?: number;
+  /** Weight of load against the prefix share in the `prefix` score. Default: 1. */
+  loadWeight?: number;
 }
 
 /** One replica's state as the pool sees it. */
@@ -30,18 +50,22 @@ export interface Replica {
   inFlight: number;
   /** Why it was last marked unhealthy. */
   lastError: string | null;
+  /** The prefix blocks Spark sent it (`prefix` routing). */
+  readonly prefixes: PrefixMemory;
 }
 
 /**
  * Replicas of one model, and which one serves a request: a conversation keeps going to the
  * replica that served it last (where its prefix is cached) while that one is healthy; otherwise
- * the least-loaded healthy replica. A failed request marks its replica unhealthy until a health
+ * the healthy replica with the best score: the share of the request's prefix blocks it likely
+ * holds, less its share of the load (Dynamo's and llm-d's KV-aware scoring), or load alone. A failed request marks its replica unhealthy until a health
  * check passes; periodic checks (`GET /models`) bring replicas back and find dead ones early.
  */
 export class ReplicaPool {
   readonly replicas: readonly Replica[];
   private readonly affinity = new Map<string, Replica>();
   private readonly capacity: number;
+  readonly routing: RoutingPolicy;
   private readonly timer: NodeJS.Timeout | undefined;
   /** Rotates the start of the least-loaded search so ties spread over replicas. */
   private turn = 0;
@@ -54,9 +78,11 @@ export class ReplicaPool {
       healthy: true,
       inFlight: 0,
       lastError: null,
+      prefixes: new PrefixMemory(options.prefixCapacity ?? 65_536),
     }));
     this.capacity = options.affinityCapacity ?? 10_000;
-    const interval = options.healthIntervalMs ?? 5000;
+    this.routing = options.routing ?? "prefix";
+    const interval = options.healthChecks === false ? 0 : (options.healthIntervalMs ?? 5000);
     if (interval > 0) {
       this.timer = setInterval(() => void this.checkAll(), interval);
       this.timer.unref();
@@ -64,25 +90,45 @@ export class ReplicaPool {
   }
 
   /**
-   * The replica for a request: the conversation's own while healthy, else the least-loaded
-   * healthy one. Replicas in `exclude` (already tried) are skipped. When no healthy replica is
-   * left, an unhealthy one is tried rather than none (its state may be stale); undefined when
-   * every replica is excluded.
+   * The replica for a request: the conversation's own while healthy, else the healthy one with
+   * the best score for `blocks` (the request's prefix hashes; see the class). Replicas in
+   * `exclude` (already tried) are skipped. When no healthy replica is left, an unhealthy one is
+   * tried rather than none (its state may be stale); undefined when every replica is excluded.
    */
-  pick(conversation?: string, exclude: ReadonlySet<Replica> = new Set()): Replica | undefined {
+  pick(
+    conversation?: string,
+    exclude: ReadonlySet<Replica> = new Set(),
+    blocks: readonly string[] = [],
+  ): Replica | undefined {
     const own = conversation === undefined ? undefined : this.affinity.get(conversation);
     if (own?.healthy && !exclude.has(own)) return own;
     const candidates = this.replicas.filter((replica) => !exclude.has(replica));
     const healthy = candidates.filter((replica) => replica.healthy);
     const pool = healthy.length > 0 ? healthy : candidates;
     if (pool.length === 0) return undefined;
+    const busiest = Math.max(...pool.map((replica) => replica.inFlight));
+    const prefixWeight = this.routing === "prefix" && blocks.length > 0 ? 1 / blocks.length : 0;
+    const loadWeight = this.options.loadWeight ?? 1;
+    const score = (replica: Replica) =>
+      prefixWeight * replica.prefixes.matched(blocks) - (loadWeight * replica.inFlight) / (busiest + 1);
+    // Rotating the start spreads ties over replicas.
     const start = this.turn++ % pool.length;
     let best: Replica | undefined;
+    let bestScore = Number.NEGATIVE_INFINITY;
     for (let i = 0; i < pool.length; i++) {
       const replica = pool[(start + i) % pool.length]!;
-      if (!best || replica.inFlight < best.inFlight) best = replica;
+      const value = score(replica);
+      if (value > bestScore) {
+        best = replica;
+        bestScore = value;
+      }
     }
     return best;
+  }
+
+  /** A request with prefix `blocks` was sent to `replica`: it will likely hold them. */
+  sent(replica: Replica, blocks: readonly string[]): void {
+    if (this.routing === "prefix") replica.prefixes.remember(blocks);
   }
 
   /** The replica a conversation is bound to, if any. */
@@ -105,8 +151,9 @@ export class ReplicaPool {
     replica.lastError = reason;
   }
 
-  /** Checks every replica now. */
+  /** Checks every replica now; nothing when health checks are off. */
   async checkAll(): Promise<void> {
+    if (this.options.healthChecks === false) return;
     await Promise.all(this.replicas.map((replica) => this.check(replica)));
   }
 

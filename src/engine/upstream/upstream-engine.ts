@@ -11,6 +11,7 @@ import {
 } from "../engine.js";
 import { type ChatCompletionChunk, chatCompletionBody } from "./internal/chat-wire.js";
 import { ChunkDecoder } from "./internal/chunk-decoder.js";
+import { prefixBlocks } from "./internal/prefix-blocks.js";
 import { StallTimer } from "./internal/stall-timer.js";
 import {
   disconnected,
@@ -26,7 +27,14 @@ import { type Replica, ReplicaPool, type ReplicaPoolOptions } from "./replica-po
 export interface UpstreamEngineOptions
   extends Pick<
     ReplicaPoolOptions,
-    "healthPath" | "healthTimeoutMs" | "healthIntervalMs" | "affinityCapacity"
+    | "healthPath"
+    | "healthTimeoutMs"
+    | "healthIntervalMs"
+    | "healthChecks"
+    | "affinityCapacity"
+    | "routing"
+    | "prefixCapacity"
+    | "loadWeight"
   > {
   /**
    * The API roots of the replicas serving the model (`http://gpu-1:8000/v1`); one is a pool of
@@ -39,6 +47,14 @@ export interface UpstreamEngineOptions
   model?: string;
   /** Sent as `Authorization: Bearer <apiKey>`. Default: none. */
   apiKey?: string;
+  /**
+   * The HTTP header carrying the conversation id on every request, for a router's session or
+   * prefix routing (vLLM's router reads `x-session-id`); `prompt_cache_key` carries it in the body
+   * too. Default: `x-session-id`.
+   */
+  sessionHeader?: string;
+  /** Characters of serialized prompt per prefix block (`prefix` routing). Default: 256. */
+  prefixBlockChars?: number;
   /**
    * Tokens one conversation can hold. Default: what the upstream reports at `create` (vLLM and
    * SGLang report `max_model_len`), else 32768.
@@ -66,6 +82,10 @@ export const UPSTREAM_TIMEOUT_DEFAULTS = { firstChunkTimeoutMs: 60_000, idleTime
 const DEFAULT_MAX_EVENT_BYTES = 1 << 20;
 
 const DEFAULT_CONTEXT = 32768;
+/** The header vLLM's router reads for session affinity. */
+export const DEFAULT_SESSION_HEADER = "x-session-id";
+/** A conversation id a header can carry as it is (a client's `prompt_cache_key` may not be one). */
+const HEADER_VALUE = /^[\x21-\x7e]{1,256}$/;
 
 /**
  * Any OpenAI-compatible server (vLLM, SGLang, llama-server, Ollama, a cloud API, another Spark)
@@ -115,7 +135,12 @@ export class UpstreamEngine implements Engine {
     if (this.disposed) throw new SparkError("model_not_loaded", "The upstream engine has been disposed.");
     const started = performance.now();
     const { signal } = options;
-    const body = JSON.stringify(chatCompletionBody(request, this.model));
+    const wire = chatCompletionBody(request, this.model);
+    const body = JSON.stringify(wire);
+    const blocks =
+      this.pool.routing === "prefix" && this.pool.replicas.length > 1
+        ? prefixBlocks(wire, this.options.prefixBlockChars)
+        : [];
     const tried = new Set<Replica>();
     let last: UpstreamFailure | undefined;
     for (;;) {
@@ -123,13 +148,14 @@ export class UpstreamEngine implements Engine {
         yield { type: "done", result: new ChunkDecoder(started).result("cancelled") };
         return;
       }
-      const replica = this.pool.pick(request.conversation, tried);
+      const replica = this.pool.pick(request.conversation, tried, blocks);
       if (!replica) {
         throw (
           last?.error ?? new SparkError("upstream_unavailable", "No upstream replica could take the request.")
         );
       }
       tried.add(replica);
+      this.pool.sent(replica, blocks);
       const outcome = yield* this.attempt(replica, body, request, started, signal);
       if (outcome === "done") return;
       last = outcome;
@@ -166,6 +192,9 @@ export class UpstreamEngine implements Engine {
             "content-type": "application/json",
             accept: "text/event-stream",
             ...(this.options.apiKey ? { authorization: `Bearer ${this.options.apiKey}` } : {}),
+            ...(request.conversation && HEADER_VALUE.test(request.conversation)
+              ? { [this.options.sessionHeader ?? DEFAULT_SESSION_HEADER]: request.conversation }
+              : {}),
           },
           body,
           signal: AbortSignal.any([controller.signal, ...(signal ? [signal] : [])]),

@@ -17,11 +17,13 @@ export async function failureFromResponse(response: Response, url: string): Prom
   const status = response.status;
   const detail = await errorMessage(response);
   const said = detail ? `: ${detail}` : "";
-  if (status === 429) {
-    const retryAfter = Number(response.headers.get("retry-after"));
+  const retryAfter = retryAfterSeconds(response.headers.get("retry-after"));
+  // A router or replica shedding load says when to come back: the client hears the same, and nothing
+  // is marked down (another replica may still take the request).
+  if (status === 429 || (status === 503 && retryAfter !== undefined)) {
     return {
-      error: new SparkError("rate_limited", `The upstream ${url} is rate limiting (429)${said}`, {
-        ...(Number.isFinite(retryAfter) && retryAfter > 0 ? { retryAfterSeconds: retryAfter } : {}),
+      error: new SparkError("rate_limited", `The upstream ${url} is rate limiting (${status})${said}`, {
+        ...(retryAfter !== undefined ? { retryAfterSeconds: retryAfter } : {}),
       }),
       retryable: true,
       replicaDown: false,
@@ -61,6 +63,25 @@ export async function failureFromResponse(response: Response, url: string): Prom
     retryable: false,
     replicaDown: false,
   };
+}
+
+/** Longest `Retry-After` passed on (a day): a larger or malformed value is dropped, not clamped. */
+const MAX_RETRY_AFTER_SECONDS = 86_400;
+
+/**
+ * An upstream's `Retry-After` in seconds: delta-seconds or an HTTP-date (RFC 9110 §10.2.3);
+ * undefined when absent, malformed or beyond a day.
+ */
+export function retryAfterSeconds(header: string | null, now = Date.now()): number | undefined {
+  if (header === null) return undefined;
+  const text = header.trim();
+  const seconds = /^\d{1,9}$/.test(text)
+    ? Number(text)
+    : /^[A-Za-z]{3}, \d{2} [A-Za-z]{3} \d{4} \d{2}:\d{2}:\d{2} GMT$/.test(text)
+      ? Math.ceil((Date.parse(text) - now) / 1000)
+      : Number.NaN;
+  if (!Number.isFinite(seconds) || seconds > MAX_RETRY_AFTER_SECONDS) return undefined;
+  return Math.max(1, seconds);
 }
 
 /** The upstream could not be reached, or did not answer in time. */
