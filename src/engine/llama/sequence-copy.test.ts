@@ -28,8 +28,8 @@ const fork: GenerateRequest = {
 };
 
 function sharedTokens(engine: LlamaEngine, a: GenerateRequest, b: GenerateRequest): number {
-  const x = renderPrompt(engine.model, engine.chatWrapper, a.messages).tokens;
-  const y = renderPrompt(engine.model, engine.chatWrapper, b.messages).tokens;
+  const x = renderPrompt(engine.model, engine.chatWrapper, a.messages, undefined).tokens;
+  const y = renderPrompt(engine.model, engine.chatWrapper, b.messages, undefined).tokens;
   let shared = 0;
   while (shared < x.length && x[shared] === y[shared]) shared++;
   return shared;
