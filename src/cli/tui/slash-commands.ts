@@ -1,4 +1,13 @@
-export type SlashCommandName = "help" | "undo" | "new" | "model" | "agents" | "cancel" | "mcp" | "exit";
+export type SlashCommandName =
+  | "help"
+  | "undo"
+  | "new"
+  | "fork"
+  | "model"
+  | "agents"
+  | "cancel"
+  | "mcp"
+  | "exit";
 
 export interface SlashCommand {
   name: SlashCommandName;
@@ -10,6 +19,11 @@ export const SLASH_COMMANDS: readonly { name: SlashCommandName; usage: string; d
   { name: "help", usage: "/help", description: "show commands and keys" },
   { name: "undo", usage: "/undo", description: "revert the last patch the agent applied" },
   { name: "new", usage: "/new", description: "start a new session" },
+  {
+    name: "fork",
+    usage: "/fork [turn]",
+    description: "continue in a new session from turn N (default: the latest); /fork list lists them",
+  },
   { name: "model", usage: "/model [name]", description: "show the model, or switch to another" },
   { name: "agents", usage: "/agents", description: "list the background sub-agents" },
   { name: "cancel", usage: "/cancel [id]", description: "cancel a running sub-agent (default: the latest)" },
