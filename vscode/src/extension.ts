@@ -63,6 +63,9 @@ export function activate(context: vscode.ExtensionContext): void {
       case "patch":
         void run(() => reviews.resolveFromChat(message.itemId, message.path, message.action))();
         return;
+      case "fork":
+        void run(() => controller.fork(message.itemId))();
+        return;
       case "command":
         void vscode.commands.executeCommand(message.command);
         return;

@@ -119,6 +119,7 @@ export function App({ store }: { store: AppStore }) {
             diffMode={diffMode}
             onResolve={(itemId, path, accept) => store.resolveFile(itemId, path, accept)}
             onImplement={connected ? () => store.implement() : null}
+            onFork={connected ? (itemId) => store.fork(itemId) : null}
           />
         ) : (
           <div class="conversation">

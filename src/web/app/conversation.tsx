@@ -10,10 +10,12 @@ export interface ConversationProps {
   onResolve(itemId: string, path: string, accept: boolean): void;
   /** Carries out the plan the last turn answered with; null when it cannot be sent now. */
   onImplement: (() => void) | null;
+  /** Forks the thread from the turn a user message starts; null when not connected. */
+  onFork: ((itemId: string) => void) | null;
 }
 
 /** The thread's entries in order; follows the stream unless the person scrolled up. */
-export function Conversation({ view, diffMode, onResolve, onImplement }: ConversationProps) {
+export function Conversation({ view, diffMode, onResolve, onImplement, onFork }: ConversationProps) {
   const ref = useRef<HTMLDivElement>(null);
   const pinned = useRef(true);
   /** A pointer is down in the conversation: a scrollbar drag or a touch moves it, not the stream. */
@@ -68,7 +70,13 @@ export function Conversation({ view, diffMode, onResolve, onImplement }: Convers
       <ol class="entries">
         {view.entries.map((entry) => (
           <li key={entry.id} class={`entry entry-${entry.kind}`} data-item-id={entry.id}>
-            <EntryView entry={entry} diffMode={diffMode} onResolve={onResolve} />
+            <EntryView
+              entry={entry}
+              diffMode={diffMode}
+              onResolve={onResolve}
+              // A turn is forked once it ended: never while one runs (the host refuses it).
+              onFork={view.turn ? null : onFork}
+            />
           </li>
         ))}
       </ol>
@@ -107,10 +115,12 @@ function EntryView({
   entry,
   diffMode,
   onResolve,
+  onFork,
 }: {
   entry: Entry;
   diffMode: DiffMode;
   onResolve: ConversationProps["onResolve"];
+  onFork: ConversationProps["onFork"];
 }) {
   switch (entry.kind) {
     case "user":
@@ -119,6 +129,16 @@ function EntryView({
           {entry.steer ? <span class="badge badge-steer">steer</span> : null}
           {entry.plan ? <span class="badge badge-plan">plan</span> : null}
           <p>{entry.text}</p>
+          {onFork && !entry.steer ? (
+            <button
+              type="button"
+              class="button small fork-turn"
+              title="Continue in a new session from this turn"
+              onClick={() => onFork(entry.id)}
+            >
+              Fork
+            </button>
+          ) : null}
         </div>
       );
     case "agent":

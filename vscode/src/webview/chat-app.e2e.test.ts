@@ -260,4 +260,25 @@ describe("the VS Code chat view", () => {
       { type: "send", text: "Implement the plan above.", mode: "auto", plan: false },
     ]);
   });
+
+  test("each turn's message offers Fork, hidden while a turn runs; it posts the message's id", async () => {
+    await post(
+      { type: "turn.started", turn_id: "t9", input: "branch here" },
+      {
+        type: "item.completed",
+        turn_id: "t9",
+        item: { type: "user_message", id: "msg_u9", text: "branch here" },
+      },
+    );
+    const fork = page
+      .locator(".entry.user", { hasText: "branch here" })
+      .getByRole("button", { name: "Fork" });
+    await fork.waitFor({ state: "hidden" });
+    await post(completed("t9"));
+    await fork.click();
+    const forks = await page.evaluate(() =>
+      (globalThis as unknown as { posted: { type: string }[] }).posted.filter((m) => m.type === "fork"),
+    );
+    expect(forks).toEqual([{ type: "fork", itemId: "msg_u9" }]);
+  });
 });

@@ -32,6 +32,8 @@ export type FromWebview =
   | { type: "interrupt" }
   | { type: "approval"; approvalId: string; approved: boolean }
   | { type: "patch"; itemId: string; path: string; action: "open" | "accept" | "reject" }
+  /** Fork the thread from the turn that user message starts; the chat switches to the fork. */
+  | { type: "fork"; itemId: string }
   | {
       type: "command";
       command: "spark.undo" | "spark.newThread" | "spark.resumeThread" | "spark.reconnect" | "spark.showLog";
