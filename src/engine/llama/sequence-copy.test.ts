@@ -1,10 +1,10 @@
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { beforeAll, describe, expect, test } from "vitest";
 import type { ChatMessage } from "../../protocol/chat.js";
 import type { GenerateRequest } from "../engine.js";
 import { collect } from "../test-support/engine-conformance.js";
 import { testModelPath } from "../test-support/test-model.js";
 import { renderPrompt } from "./internal/chat-rendering.js";
-import { LlamaEngine } from "./llama-engine.js";
+import { LlamaEngine, type LlamaEngineOptions } from "./llama-engine.js";
 
 // A conversation and a fork of it from its first turn: the fork shares everything up to the new
 // question, written out so that the two prompts render to the same tokens up to there.
@@ -35,11 +35,16 @@ function sharedTokens(engine: LlamaEngine, a: GenerateRequest, b: GenerateReques
   return shared;
 }
 
-async function withEngine<T>(sequences: number, body: (engine: LlamaEngine) => Promise<T>): Promise<T> {
+async function withEngine<T>(
+  sequences: number,
+  body: (engine: LlamaEngine) => Promise<T>,
+  options: Partial<LlamaEngineOptions> = {},
+): Promise<T> {
   await using engine = await LlamaEngine.create({
     modelPath: await testModelPath(),
     contextSize: 1024,
     sequences,
+    ...options,
   });
   return await body(engine);
 }
@@ -54,7 +59,6 @@ describe("a new conversation copies another conversation's prefix (llama engine)
       return answer.text;
     });
   });
-  afterAll(() => {});
 
   test("with two sequences the fork's prefix is copied and the parent keeps its own cache", async () => {
     await withEngine(2, async (engine) => {
@@ -86,6 +90,27 @@ describe("a new conversation copies another conversation's prefix (llama engine)
       });
       expect(again.result.usage.cachedInputTokens).toBeGreaterThanOrEqual(copied.result.usage.inputTokens);
     });
+  });
+
+  test("with a draft model the copy answers as a fresh evaluation with the draft model does", async () => {
+    const drafting = { draftModelPath: await testModelPath(), draftMinConfidence: 0, draftTokens: 4 };
+    // A random model's near-ties can flip when drafts are verified in a batch: the fresh evaluation
+    // drafts too.
+    const freshWithDraft = await withEngine(
+      2,
+      async (engine) => (await collect(engine, fork)).text,
+      drafting,
+    );
+    await withEngine(
+      2,
+      async (engine) => {
+        await collect(engine, parent);
+        const copied = await collect(engine, fork);
+        expect(copied.result.usage.cachedInputTokens).toBe(sharedTokens(engine, parent, fork));
+        expect(copied.text).toBe(freshWithDraft);
+      },
+      drafting,
+    );
   });
 
   test("with one sequence the fork takes the sequence over: same answer, the parent evaluates again", async () => {

@@ -43,7 +43,18 @@ export class SequencePool {
   private readonly waiters: (() => void)[] = [];
   private clock = 0;
 
-  constructor(sequences: LlamaContextSequence[]) {
+  /**
+   * `copied`: called after a prefix was copied between two sequences (the draft model's sequences
+   * follow their main sequences, and copy the same prefix where they hold it).
+   */
+  constructor(
+    sequences: LlamaContextSequence[],
+    private readonly copied: (
+      target: Slot,
+      source: Slot,
+      prefix: readonly Token[],
+    ) => Promise<void> = async () => {},
+  ) {
     this.slots = sequences.map((sequence) => ({
       sequence,
       conversation: undefined,
@@ -62,7 +73,7 @@ export class SequencePool {
       const choice = this.pick(tokens, conversation, true);
       if (choice) {
         const slot = this.take(choice.slot, conversation);
-        if (choice.copy) await this.copyPrefix(slot, choice.copy.from, choice.copy.tokens);
+        if (choice.copy) await this.copyPrefix(slot, choice.copy.from, tokens.slice(0, choice.copy.tokens));
         return slot;
       }
       await this.waitForRelease(signal);
@@ -92,10 +103,11 @@ export class SequencePool {
   }
 
   /** The source stays busy while its cells are copied, so its owner cannot change them meanwhile. */
-  private async copyPrefix(target: Slot, source: Slot, tokens: number): Promise<void> {
+  private async copyPrefix(target: Slot, source: Slot, prefix: readonly Token[]): Promise<void> {
     source.busy = true;
     try {
-      await copySequencePrefix(target.sequence, source.sequence, tokens);
+      const held = await copySequencePrefix(target.sequence, source.sequence, prefix.length);
+      await this.copied(target, source, prefix.slice(0, held));
     } finally {
       this.release(source);
     }
