@@ -49,7 +49,11 @@ export interface LlamaEngineOptions {
   id?: string;
   /** Tokens per conversation. Default: the model's training context, at most 32768. */
   contextSize?: number;
-  /** Conversations decoded concurrently (context sequences). Default: 2. */
+  /**
+   * Conversations decoded concurrently (context sequences). With more than one, a new conversation
+   * whose prompt starts like another's (a fork) copies that prefix's KV cells into a sequence of
+   * its own (see internal/sequence-pool.ts). Default: 2.
+   */
   sequences?: number;
   /** CPU threads. Default: the number of physical cores (never the library's default). */
   threads?: number;
