@@ -1,12 +1,23 @@
 import { randomUUID } from "node:crypto";
 import type { DraftAnswer, ResponsesClient } from "../client/responses-client.js";
-import type { AgentMode, PatchResolution, SubAgentInfo, ThreadInfo, ThreadItem } from "../protocol/agent.js";
+import type {
+  AgentMode,
+  PatchResolution,
+  RewindRestore,
+  SubAgentInfo,
+  ThreadInfo,
+  ThreadItem,
+} from "../protocol/agent.js";
 import type { TurnToolChoice } from "../protocol/agent-requests.js";
 import { SparkError } from "../protocol/errors.js";
 import type { ApprovalPolicy } from "./approval.js";
+import { Checkpoints } from "./checkpoints.js";
 import { historyFromItems } from "./conversation-history.js";
+import { agentRun } from "./definitions/agent-definitions.js";
+import type { Skill } from "./definitions/skills.js";
 import type { EditDiagnostics } from "./diagnostics/edit-diagnostics.js";
 import { EditJournal } from "./edit-journal.js";
+import { type HookSet, ThreadHooks } from "./hooks/thread-hooks.js";
 import { ItemLog, newItemId, type ThreadListener } from "./item-log.js";
 import { PatchReview } from "./patch-review.js";
 import { PendingApprovals } from "./pending-approvals.js";
@@ -14,8 +25,9 @@ import { requestSettings } from "./request-settings.js";
 import { ResponseChain } from "./response-chain.js";
 import { CommandSandbox } from "./sandbox/command-sandbox.js";
 import { type DelegateOptions, SubAgents } from "./sub-agents.js";
+import { type Rewound, ThreadRewind } from "./thread-rewind.js";
 import { toolsFor } from "./tools/index.js";
-import type { Tool, ToolContext } from "./tools/tool.js";
+import { type Tool, type ToolContext, ToolError } from "./tools/tool.js";
 import { type ActiveTurn, type TurnOutcome, TurnRunner } from "./turn-runner.js";
 import type { Workspace } from "./workspace.js";
 
@@ -50,12 +62,23 @@ export interface AgentThreadOptions {
   moreTools?: () => Tool<any>[];
   /** Offer the `delegate` tool: background sub-agents on this model (tier). Default: none. */
   delegate?: DelegateOptions<AgentThread>;
+  /** The session's skills: `load_skill` is offered when there are any. Default: none. */
+  skills?: readonly Skill[];
+  /**
+   * The only tools offered (by name), Spark's and the extra ones alike: a defined agent's thread
+   * (see agentRun). Default: all.
+   */
+  allowedTools?: readonly string[];
   /** Items of a saved session to continue. */
   resume?: { thread: ThreadInfo; items: ThreadItem[] };
+  /** Where each turn's file changes are kept for `rewind` (see Checkpoints). Default: in memory. */
+  checkpoints?: Checkpoints;
   /** Turns waiting behind the running one (`enqueue`); beyond it `limit_reached`. Default: 32. */
   maxQueuedTurns?: number;
   /** UTF-8 bytes of the inputs waiting behind the running turn; beyond it `limit_reached`. Default: 4 MiB. */
   maxQueuedBytes?: number;
+  /** Hooks (hooks.json) run at the points of each turn, in {@link sandbox}. Default: none. */
+  hooks?: HookSet;
 }
 
 /**
@@ -78,6 +101,7 @@ export class AgentThread {
   private readonly approvals: PendingApprovals;
   private readonly patches: PatchReview;
   private readonly runner: TurnRunner;
+  private readonly rewinder: ThreadRewind;
   private active: ActiveTurn | null = null;
   private idle: Promise<void> = Promise.resolve();
   private readonly subs: SubAgents<AgentThread> | null;
@@ -109,16 +133,43 @@ export class AgentThread {
       workspace: options.workspace,
       items: this.log.items,
     });
-    const { delegate, resume: _, ...inherited } = options;
+    this.rewinder = new ThreadRewind({
+      log: this.log,
+      chain: this.chain,
+      journal: this.journal,
+      checkpoints:
+        options.checkpoints ?? Checkpoints.inMemory({ name: (path) => options.workspace.relative(path) }),
+      workspace: options.workspace,
+    });
+    const { delegate, resume: _, checkpoints: __, ...inherited } = options;
     this.subs = delegate
       ? new SubAgents<AgentThread>({
-          createThread: (model, client) =>
+          createThread: (model, client, agent) =>
             new AgentThread({
               ...inherited,
               client,
               model,
               ...(delegate.contextBudget ? { contextBudget: delegate.contextBudget } : {}),
+              ...(agent ? { instructions: agent.instructions, allowedTools: agent.tools } : {}),
             }),
+          resolveAgent: (name) => {
+            const agent = delegate.agents?.find((candidate) => candidate.name === name);
+            if (!agent) {
+              const names = (delegate.agents ?? []).map((candidate) => candidate.name);
+              throw new ToolError(
+                "not_found",
+                names.length === 0
+                  ? `No agent '${name}': none is defined. Delegate without an agent.`
+                  : `No agent '${name}'. The agents: ${names.join(", ")}.`,
+              );
+            }
+            return agentRun(agent, {
+              instructions: this.options.instructions,
+              parentTools: this.offeredTools(),
+              delegateModel: delegate.model,
+              tiers: delegate.tiers ?? [],
+            });
+          },
           client: options.client,
           delegate,
           emit,
@@ -126,7 +177,9 @@ export class AgentThread {
           deliver: (message) => this.queueTurn(message),
         })
       : null;
-    this.tools = toolsFor({ delegate: this.subs !== null });
+    this.tools = this.allowed(
+      toolsFor({ delegate: this.subs !== null, skills: (options.skills ?? []).length > 0 }),
+    );
     this.runner = new TurnRunner({
       client: options.client,
       chain: this.chain,
@@ -138,6 +191,16 @@ export class AgentThread {
       toolContext: (turn) => this.toolContext(turn),
       contextBudget: options.contextBudget,
       maxToolRounds: options.maxToolRounds,
+      hooks: options.hooks
+        ? new ThreadHooks({
+            set: options.hooks,
+            sandbox: this.sandbox,
+            root: options.workspace.root,
+            sessionId: this.info.id,
+            log: this.log,
+            resumed: options.resume !== undefined,
+          })
+        : undefined,
     });
   }
 
@@ -387,6 +450,21 @@ export class AgentThread {
     return this.patches.resolvePatchFile(itemId, path, resolution);
   }
 
+  /**
+   * Goes back to just before the turn started by user message `itemId` (see ThreadRewind) and tells
+   * every face (`thread.rewound`). Refused with `invalid_request` while a turn runs.
+   */
+  async rewind(itemId: string, restore: RewindRestore): Promise<Rewound> {
+    if (this.active) {
+      throw new SparkError("invalid_request", "A turn is running; interrupt it or wait before rewinding.", {
+        param: "thread_id",
+      });
+    }
+    const rewound = await this.rewinder.rewind(itemId, restore);
+    this.log.emit({ type: "thread.rewound", ...rewound });
+    return rewound;
+  }
+
   private async runTurns(first: string, toolChoice: TurnToolChoice | undefined): Promise<void> {
     let input: string | undefined = first;
     let choice = toolChoice;
@@ -411,7 +489,7 @@ export class AgentThread {
     };
     this.active = turn;
     if (!this.toolsFixed) {
-      this.tools.push(...(this.options.moreTools?.() ?? []));
+      this.tools.push(...this.allowed(this.options.moreTools?.() ?? []));
       this.toolsFixed = true;
     }
     const outcome = await this.runner.run(turn, input);
@@ -448,8 +526,25 @@ export class AgentThread {
       sandbox: this.sandbox,
       ...(this.options.diagnostics ? { diagnostics: this.options.diagnostics } : {}),
       approve: (request) => this.approvals.request(turn.id, request),
-      ...(this.subs ? { delegate: (task: string, context?: string) => this.subs!.start(task, context) } : {}),
+      ...(this.subs
+        ? {
+            delegate: (task: string, context?: string, agent?: string) =>
+              this.subs!.start(task, context, agent),
+          }
+        : {}),
+      ...(this.options.skills ? { skills: this.options.skills } : {}),
     };
+  }
+
+  /** The tools the next request lists (the extra ones as they are now, before the first turn). */
+  private offeredTools(): Tool[] {
+    return this.toolsFixed ? this.tools : [...this.tools, ...this.allowed(this.options.moreTools?.() ?? [])];
+  }
+
+  // biome-ignore lint/suspicious/noExplicitAny: a registry holds tools of every argument type
+  private allowed(tools: Tool<any>[]): Tool<any>[] {
+    const names = this.options.allowedTools;
+    return names ? tools.filter((tool) => names.includes(tool.name)) : tools;
   }
 
   private requestSettings() {
@@ -457,7 +552,7 @@ export class AgentThread {
       model: this.options.model ?? "",
       instructions: this.options.instructions,
       // Before the first turn (pre-warm, drafts) with the extra tools ready now, as that turn will likely send.
-      tools: this.toolsFixed ? this.tools : [...this.tools, ...(this.options.moreTools?.() ?? [])],
+      tools: this.offeredTools(),
       temperature: this.options.temperature,
     });
   }

@@ -32,18 +32,39 @@ export interface EditJournalOptions {
   capacity?: number;
 }
 
+/** Told of every edit recorded and of every file an undo or reject restored (the turn checkpoints). */
+export interface JournalListener {
+  recorded(entry: JournalEntry): void;
+  restored(entry: JournalEntry, files: readonly JournalFile[]): void;
+}
+
 /** The agent's edits, newest last, so the person can take them back one at a time. */
 export class EditJournal {
   private readonly entries: JournalEntry[] = [];
   private readonly capacity: number;
+  private listener: JournalListener | null = null;
 
   constructor(options: EditJournalOptions = {}) {
     this.capacity = Math.max(1, options.capacity ?? 100);
   }
 
+  /** Sets the one listener told of every change (see JournalListener). */
+  listen(listener: JournalListener): void {
+    this.listener = listener;
+  }
+
   record(entry: JournalEntry): void {
+    this.listener?.recorded(entry);
     this.entries.push(entry);
     if (this.entries.length > this.capacity) this.entries.splice(0, this.entries.length - this.capacity);
+  }
+
+  /** Forgets these edits (a rewind restored their files): undo no longer offers them. */
+  discard(entries: readonly JournalEntry[]): void {
+    for (const entry of entries) {
+      const index = this.entries.indexOf(entry);
+      if (index !== -1) this.entries.splice(index, 1);
+    }
   }
 
   get canUndo(): boolean {
@@ -92,6 +113,7 @@ export class EditJournal {
       if (!this.entries.includes(entry)) this.entries.push(entry);
       throw error;
     }
+    this.listener?.restored(entry, files);
     return { paths: files.map((file) => file.path) };
   }
 
@@ -122,6 +144,7 @@ export class EditJournal {
       this.entries.push(entry);
       throw error;
     }
+    this.listener?.restored(entry, entry.files);
     return {
       ...(entry.id === undefined ? {} : { id: entry.id }),
       paths: entry.files.map((file) => file.path),
@@ -152,7 +175,9 @@ async function assertUnchangedSincePatch(files: readonly JournalFile[]): Promise
 }
 
 /** Writes every file's `before` (staged first, so a failure changes nothing) and deletes created ones. */
-async function restore(files: readonly JournalFile[]): Promise<void> {
+export async function restore(
+  files: readonly Pick<JournalFile, "path" | "before" | "mode">[],
+): Promise<void> {
   const staged: StagedFile[] = [];
   try {
     for (const file of files) {

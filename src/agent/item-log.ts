@@ -22,7 +22,8 @@ export class ItemLog {
     for (const listener of this.listeners) listener(event);
   }
 
-  recordUserMessage(turnId: string, text: string, mode: AgentMode = "default"): void {
+  /** Records a user message; returns its id (the turn it starts is named by it). */
+  recordUserMessage(turnId: string, text: string, mode: AgentMode = "default"): string {
     const item: ThreadItem = {
       type: "user_message",
       id: newItemId(),
@@ -31,6 +32,12 @@ export class ItemLog {
     };
     this.emit({ type: "item.started", turn_id: turnId, item });
     this.complete(turnId, item);
+    return item.id;
+  }
+
+  /** Cuts the items back to the first `length` (a rewound conversation). */
+  truncate(length: number): ThreadItem[] {
+    return this.items.splice(length);
   }
 
   complete(turnId: string, item: ThreadItem): void {

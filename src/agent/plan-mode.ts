@@ -24,7 +24,7 @@ export function runsInPlanMode(tool: Tool<any>): boolean {
 /** The output the model gets for a call a plan-mode turn does not run. */
 export function planModeRefusal(tool: string): string {
   return (
-    `Not run: plan mode is on, so ${tool} is refused (only read_file, list_dir and search run). ` +
+    `Not run: plan mode is on, so ${tool} is refused (only read_file, list_dir, search and load_skill run). ` +
     "Write the plan as your answer; the person switches to implement it."
   );
 }

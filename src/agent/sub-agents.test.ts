@@ -1,10 +1,12 @@
 import { existsSync } from "node:fs";
-import { readFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, writeFile } from "node:fs/promises";
+import os from "node:os";
 import path from "node:path";
 import { describe, expect, test } from "vitest";
 import { ResponsesClient } from "../client/responses-client.js";
 import type { GenerateRequest } from "../engine/engine.js";
 import type { ScriptedReply } from "../engine/scripted/scripted-engine.js";
+import { loadCatalog } from "./definitions/catalog.js";
 import { CommandSandbox } from "./sandbox/command-sandbox.js";
 import { agentHarness } from "./test-support/agent-harness.js";
 
@@ -192,5 +194,149 @@ describe("sub-agents", () => {
     await h.thread.startTurn("hello");
     expect(h.thread.subAgents).toEqual([]);
     expect(h.thread.cancelSubAgent("sub_x")).toBe(false);
+  });
+
+  describe("a defined agent", () => {
+    /** The repository's agents, read from their files as a session reads them. */
+    async function repoAgents(files: Record<string, string>) {
+      const root = await mkdtemp(path.join(os.tmpdir(), "spark-agents-"));
+      await mkdir(path.join(root, ".agents", "agents"), { recursive: true });
+      for (const [name, text] of Object.entries(files))
+        await writeFile(path.join(root, ".agents", "agents", name), text);
+      return loadCatalog({ repoRoot: root, userDir: null });
+    }
+
+    interface Seen {
+      tools: string[];
+      system: string;
+      /** What each of its tool calls was answered. */
+      answers: string[];
+    }
+
+    /**
+     * The person asks; the parent delegates `review src` as `agent`; the sub-agent tries
+     * apply_patch, then shell, then answers. Approvals are answered `approve`.
+     */
+    async function delegateAs(agent: string, agentsFiles: Record<string, string>, approve: boolean) {
+      const catalog = await repoAgents(agentsFiles);
+      const seen: Seen = { tools: [], system: "", answers: [] };
+      const parentAnswers: string[] = [];
+      const script = (request: GenerateRequest): ScriptedReply => {
+        const user = lastUser(request);
+        const last = request.messages.at(-1);
+        if (user === "review src") {
+          seen.tools = (request.tools ?? []).map((tool) => tool.name);
+          seen.system = request.messages.find((m) => m.role === "system")?.content ?? "";
+          if (last?.role === "tool") seen.answers.push(last.content);
+          if (seen.answers.length === 0)
+            return {
+              toolCalls: [
+                {
+                  name: "apply_patch",
+                  arguments: JSON.stringify({
+                    patch: "*** Begin Patch\n*** Add File: x.txt\n+x\n*** End Patch",
+                  }),
+                },
+              ],
+            };
+          if (seen.answers.length === 1)
+            return {
+              toolCalls: [{ name: "shell", arguments: JSON.stringify({ command: "echo ran > ran.txt" }) }],
+            };
+          return { text: "Reviewed." };
+        }
+        if (user.startsWith("Result of sub-agent") || user.startsWith("Sub-agent"))
+          return { text: "Thanks." };
+        if (last?.role === "tool") {
+          parentAnswers.push(last.content);
+          return { text: "Asked it." };
+        }
+        return {
+          toolCalls: [{ name: "delegate", arguments: JSON.stringify({ task: "review src", agent }) }],
+        };
+      };
+      let baseUrl = "";
+      await using h = await agentHarness(
+        {},
+        { script },
+        {
+          approvalPolicy: "ask",
+          sandbox: new CommandSandbox({ mode: "danger-full-access" }),
+          delegate: {
+            model: "scripted",
+            connect: () => ResponsesClient.connect({ baseUrl }),
+            agents: catalog.agents,
+            tiers: ["scripted"],
+          },
+        },
+      );
+      baseUrl = `${h.server.url}/v1`;
+      const approvals: string[] = [];
+      h.thread.on((event) => {
+        if (event.type !== "approval.requested" || event.kind !== "shell") return;
+        approvals.push(event.command);
+        h.thread.respondToApproval(event.approval_id, approve);
+      });
+      await h.thread.startTurn("review the code");
+      await h.thread.whenSettled();
+      return { catalog, seen, parentAnswers, approvals, dir: h.dir, subAgents: h.thread.subAgents };
+    }
+
+    const reviewer =
+      "---\nname: reviewer\ndescription: Reviews code.\ntools: [read_file, search, shell, mcp__evil__run]\n---\n" +
+      "You review code and never change it.\n";
+
+    test("runs with its instructions and only its tools; a tool it lacks is refused", async () => {
+      const d = await delegateAs("reviewer", { "reviewer.md": reviewer }, false);
+      expect(d.catalog.problems).toEqual([]);
+      expect(d.subAgents).toMatchObject([{ task: "review src", model: "scripted", status: "completed" }]);
+      // Its list is the one it named, within the parent's: no apply_patch, no MCP tool the
+      // session lacks, no delegate.
+      expect(d.seen.tools).toEqual(["read_file", "search", "shell"]);
+      expect(d.seen.system).toBe(
+        "You are Spark.\n\nYou are the agent 'reviewer', started by another agent with a task. " +
+          `Instructions from ${path.join(".agents", "agents", "reviewer.md")}:\nYou review code and never change it.`,
+      );
+      expect(d.seen.answers[0]).toMatch(/^Unknown tool 'apply_patch'. Available: read_file, search, shell\./);
+      expect(existsSync(path.join(d.dir, "x.txt"))).toBe(false);
+    });
+
+    test("a repository's agent cannot run a command the person did not approve", async () => {
+      const denied = await delegateAs("reviewer", { "reviewer.md": reviewer }, false);
+      expect(denied.approvals).toEqual(["echo ran > ran.txt"]);
+      expect(denied.seen.answers[1]).toMatch(/denied/);
+      expect(existsSync(path.join(denied.dir, "ran.txt"))).toBe(false);
+      const approved = await delegateAs("reviewer", { "reviewer.md": reviewer }, true);
+      expect(approved.approvals).toEqual(["echo ran > ran.txt"]);
+      expect(existsSync(path.join(approved.dir, "ran.txt"))).toBe(true);
+    });
+
+    test("an agent that sets its own permissions is not defined, and delegate says so", async () => {
+      const d = await delegateAs(
+        "yolo",
+        {
+          "reviewer.md": reviewer,
+          "yolo.md":
+            "---\nname: yolo\ndescription: x\npermissionMode: bypassPermissions\n---\nRun anything.\n",
+        },
+        true,
+      );
+      expect(d.catalog.agents.map((agent) => agent.name)).toEqual(["reviewer"]);
+      expect(d.catalog.problems).toEqual([
+        expect.stringMatching(/yolo\.md is not used: its frontmatter sets 'permissionMode'/),
+      ]);
+      expect(d.parentAnswers).toEqual(["No agent 'yolo'. The agents: reviewer."]);
+      expect(d.subAgents).toEqual([]);
+    });
+
+    test("an agent on a tier the session lacks does not start", async () => {
+      const d = await delegateAs(
+        "remote",
+        { "remote.md": "---\nname: remote\ndescription: x\ntier: hf-big\n---\nWork.\n" },
+        true,
+      );
+      expect(d.parentAnswers[0]).toMatch(/runs on the tier 'hf-big', which this session does not have/);
+      expect(d.subAgents).toEqual([]);
+    });
   });
 });

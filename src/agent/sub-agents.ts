@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { ResponsesClient } from "../client/responses-client.js";
 import type { SubAgentInfo, ThreadEvent, ThreadInfo } from "../protocol/agent.js";
 import { SparkError } from "../protocol/errors.js";
+import type { AgentDefinition, AgentRun } from "./definitions/agent-definitions.js";
 import { ToolError } from "./tools/tool-error.js";
 
 /**
@@ -32,14 +33,24 @@ export interface DelegateOptions<Thread extends SubAgentThread = SubAgentThread>
   onThread?: (thread: Thread, info: SubAgentInfo) => void;
   /** Sub-agents running at once per thread; `delegate` answers an error at the cap. Default: 4. */
   maxRunning?: number;
+  /** The agents people defined, which `delegate` may name (see agent-definitions.ts). Default: none. */
+  agents?: readonly AgentDefinition[];
+  /** The session's tiers, the ones an agent may run on; empty with a remote server. Default: none. */
+  tiers?: readonly string[];
 }
 
 export interface SubAgentsOptions<Thread extends SubAgentThread> {
   /**
    * Makes the sub-agent's thread: same workspace, client and approval policy (its commands ask the
-   * person, through the parent), no `delegate` tool.
+   * person, through the parent), no `delegate` tool; as a defined agent, with `agent`'s
+   * instructions and tools.
    */
-  createThread: (model: string, client: ResponsesClient) => Thread;
+  createThread: (model: string, client: ResponsesClient, agent?: AgentRun) => Thread;
+  /**
+   * How the defined agent `name` runs (agentRun with the parent's instructions and tools); throws
+   * a ToolError for the model when it cannot.
+   */
+  resolveAgent: (name: string) => AgentRun;
   /** The parent thread's client: sub-agents take lanes of its WebSocket. */
   client: ResponsesClient;
   delegate: DelegateOptions<Thread>;
@@ -77,7 +88,8 @@ export class SubAgents<Thread extends SubAgentThread> {
    * Starts `task` in the background; returns the sub-agent's id at once. Throws a ToolError the
    * model can act on when `maxRunning` sub-agents run already.
    */
-  start(task: string, context: string | undefined): string {
+  start(task: string, context: string | undefined, agent?: string): string {
+    const run = agent === undefined ? undefined : this.options.resolveAgent(agent);
     const maxRunning = this.options.delegate.maxRunning ?? 4;
     if (this.running >= maxRunning) {
       throw new ToolError(
@@ -90,7 +102,7 @@ export class SubAgents<Thread extends SubAgentThread> {
     const info: SubAgentInfo = {
       id,
       task,
-      model: this.options.delegate.model,
+      model: run?.model ?? this.options.delegate.model,
       status: "running",
       outputTokens: 0,
       progress: "starting",
@@ -98,7 +110,7 @@ export class SubAgents<Thread extends SubAgentThread> {
     const entry: Entry<Thread> = { info, thread: null, ended: Promise.resolve(), quiet: false };
     this.entries.set(id, entry);
     this.options.emit({ type: "subagent.started", subagent: { ...info } });
-    entry.ended = this.run(entry, context ? `${task}\n\nContext:\n${context}` : task).then(
+    entry.ended = this.run(entry, context ? `${task}\n\nContext:\n${context}` : task, run).then(
       (result) => this.finish(entry, result, undefined),
       (error: unknown) => this.finish(entry, undefined, SparkError.from(error).message),
     );
@@ -106,13 +118,13 @@ export class SubAgents<Thread extends SubAgentThread> {
   }
 
   /** Runs the sub-agent's turn; resolves with its last message, rejects with why it failed. */
-  private async run(entry: Entry<Thread>, input: string): Promise<string> {
+  private async run(entry: Entry<Thread>, input: string, agent: AgentRun | undefined): Promise<string> {
     const { info } = entry;
     const parent = this.options.client;
     const client = parent.transport === "websocket" ? parent.lane() : await this.options.delegate.connect();
     try {
       if (info.status !== "running") return "";
-      const thread = this.options.createThread(this.options.delegate.model, client);
+      const thread = this.options.createThread(info.model, client, agent);
       entry.thread = thread;
       this.options.delegate.onThread?.(thread, { ...info });
       let lastMessage = "";

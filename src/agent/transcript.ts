@@ -11,8 +11,19 @@ export function sessionsDir(env: NodeJS.ProcessEnv = process.env): string {
   return path.join(data, "spark", "sessions");
 }
 
-/** One line per record: the thread's info first, then every completed item. */
-type Record = { kind: "thread"; thread: ThreadInfo } | { kind: "item"; item: ThreadItem };
+/**
+ * One line per record: the thread's info first, then every completed item; a `rewind` drops the
+ * items from that user message on (the conversation went back to before it).
+ */
+type Record =
+  | { kind: "thread"; thread: ThreadInfo }
+  | { kind: "item"; item: ThreadItem }
+  | { kind: "rewind"; item_id: string };
+
+/** A session's turn checkpoints (see agent/checkpoints.ts), beside its transcript. */
+export function checkpointsFile(transcript: string): string {
+  return transcript.replace(/\.jsonl$/, ".checkpoints");
+}
 
 /**
  * A session's transcript as JSON Lines, appended as items complete, so a crash loses at most the
@@ -39,6 +50,8 @@ export class Transcript {
   observe(event: ThreadEvent): void {
     if (event.type === "item.completed") this.append({ kind: "item", item: event.item });
     else if (event.type === "thread.started") this.append({ kind: "thread", thread: event.thread });
+    else if (event.type === "thread.rewound" && event.restore !== "code")
+      this.append({ kind: "rewind", item_id: event.item_id });
   }
 
   /** Saves the thread's current info (title, times); the last one written wins on reading. */
@@ -77,6 +90,10 @@ export async function readSession(file: string): Promise<SavedSession> {
     }
     if (record.kind === "thread") thread = record.thread;
     else if (record.kind === "item") items.push(record.item);
+    else if (record.kind === "rewind") {
+      const cut = items.findIndex((item) => item.type === "user_message" && item.id === record.item_id);
+      if (cut !== -1) items.length = cut;
+    }
   }
   if (!thread) throw new Error(`${file} is not a Spark session transcript.`);
   return { file, thread, items };

@@ -1,3 +1,4 @@
+import { ClientError } from "../client/client-error.js";
 import type { ResponseStream, ResponsesClient } from "../client/responses-client.js";
 import type { AgentMode, ThreadInfo, ThreadItem, TurnStats, TurnStatus } from "../protocol/agent.js";
 import type { TurnToolChoice } from "../protocol/agent-requests.js";
@@ -5,11 +6,12 @@ import { SparkError, type WireError } from "../protocol/errors.js";
 import type { ResponseObject } from "../protocol/responses.js";
 import { type ConversationInput, compactHistory } from "./conversation-history.js";
 import type { EditJournal } from "./edit-journal.js";
+import type { HookToolCall, ThreadHooks } from "./hooks/thread-hooks.js";
 import { type ItemLog, newItemId } from "./item-log.js";
 import { planModeRefusal, runsInPlanMode, withPlanNote } from "./plan-mode.js";
 import type { requestSettings } from "./request-settings.js";
 import type { ResponseChain } from "./response-chain.js";
-import { runTool, type Tool, type ToolContext } from "./tools/tool.js";
+import { runTool, type Tool, type ToolContext, type ToolResult } from "./tools/tool.js";
 
 /** The running turn: what its steers, interrupt and tools act on. */
 export interface ActiveTurn {
@@ -56,6 +58,8 @@ export interface TurnRunnerOptions {
   contextBudget?: number | undefined;
   /** Model responses with tool calls one turn may run; the next call ends it. Default: 50. */
   maxToolRounds?: number | undefined;
+  /** The thread's hooks (hooks.json). Default: none run. */
+  hooks?: ThreadHooks | undefined;
 }
 
 const DEFAULT_TITLE = "New session";
@@ -84,19 +88,39 @@ export class TurnRunner {
     let decodeMs = 0;
     log.emit({ type: "turn.started", turn_id: turn.id, input });
     if (info.title === DEFAULT_TITLE) info.title = input.trim().split("\n")[0]!.slice(0, 60) || DEFAULT_TITLE;
-    log.recordUserMessage(turn.id, input, turn.mode);
+    const submitted = (await this.options.hooks?.promptSubmitted(turn, input)) ?? {
+      blocked: null,
+      context: "",
+    };
+    if (submitted.blocked !== null) {
+      // Never recorded: a blocked message is not part of the conversation, not even on resume.
+      turn.closed = true;
+      const error = new SparkError(
+        "invalid_request",
+        "Not sent: a UserPromptSubmit hook blocked the message.",
+      );
+      return { status: "failed", stats, error: error.toWire() };
+    }
+    chain.mark(log.recordUserMessage(turn.id, input, turn.mode));
 
-    const content = turn.mode === "plan" ? withPlanNote(input) : input;
+    const content = (turn.mode === "plan" ? withPlanNote(input) : input) + submitted.context;
     let next: ConversationInput[] = [...chain.owedOutputs, { role: "user", content }];
     chain.owedOutputs = [];
     let status: TurnStatus = "completed";
     let error: SparkError | undefined;
     const maxToolRounds = this.options.maxToolRounds ?? DEFAULT_MAX_TOOL_ROUNDS;
     let toolRounds = 0;
+    let stopContinuations = 0;
     try {
       for (;;) {
-        if (chain.lastTokens > (this.options.contextBudget ?? 128_000) * 0.8) this.compact(turn);
-        const { response, calls } = await this.stream(turn, next);
+        if (chain.lastTokens > (this.options.contextBudget ?? 128_000) * 0.8) await this.compact(turn);
+        const { response, calls } = await this.stream(turn, next).catch((caught: unknown) => {
+          // After a rewind the response it went back to may be gone: the kept conversation is resent.
+          if (!(caught instanceof ClientError && caught.code === "previous_response_not_found")) throw caught;
+          if (toolRounds > 0 || !chain.fallBack()) throw caught;
+          next = [{ role: "user", content }];
+          return this.stream(turn, next);
+        });
         stats.inputTokens += response.usage?.input_tokens ?? 0;
         stats.cachedInputTokens += response.usage?.input_tokens_details.cached_tokens ?? 0;
         stats.outputTokens += response.usage?.output_tokens ?? 0;
@@ -116,7 +140,18 @@ export class TurnRunner {
             status = "interrupted";
             break;
           }
-          if (turn.steers.length === 0) break;
+          if (turn.steers.length === 0) {
+            const more = await this.stopHooks(turn, stopContinuations);
+            if (turn.controller.signal.aborted) {
+              status = "interrupted";
+              break;
+            }
+            // Steers sent while the Stop hooks ran start the next response too.
+            if (more === null && turn.steers.length === 0) break;
+            if (more !== null) stopContinuations++;
+            next = [...(more === null ? [] : [more]), ...turn.steers.splice(0)].map(userMessage);
+            continue;
+          }
         } else if (++toolRounds > maxToolRounds) {
           // A model that keeps calling tools: its calls are answered unrun, so the chain stays valid.
           chain.owedOutputs = calls.map((call) => ({
@@ -143,7 +178,7 @@ export class TurnRunner {
           chain.owedOutputs = next;
           break;
         }
-        next.push(...turn.steers.splice(0).map((text) => ({ role: "user" as const, content: text })));
+        next.push(...turn.steers.splice(0).map(userMessage));
       }
     } catch (caught) {
       if (turn.controller.signal.aborted) status = "interrupted";
@@ -260,7 +295,7 @@ export class TurnRunner {
         }
       : turn.mode === "plan" && !runsInPlanMode(tool)
         ? { output: planModeRefusal(tool.name), isError: true }
-        : await runTool(tool, call.arguments, this.options.toolContext(turn));
+        : await this.runHooked(turn, tool, call);
     // Name the edit this call recorded after it, so each file can be accepted or rejected later.
     const edit = journal.newest;
     if (edit && edit !== newestEdit) edit.id ??= call.call_id;
@@ -273,15 +308,36 @@ export class TurnRunner {
     return { type: "function_call_output", call_id: call.call_id, output: result.output };
   }
 
+  /** Runs the call's tool between its PreToolUse hooks (which may deny it) and its PostToolUse hooks. */
+  private async runHooked(turn: ActiveTurn, tool: Tool, call: HookToolCall): Promise<ToolResult> {
+    const hooks = this.options.hooks;
+    if (!hooks) return runTool(tool, call.arguments, this.options.toolContext(turn));
+    const denied = await hooks.beforeTool(turn, call);
+    if (denied !== null) return { output: denied, isError: true };
+    if (turn.controller.signal.aborted) return { output: NOT_RUN_INTERRUPTED, isError: true };
+    const result = await runTool(tool, call.arguments, this.options.toolContext(turn));
+    const feedback = await hooks.afterTool(turn, call, result);
+    return feedback ? { ...result, output: result.output + feedback } : result;
+  }
+
+  /** The Stop hooks' next input for a turn about to end; null: it ends. */
+  private stopHooks(turn: ActiveTurn, continued: number): Promise<string | null> {
+    const hooks = this.options.hooks;
+    if (!hooks) return Promise.resolve(null);
+    const last = this.options.log.items.findLast((item) => item.type === "agent_message");
+    return hooks.beforeStop(turn, last?.type === "agent_message" ? last.text : "", continued);
+  }
+
   /** A finished call the interrupted turn does not run: its item fails, the model is told why. */
   private notRun(turn: ActiveTurn, call: FunctionCall): ConversationInput {
     this.options.log.complete(turn.id, { ...callItem(call), status: "failed", output: NOT_RUN_INTERRUPTED });
     return { type: "function_call_output", call_id: call.call_id, output: NOT_RUN_INTERRUPTED };
   }
 
-  /** Starts a new chain whose input is a compacted copy of the conversation. */
-  private compact(turn: ActiveTurn): void {
+  /** Starts a new chain whose input is a compacted copy of the conversation (after PreCompact hooks). */
+  private async compact(turn: ActiveTurn): Promise<void> {
     const { chain, log } = this.options;
+    await this.options.hooks?.beforeCompact(turn);
     chain.startOver(compactHistory(log.items));
     log.complete(turn.id, {
       type: "notice",
@@ -290,6 +346,8 @@ export class TurnRunner {
     });
   }
 }
+
+const userMessage = (text: string): ConversationInput => ({ role: "user", content: text });
 
 const rounds = (n: number) => (n === 1 ? "1 round" : `${n} rounds`);
 

@@ -1,6 +1,7 @@
 import { type Command, InvalidArgumentError, Option } from "commander";
 import { SANDBOX_MODES, type SandboxMode } from "../protocol/agent.js";
 import type { TurnToolChoice } from "../protocol/agent-requests.js";
+import { type WorktreeRef, worktreeNameProblem } from "../protocol/worktree-name.js";
 import { integer } from "./integer-option.js";
 
 /**
@@ -24,6 +25,10 @@ export interface AgentFlags {
   last?: boolean;
   /** False with `--no-attach`. */
   attach: boolean;
+  /** `--worktree [name]`: run in a Spark worktree (`true`: a new one under a generated name). */
+  worktree?: string | true;
+  /** The worktree `cd` is, once `--worktree` opened it (see worktree-session.ts). */
+  inWorktree?: WorktreeRef;
 }
 
 const AGENT_HELP = `
@@ -36,6 +41,8 @@ Examples:
   $ spark exec --json "list the TODOs"           # JSON Lines of every event
   $ spark --server http://gpu-box:8000/v1 --model qwen2.5-coder-32b
   $ spark resume --last
+  $ spark --worktree fix-parser            # a session in its own git worktree, on branch spark/fix-parser
+  $ spark worktree list                    # Spark's worktrees of this repository
 
 The agent may ask to run a command on any turn; each one shows the command, its directory and
 sandbox, and runs only once you approve it (or without asking, with --approval auto). Commands run
@@ -96,15 +103,19 @@ function addAgentOptions(command: Command): Command {
 }
 
 export function registerAgentCommands(program: Command): void {
-  addAgentOptions(program)
+  addWorktreeOption(addAgentOptions(program))
     .argument("[prompt...]", "a first message to send")
     .addHelpText("after", AGENT_HELP)
     .action(async (prompt: string[], flags: AgentFlags) => {
       const { interactive } = await import("./interactive-command.js");
-      process.exitCode = await interactive(flags, prompt.join(" "));
+      // Not on a terminal the prompt runs as `spark exec` does: a new session.
+      const entered = await inWorktree(flags, {
+        resume: Boolean(process.stdin.isTTY && process.stdout.isTTY),
+      });
+      process.exitCode = await interactive(entered.flags, prompt.join(" "), entered.resumeFile);
     });
 
-  addAgentOptions(program.command("exec"))
+  addWorktreeOption(addAgentOptions(program.command("exec")))
     .description("run one task non-interactively: prints the final answer (or JSON Lines with --json)")
     .argument("<prompt...>", "the task")
     .option("--json", "print every event as one JSON line", false)
@@ -116,7 +127,7 @@ export function registerAgentCommands(program: Command): void {
     .option("--plan", "plan mode: edits and commands are refused, the answer is a plan", false)
     .action(async (prompt: string[], flags: AgentFlags) => {
       const { exec } = await import("./exec-command.js");
-      process.exitCode = await exec(flags, prompt.join(" "));
+      process.exitCode = await exec((await inWorktree(flags, { resume: false })).flags, prompt.join(" "));
     });
 
   addAgentOptions(program.command("resume"))
@@ -144,6 +155,34 @@ export function registerAgentCommands(program: Command): void {
       const { attach } = await import("./interactive-command.js");
       process.exitCode = await attach(url, flags);
     });
+}
+
+function addWorktreeOption(command: Command): Command {
+  return command.option(
+    "-w, --worktree [name]",
+    "work in a git worktree of this repository on its own branch spark/NAME (made from HEAD when new; an existing one resumes its newest session; no name: a new generated one). See spark worktree --help",
+    worktreeOption,
+  );
+}
+
+/** The flags to run with: those of the session's worktree when `--worktree` names one. */
+async function inWorktree(
+  flags: AgentFlags,
+  options: { resume: boolean },
+): Promise<{ flags: AgentFlags; resumeFile?: string }> {
+  if (flags.worktree === undefined) return { flags };
+  const { enterWorktree } = await import("./worktree-session.js");
+  return enterWorktree(flags, options);
+}
+
+function worktreeOption(value: string): string {
+  const problem = worktreeNameProblem(value);
+  if (problem) {
+    throw new InvalidArgumentError(
+      `${problem}. A first message goes before --worktree: spark "fix the parser" --worktree`,
+    );
+  }
+  return value;
 }
 
 function toolChoiceOption(value: string): TurnToolChoice {

@@ -1,25 +1,32 @@
 import { randomBytes } from "node:crypto";
+import path from "node:path";
 import { AgentThread } from "../agent/agent-thread.js";
-import { discoverAgentsFiles } from "../agent/agents-md.js";
+import { discoverAgentsFiles, findRepoRoot } from "../agent/agents-md.js";
 import type { ApprovalPolicy } from "../agent/approval.js";
+import { Checkpoints } from "../agent/checkpoints.js";
+import { type Catalog, loadCatalog } from "../agent/definitions/catalog.js";
 import { EditDiagnostics } from "../agent/diagnostics/edit-diagnostics.js";
+import type { HookSet } from "../agent/hooks/thread-hooks.js";
 import { McpHub } from "../agent/mcp/mcp-hub.js";
 import { CommandSandbox } from "../agent/sandbox/command-sandbox.js";
 import { buildSystemPrompt } from "../agent/system-prompt.js";
-import { readSession, sessionsDir, Transcript } from "../agent/transcript.js";
+import { checkpointsFile, readSession, sessionsDir, Transcript } from "../agent/transcript.js";
 import { Workspace } from "../agent/workspace.js";
 import { ResponsesClient, type ResponsesClientOptions } from "../client/responses-client.js";
 import type { Limits, ResolvedConfig } from "../config/spark-config.js";
-import { tierAdmission } from "../config/spark-config.js";
+import { tierAdmission, userConfigPath } from "../config/spark-config.js";
 import { describeBackend, unusedGpuNotice } from "../engine/llama/backend-info.js";
 import { probeGpu } from "../engine/llama/gpu-probe.js";
 import { LlamaEngine } from "../engine/llama/llama-engine.js";
 import type { SandboxMode, ThreadEvent } from "../protocol/agent.js";
+import type { WorktreeRef } from "../protocol/worktree-name.js";
 import type { ModelRegistry } from "../server/model-registry.js";
 import { SparkServer } from "../server/spark-server.js";
+import { loadHooks } from "./hook-files.js";
 import { SessionRecorder } from "./session-recorder.js";
 import { testEngineLoader } from "./test-engine.js";
 import { chooseTiers, type TierLoader, tierRegistry } from "./tier-engines.js";
+import { openWorkspaceScope, type WorkspaceScope } from "./workspace-scope.js";
 
 export interface AgentRuntimeOptions {
   /** The workspace root. */
@@ -72,6 +79,29 @@ export interface AgentRuntimeOptions {
    * disposes them. Default: the built-in servers, unless the config's `[diagnostics]` turns them off.
    */
   diagnostics?: EditDiagnostics;
+  /**
+   * The hooks every thread runs. Default: the user's hooks.json and a trusted project's (see
+   * loadHooks), read once here.
+   */
+  hooks?: HookSet;
+  /**
+   * The person's folder of skills (`skills/`) and agents (`agents/`). Default: the folder of the
+   * user's config.toml (`~/.config/spark`). Null: none.
+   */
+  userDir?: string | null;
+  /** The Spark worktree {@link cwd} is (`spark --worktree`), recorded in new threads' info. Default: none. */
+  worktree?: WorktreeRef;
+}
+
+export interface NewThreadOptions {
+  /**
+   * Where the thread works when not in the runtime's workspace (a Spark worktree started from the
+   * agent host): a real path; the thread gets that tree's workspace, AGENTS.md and language
+   * servers. Default: the runtime's workspace.
+   */
+  cwd?: string;
+  /** The worktree {@link cwd} is, recorded in a new thread's info. */
+  worktree?: WorktreeRef;
 }
 
 /**
@@ -90,6 +120,8 @@ export class AgentRuntime implements AsyncDisposable {
    * they handle, stopped when idle and on dispose. Null with `[diagnostics] enabled = false`.
    */
   readonly diagnostics: EditDiagnostics | null;
+  /** Scopes of the other trees threads were started in, by real path (see NewThreadOptions.cwd). */
+  private readonly scopes = new Map<string, Promise<WorkspaceScope>>();
 
   private constructor(
     readonly client: ResponsesClient,
@@ -107,6 +139,8 @@ export class AgentRuntime implements AsyncDisposable {
     private readonly owned: { server?: SparkServer; models?: ModelRegistry },
     /** How to open another connection like {@link client} (a sub-agent's). */
     private readonly connection: ResponsesClientOptions,
+    /** The skills and defined agents of the person and of the repository, read at start. */
+    readonly catalog: Catalog,
   ) {
     if (options.mcp) this.mcp = options.mcp;
     else {
@@ -127,13 +161,20 @@ export class AgentRuntime implements AsyncDisposable {
           }));
   }
 
-  static async start(options: AgentRuntimeOptions): Promise<AgentRuntime> {
+  static async start(started: AgentRuntimeOptions): Promise<AgentRuntime> {
+    const options = { ...started, hooks: started.hooks ?? (await loadHooks(started.cwd)) };
     const workspace = new Workspace(options.cwd);
+    const catalog = await loadCatalog({
+      repoRoot: await findRepoRoot(workspace.root),
+      userDir: options.userDir === undefined ? path.dirname(userConfigPath()) : options.userDir,
+    });
+    for (const problem of catalog.problems) options.onNotice?.(problem);
     const instructions = buildSystemPrompt(
       workspace.root,
       await discoverAgentsFiles(workspace.root, {
         ...(options.onNotice ? { onUnreadable: options.onNotice } : {}),
       }),
+      { skills: catalog.skills, agents: catalog.agents },
     );
     if (options.server) {
       const connection: ResponsesClientOptions = {
@@ -155,6 +196,7 @@ export class AgentRuntime implements AsyncDisposable {
         options,
         {},
         connection,
+        catalog,
       );
     }
     const config = options.config ?? {
@@ -207,6 +249,7 @@ export class AgentRuntime implements AsyncDisposable {
         models,
       },
       connection,
+      catalog,
     );
   }
 
@@ -230,36 +273,51 @@ export class AgentRuntime implements AsyncDisposable {
   async newThread(
     resumeFile?: string,
     model: string = this.modelId,
+    place: NewThreadOptions = {},
   ): Promise<{ thread: AgentThread; transcript: SessionRecorder }> {
     const resume = resumeFile ? await readSession(resumeFile) : undefined;
     const dir = this.options.sessionsDir ?? sessionsDir();
+    const scope = await this.scopeOf(place.cwd);
+    const named = { name: (file: string) => scope.workspace.relative(file), root: scope.workspace.root };
+    const checkpoints = resume
+      ? await Checkpoints.open(checkpointsFile(resume.file), named)
+      : Checkpoints.inMemory(named);
     const thread = new AgentThread({
       client: this.client,
-      workspace: this.workspace,
-      instructions: this.instructions,
+      workspace: scope.workspace,
+      instructions: scope.instructions,
       model,
       approvalPolicy: this.options.approval ?? "ask",
       sandbox: new CommandSandbox({ mode: this.sandboxMode }),
-      ...(this.diagnostics ? { diagnostics: this.diagnostics } : {}),
+      ...(scope.diagnostics ? { diagnostics: scope.diagnostics } : {}),
       contextBudget: this.contextBudget,
       ...(this.maxToolRounds ? { maxToolRounds: this.maxToolRounds } : {}),
       moreTools: () => this.mcp.tools(),
+      ...(this.options.hooks ? { hooks: this.options.hooks } : {}),
       ...queueLimits(this.limits),
-      ...(this.delegateTier
+      skills: this.catalog.skills,
+      // Without a delegate tier, defined agents still run: on their own tier, else the thread's.
+      ...(this.delegateTier || this.catalog.agents.length > 0
         ? {
             delegate: {
-              model: this.delegateTier,
-              ...(this.contextFor(this.delegateTier)
-                ? { contextBudget: this.contextFor(this.delegateTier)! }
+              model: this.delegateTier ?? model,
+              ...(this.contextFor(this.delegateTier ?? model)
+                ? { contextBudget: this.contextFor(this.delegateTier ?? model)! }
                 : {}),
               connect: () => ResponsesClient.connect(this.connection),
               ...(this.limits?.max_subagents ? { maxRunning: this.limits.max_subagents } : {}),
               onThread: (sub) => recordTranscript(sub, dir),
+              agents: this.catalog.agents,
+              tiers: this.models,
             },
           }
         : {}),
       ...(resume ? { resume: { thread: resume.thread, items: resume.items } } : {}),
+      checkpoints,
     });
+    if (!resume) checkpoints.storeIn(checkpointsFile(path.join(dir, `${thread.info.id}.jsonl`)));
+    const worktree = place.cwd ? place.worktree : this.options.worktree;
+    if (!resume && worktree) thread.info.worktree = worktree;
     // A new session is written from its first user message on: one never used leaves no file.
     const onError = (error: Error) =>
       this.options.onNotice?.(`the session will not be saved: ${error.message}`);
@@ -272,6 +330,23 @@ export class AgentRuntime implements AsyncDisposable {
     });
     if (this.options.prewarm ?? true) await thread.prewarm();
     return { thread, transcript };
+  }
+
+  /** The runtime's own scope, or the one of `cwd` (made once per tree). */
+  private async scopeOf(cwd: string | undefined): Promise<WorkspaceScope> {
+    const own = { workspace: this.workspace, instructions: this.instructions, diagnostics: this.diagnostics };
+    if (cwd === undefined || cwd === this.workspace.root) return own;
+    let scope = this.scopes.get(cwd);
+    if (!scope) {
+      scope = openWorkspaceScope(cwd, {
+        diagnostics: this.options.config?.diagnostics !== false,
+        sandbox: this.sandboxMode,
+        ...(this.options.onNotice ? { onNotice: this.options.onNotice } : {}),
+      });
+      this.scopes.set(cwd, scope);
+      scope.catch(() => this.scopes.delete(cwd));
+    }
+    return scope;
   }
 
   /** Where the default tier computes (`backend cpu, CPU variant zen4, 2 threads`) when it is embedded here. */
@@ -290,7 +365,12 @@ export class AgentRuntime implements AsyncDisposable {
   }
 
   async dispose(): Promise<void> {
-    await Promise.all([this.mcp.dispose(), this.diagnostics?.dispose()]);
+    const scopes = await Promise.all([...this.scopes.values()].map((scope) => scope.catch(() => null)));
+    await Promise.all([
+      this.mcp.dispose(),
+      this.diagnostics?.dispose(),
+      ...scopes.map((scope) => scope?.diagnostics?.dispose()),
+    ]);
     await this.client.close();
     await this.owned.server?.close();
     await this.owned.models?.dispose();

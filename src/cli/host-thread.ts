@@ -1,6 +1,13 @@
 import { type HostClient, HostClientError, type ThreadRequest } from "../client-core/host-client.js";
 import type { StampedEvent } from "../client-core/thread-view.js";
-import type { AgentMode, SubAgentInfo, ThreadEvent, ThreadInfo, ThreadItem } from "../protocol/agent.js";
+import type {
+  AgentMode,
+  RewindRestore,
+  SubAgentInfo,
+  ThreadEvent,
+  ThreadInfo,
+  ThreadItem,
+} from "../protocol/agent.js";
 import type { TurnToolChoice } from "../protocol/agent-requests.js";
 import { SparkError, type SparkErrorCode } from "../protocol/errors.js";
 import type { TerminalThread } from "./terminal-thread.js";
@@ -30,6 +37,7 @@ export class HostThread implements TerminalThread {
   private running = 0;
   private queued = 0;
   private lastUndone: string[] = [];
+  private lastRewound: { paths: string[]; text: string } = { paths: [], text: "" };
   /** Resolved and replaced whenever the thread becomes idle. */
   private idleWaiters: (() => void)[] = [];
   private readonly unsubscribe: () => void;
@@ -189,6 +197,16 @@ export class HostThread implements TerminalThread {
     return this.lastUndone;
   }
 
+  async rewind(itemId: string, restore: RewindRestore): Promise<{ paths: string[]; text: string }> {
+    await this.client
+      .request({ type: "thread.rewind", thread_id: this.id, item_id: itemId, restore })
+      .catch((error: unknown) => {
+        throw asSparkError(error);
+      });
+    // The host publishes `thread.rewound` before it acks.
+    return this.lastRewound;
+  }
+
   cancelSubAgent(id: string): boolean {
     if (this.subs.get(id)?.status !== "running") return false;
     this.send({ type: "subagent.cancel", thread_id: this.id, subagent_id: id });
@@ -268,6 +286,12 @@ export class HostThread implements TerminalThread {
       case "patch.undone":
         this.lastUndone = event.paths;
         break;
+      case "thread.rewound": {
+        this.lastRewound = { paths: event.paths, text: event.text };
+        const cut = this.items.findIndex((item) => item.id === event.item_id);
+        if (event.restore !== "code" && cut !== -1) this.items.length = cut;
+        break;
+      }
       case "turn.started":
         this.running = 1;
         this.queued = Math.max(0, this.queued - 1);

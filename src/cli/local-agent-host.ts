@@ -23,7 +23,11 @@ export class LocalAgentHost implements AsyncDisposable {
   static async start(options: AgentRuntimeOptions): Promise<LocalAgentHost> {
     const runtime = await AgentRuntime.start(options);
     const source = new SessionThreadSource(() => runtime, options.sessionsDir ?? sessionsDir());
-    return new LocalAgentHost(runtime, source, new AgentHost(source, { mcp: runtime.mcp }));
+    return new LocalAgentHost(
+      runtime,
+      source,
+      new AgentHost(source, { mcp: runtime.mcp, catalog: runtime.catalog }),
+    );
   }
 
   /** A connected client of this host. */

@@ -54,6 +54,7 @@ export async function startLocalHost(flags: AgentFlags, reporting: StartReportin
     ...(flags.maxToolRounds ? { maxToolRounds: flags.maxToolRounds } : {}),
     ...(flags.sandbox ? { sandbox: flags.sandbox } : {}),
     prewarm: flags.prewarm,
+    ...(flags.inWorktree ? { worktree: flags.inWorktree } : {}),
     onNotice: (message) => process.stderr.write(`spark: ${message}\n`),
     ...(onProgress ? { onProgress } : {}),
   };

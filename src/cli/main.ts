@@ -27,6 +27,10 @@ export const LAZY_COMMANDS: Record<string, { summary: string; load: () => Promis
     summary: "let this project's .spark/config.toml send data and credentials where it says",
     load: async () => (await import("./trust-command.js")).registerTrustCommand,
   },
+  worktree: {
+    summary: "list and remove the git worktrees of spark --worktree sessions",
+    load: async () => (await import("./worktree-command.js")).registerWorktreeCommand,
+  },
   doctor: {
     summary:
       "report the backend (cpu/cuda/vulkan/metal), CPU variant, threads, memory, model and context, and the change that would help most",

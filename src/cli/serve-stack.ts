@@ -123,6 +123,7 @@ export async function startServe(options: ServeStackOptions): Promise<ServeStack
     await server?.close();
     throw error;
   }
+  host.listCatalog(runtime.catalog);
   const started = { server, runtime };
   let closing: Promise<void> | undefined;
   const close = () => {

@@ -1,12 +1,13 @@
 import { realpath, rm } from "node:fs/promises";
 import path from "node:path";
 import type { AgentThread } from "../agent/agent-thread.js";
-import { listSessions, readSession, sessionsDir, Transcript } from "../agent/transcript.js";
+import { checkpointsFile, listSessions, readSession, sessionsDir, Transcript } from "../agent/transcript.js";
 import type { HostThreadSource } from "../host/agent-host.js";
 import type { ThreadInfo, ThreadItem } from "../protocol/agent.js";
 import { SparkError } from "../protocol/errors.js";
 import type { AgentRuntime } from "./agent-runtime.js";
 import type { SessionRecorder } from "./session-recorder.js";
+import { SparkWorktrees } from "./spark-worktrees.js";
 
 /** The agent host's threads: new ones from the runtime, saved ones from the transcripts folder. */
 export class SessionThreadSource implements HostThreadSource {
@@ -18,29 +19,49 @@ export class SessionThreadSource implements HostThreadSource {
   constructor(
     private readonly runtime: () => AgentRuntime,
     private readonly dir: string = sessionsDir(),
+    /** Where Spark's worktrees are found (`SPARK_HOME`, `XDG_DATA_HOME`). Default: `process.env`. */
+    private readonly env: NodeJS.ProcessEnv = process.env,
   ) {}
 
-  async create(): Promise<AgentThread> {
-    return this.track(await this.runtime().newThread());
+  /** A new thread; with `worktree`, in that Spark worktree of the workspace's repository (made if new). */
+  async create(options: { worktree?: { name?: string } } = {}): Promise<AgentThread> {
+    const runtime = this.runtime();
+    if (!options.worktree) return this.track(await runtime.newThread());
+    const root = runtime.workspace.root;
+    const trees = await SparkWorktrees.of(root, { env: this.env });
+    const { worktree } = await trees.open(options.worktree.name, { base: root });
+    return this.track(
+      await runtime.newThread(undefined, undefined, {
+        cwd: worktree.path,
+        worktree: { name: worktree.name, branch: worktree.branch },
+      }),
+    );
   }
 
   /**
-   * A saved session continued, or null if there is none. A session of another workspace is refused:
-   * its tools would otherwise read and write this one.
+   * A saved session continued, or null if there is none. A session of another workspace is refused
+   * (its tools would otherwise read and write this one), unless it works in a Spark worktree of this
+   * workspace's repository that still exists: it continues there.
    */
   async resume(threadId: string): Promise<AgentThread | null> {
     const file = await this.fileOf(threadId);
     if (!file) return null;
     const { thread } = await readSession(file);
-    const root = this.runtime().workspace.root;
-    if ((await realpathOr(thread.cwd)) !== root) {
+    const runtime = this.runtime();
+    const root = runtime.workspace.root;
+    const cwd = await realpathOr(thread.cwd);
+    if (cwd === root) return this.track(await runtime.newThread(file));
+    const worktree = await SparkWorktrees.of(root, { env: this.env })
+      .then((trees) => trees.owns(cwd))
+      .catch(() => null);
+    if (!worktree) {
       throw new SparkError(
         "invalid_request",
         `Thread ${threadId} belongs to ${thread.cwd}, and this server works in ${root}; resume it with spark in its own folder.`,
         { param: "thread_id" },
       );
     }
-    return this.track(await this.runtime().newThread(file));
+    return this.track(await runtime.newThread(file, undefined, { cwd: worktree.path }));
   }
 
   /**
@@ -104,6 +125,7 @@ export class SessionThreadSource implements HostThreadSource {
     const file = await this.fileOf(threadId);
     if (!file) return false;
     await rm(file, { force: true });
+    await rm(checkpointsFile(file), { force: true });
     return true;
   }
 

@@ -1,4 +1,11 @@
-import type { AgentMode, SubAgentInfo, ThreadEvent, ThreadInfo, ThreadItem } from "../protocol/agent.js";
+import type {
+  AgentMode,
+  RewindRestore,
+  SubAgentInfo,
+  ThreadEvent,
+  ThreadInfo,
+  ThreadItem,
+} from "../protocol/agent.js";
 import type { TurnToolChoice } from "../protocol/agent-requests.js";
 
 /**
@@ -37,6 +44,11 @@ export interface TerminalThread {
   respondToApproval(approvalId: string, approved: boolean): boolean;
   /** Reverts the last applied patch; the files restored (none when there was nothing to undo). */
   undo(): Promise<string[]>;
+  /**
+   * Goes back to just before the turn started by user message `itemId` (`thread.rewind`): the files
+   * restored and the message's text. Throws a SparkError when refused (nothing changed then).
+   */
+  rewind(itemId: string, restore: RewindRestore): Promise<{ paths: string[]; text: string }>;
   cancelSubAgent(id: string): boolean;
   cancelSubAgents(): void;
   /** Resolves when no turn is running. */

@@ -105,6 +105,8 @@ describe("a cloned repository's .spark/config.toml cannot send secrets without t
     const empty = await mkdtemp(path.join(os.tmpdir(), "spark-empty-"));
     const result = await runSpark(["trust"], empty, env);
     expect(result.code).toBe(1);
-    expect(result.stderr).toMatch(/^spark: .* has no \.spark\/config\.toml to trust\.$/m);
+    expect(result.stderr).toMatch(
+      /^spark: .* has no \.spark\/config\.toml or \.spark\/hooks\.json to trust\.$/m,
+    );
   });
 });

@@ -1,6 +1,12 @@
 import path from "node:path";
 import type { Command } from "commander";
-import { listTrustedProjects, revokeProject, trustFilePath, trustProject } from "../config/project-trust.js";
+import {
+  listTrustedProjects,
+  projectConfigPath,
+  revokeProject,
+  trustFilePath,
+  trustProject,
+} from "../config/project-trust.js";
 import { loadConfig } from "../config/spark-config.js";
 import { SparkError } from "../protocol/errors.js";
 
@@ -13,8 +19,9 @@ const TRUST_HELP = `
 A repository's .spark/config.toml may tune the local engine (context, parallel, admission, local
 model files) without trust. Settings that send data or credentials anywhere (an upstream engine,
 url, api_key_env, a model or draft_model to download) are ignored until you trust the project.
-Trust records the project's real path and the SHA-256 of its config file in
-${trustFilePath()} (0600): when the file changes, it is ignored again until you trust it again.
+Its .spark/hooks.json (commands run at points of each turn) runs only once trusted too.
+Trust records the project's real path and the SHA-256 of those files in
+${trustFilePath()} (0600): when a file changes, it is ignored again until you trust it again.
 
 Examples:
   $ spark trust              # trust ./.spark/config.toml as it is now
@@ -25,7 +32,7 @@ Examples:
 export function registerTrustCommand(program: Command): void {
   program
     .command("trust")
-    .description("let this project's .spark/config.toml send data and credentials where it says")
+    .description("let this project's .spark/config.toml send data where it says, and its hooks run")
     .argument("[dir]", "the project directory (default: the current directory)")
     .option("--revoke", "stop trusting the project", false)
     .option("--list", "list the trusted projects", false)
@@ -53,14 +60,22 @@ async function trust(dir: string, flags: TrustFlags): Promise<void> {
   // What trusting enables, read before the trust is recorded (it also checks the file is valid).
   const before = await loadConfig({ cwd: dir, env: process.env });
   const trusted = await trustProject(dir);
-  process.stdout.write(
-    `Trusted ${trusted.root} with .spark/config.toml as it is now (sha256:${trusted.sha256.slice(0, 12)}).\n`,
-  );
-  const enabled = before.ignored?.settings ?? [];
-  if (enabled.length === 0) process.stdout.write("It holds nothing that needed trust.\n");
-  else {
+  if (before.sources.includes(projectConfigPath(dir))) {
     process.stdout.write(
-      `Now applied:\n${enabled.map((setting) => `  ${setting.path}: ${setting.reason}\n`).join("")}`,
+      `Trusted ${trusted.root} with .spark/config.toml as it is now (sha256:${trusted.sha256.slice(0, 12)}).\n`,
+    );
+    const enabled = before.ignored?.settings ?? [];
+    if (enabled.length === 0) process.stdout.write("It holds nothing that needed trust.\n");
+    else {
+      process.stdout.write(
+        `Now applied:\n${enabled.map((setting) => `  ${setting.path}: ${setting.reason}\n`).join("")}`,
+      );
+    }
+  }
+  if (trusted.hooks_sha256) {
+    process.stdout.write(
+      `Trusted ${trusted.root} with .spark/hooks.json as it is now (sha256:${trusted.hooks_sha256.slice(0, 12)}): ` +
+        "its hooks run from the next session.\n",
     );
   }
 }

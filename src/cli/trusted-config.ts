@@ -43,7 +43,8 @@ export async function trustedConfig(cwd: string, options: TrustedConfigOptions =
   const yes = await options.startup.ask(trustQuestion(config.ignored));
   options.signal?.throwIfAborted();
   if (!yes) return config;
-  await trustProject(config.ignored.root, { env });
+  // The question showed the config's settings only: the hooks keep the trust they had (spark trust).
+  await trustProject(config.ignored.root, { env, hooks: false });
   return applying(await loadConfig({ cwd, env }));
 }
 

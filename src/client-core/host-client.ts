@@ -1,5 +1,6 @@
 import type { HostEvent, McpServerInfo, ThreadInfo } from "../protocol/agent.js";
 import type { HostRequest } from "../protocol/agent-requests.js";
+import { type DecodedCatalog, decodeCatalog } from "../protocol/catalog.js";
 import type { WireError } from "../protocol/errors.js";
 import { decodeMcpServers } from "../protocol/mcp-servers.js";
 import { FollowedThreads, type ResumeCursor } from "./followed-threads.js";
@@ -42,6 +43,8 @@ export interface HostClientEventMap {
   reset: string;
   /** The host's MCP servers changed (a new list, whole); also {@link HostClient.mcpServers}. */
   mcp: McpServerInfo[];
+  /** The host listed its skills and defined agents (`catalog`); also {@link HostClient.catalog}. */
+  catalog: DecodedCatalog;
   /** A line for the connection log. */
   log: string;
 }
@@ -67,6 +70,7 @@ export class HostClient {
   private readonly followed: FollowedThreads;
   private readonly listeners: { [K in keyof HostClientEventMap]?: Set<Listener<K>> } = {};
   private servers: McpServerInfo[] = [];
+  private listedCatalog: DecodedCatalog = { skills: [], agents: [] };
 
   constructor(options: HostClientOptions) {
     this.requests = new PendingRequests(options.requestTimeoutMs ?? 15_000);
@@ -102,6 +106,14 @@ export class HostClient {
    */
   get mcpServers(): readonly McpServerInfo[] {
     return this.servers;
+  }
+
+  /**
+   * The host's skills and defined agents as it last listed them (`catalog`, on connecting); empty
+   * until it lists any (a host without any never does).
+   */
+  get catalog(): DecodedCatalog {
+    return this.listedCatalog;
   }
 
   /** The host endpoint in use. */
@@ -146,9 +158,15 @@ export class HostClient {
     return this.followed.lastSeq(threadId);
   }
 
-  /** Starts a thread; resolves with its info once the host announced it to this client. */
-  async startThread(): Promise<ThreadInfo> {
-    const ack = await this.send({ type: "thread.start" }, START_TIMEOUT_MS);
+  /**
+   * Starts a thread (with `worktree`, in a git worktree of the host's repository: see
+   * `thread.start`); resolves with its info once the host announced it to this client.
+   */
+  async startThread(options: { worktree?: { name?: string } } = {}): Promise<ThreadInfo> {
+    const ack = await this.send(
+      { type: "thread.start", ...(options.worktree ? { worktree: options.worktree } : {}) },
+      START_TIMEOUT_MS,
+    );
     return this.announced(ack.thread_id);
   }
 
@@ -272,6 +290,16 @@ export class HostClient {
         }
         this.servers = decoded.servers;
         this.emit("mcp", decoded.servers);
+        return;
+      }
+      case "catalog": {
+        const decoded = decodeCatalog(frame.skills, frame.agents);
+        if (!decoded.ok) {
+          this.emit("log", `Ignored a catalog event: ${decoded.reason}`);
+          return;
+        }
+        this.listedCatalog = decoded.catalog;
+        this.emit("catalog", decoded.catalog);
         return;
       }
       default:

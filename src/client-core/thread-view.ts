@@ -202,6 +202,8 @@ function reduceEvent(view: ThreadView, event: StampedEvent, now: number): Thread
       if (event.item_id === null) return noted;
       return setFiles(noted, event.item_id, undonePaths(view, event.item_id, event.paths), "undone");
     }
+    case "thread.rewound":
+      return rewound(view, event);
     case "subagent.started": {
       const { subagent } = event;
       const subAgents = [...view.subAgents.filter((sub) => sub.id !== subagent.id), { ...subagent }];
@@ -364,6 +366,37 @@ function entryOf(
       };
     }
   }
+}
+
+/**
+ * A rewind: with the conversation, the entries from the turn's user message on are gone (and the
+ * turns that ended after it); either way a notice says what went back.
+ */
+function rewound(view: ThreadView, event: Extract<StampedEvent, { type: "thread.rewound" }>): ThreadView {
+  const files = event.paths.length > 0 ? `restored ${event.paths.join(", ")}` : "no files to restore";
+  const quoted = `"${event.text.split("\n")[0]!.slice(0, 60)}"`;
+  const cut = view.entries.findIndex((entry) => entry.kind === "user" && entry.id === event.item_id);
+  if (event.restore === "code") {
+    // The patches from that turn on are taken back: their files show as undone.
+    let undone = view;
+    for (const entry of cut === -1 ? [] : view.entries.slice(cut)) {
+      const display = entry.kind === "tool" ? entry.item.display : undefined;
+      if (display?.kind !== "diff") continue;
+      const paths = display.files.map((file) => file.path).filter((path) => event.paths.includes(path));
+      undone = setFiles(undone, entry.id, paths, "undone");
+    }
+    return withNotice(undone, `Rewound the code to before ${quoted}: ${files}.`, "info");
+  }
+  const kept =
+    cut === -1
+      ? view
+      : {
+          ...view,
+          entries: view.entries.slice(0, cut),
+          turns: view.turns.filter((turn) => turn.after <= cut),
+        };
+  const what = event.restore === "both" ? `conversation and code (${files})` : "conversation";
+  return withNotice(kept, `Rewound the ${what} to before ${quoted}.`, "info");
 }
 
 function withNotice(view: ThreadView, text: string, tone: Tone): ThreadView {

@@ -7,7 +7,8 @@ import { readIfExists, sparkStateDir, writePrivateFile } from "./private-files.j
 
 /**
  * The projects whose `.spark/config.toml` the user trusts, each with the SHA-256 of the file as it
- * was trusted: a changed file is untrusted again.
+ * was trusted (of an empty text when it had none), and of its `.spark/hooks.json` when that was
+ * trusted too: a changed file is untrusted again.
  */
 const trustFileSchema = z
   .object({
@@ -17,6 +18,10 @@ const trustFileSchema = z
       z
         .object({
           sha256: z.string().regex(/^[0-9a-f]{64}$/),
+          hooks_sha256: z
+            .string()
+            .regex(/^[0-9a-f]{64}$/)
+            .optional(),
           trusted_at: z.iso.datetime(),
         })
         .strict(),
@@ -30,6 +35,8 @@ export interface TrustedProject {
   /** The project directory's real path. */
   root: string;
   sha256: string;
+  /** The SHA-256 of its `.spark/hooks.json` as trusted; absent: its hooks are not trusted. */
+  hooks_sha256?: string;
   trusted_at: string;
 }
 
@@ -57,6 +64,11 @@ export function configDigest(text: string): string {
   return createHash("sha256").update(text, "utf8").digest("hex");
 }
 
+/** A project's own hooks file (see the agent's hooks-file.ts). */
+export function projectHooksPath(root: string): string {
+  return path.join(root, ".spark", "hooks.json");
+}
+
 /** Whether the project at `root` (a real path) is trusted with a file of this digest. */
 export async function projectTrustStatus(
   root: string,
@@ -69,14 +81,39 @@ export async function projectTrustStatus(
   return trusted.sha256 === sha256 ? "trusted" : "changed";
 }
 
-/** Trusts the project in `dir` with its config file as it is now. */
-export async function trustProject(dir: string, options: TrustOptions = {}): Promise<TrustedProject> {
+/** Whether the project at `root` (a real path) is trusted to run a hooks file of this digest. */
+export async function projectHooksTrustStatus(
+  root: string,
+  sha256: string,
+  options: TrustOptions = {},
+): Promise<ProjectTrustStatus> {
+  const trusted = (await readTrustFile(options).catch(() => null))?.projects[root];
+  if (!trusted?.hooks_sha256) return "untrusted";
+  return trusted.hooks_sha256 === sha256 ? "trusted" : "changed";
+}
+
+/**
+ * Trusts the project in `dir` with its config file as it is now, and with its hooks file as it is
+ * now unless `hooks` is false (then the hooks keep the trust they had).
+ */
+export async function trustProject(
+  dir: string,
+  options: TrustOptions & { hooks?: boolean } = {},
+): Promise<TrustedProject> {
   const root = await realpath(dir);
-  const file = projectConfigPath(root);
-  const text = await readIfExists(file);
-  if (text === null) throw new SparkError("not_found", `${root} has no .spark/config.toml to trust.`);
-  const record = { sha256: configDigest(text), trusted_at: new Date().toISOString() };
+  const text = await readIfExists(projectConfigPath(root));
+  const hooks = options.hooks === false ? null : await readIfExists(projectHooksPath(root));
+  if (text === null && hooks === null) {
+    throw new SparkError("not_found", `${root} has no .spark/config.toml or .spark/hooks.json to trust.`);
+  }
   const trust = await readTrustFile(options);
+  const hooksDigest =
+    options.hooks === false ? trust.projects[root]?.hooks_sha256 : hooks && configDigest(hooks);
+  const record = {
+    sha256: configDigest(text ?? ""),
+    ...(hooksDigest ? { hooks_sha256: hooksDigest } : {}),
+    trusted_at: new Date().toISOString(),
+  };
   trust.projects[root] = record;
   await writeTrustFile(trust, options);
   return { root, ...record };

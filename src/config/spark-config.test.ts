@@ -294,7 +294,7 @@ describe("loadConfig: a project's settings that send data need trust", () => {
     await expect(trustProject(cwd, { env })).rejects.toThrow("is not a valid trust file");
     const empty = await mkdtemp(path.join(os.tmpdir(), "spark-empty-"));
     await expect(trustProject(empty, { env: { SPARK_HOME: empty } })).rejects.toThrow(
-      "has no .spark/config.toml to trust",
+      "has no .spark/config.toml or .spark/hooks.json to trust",
     );
   });
 });

@@ -86,6 +86,7 @@ describe("agent host: request ids", () => {
       "subagent.cancel": { ...thread, subagent_id: "sub_none" },
       "turn.interrupt": thread,
       "thread.undo": thread,
+      "thread.rewind": { ...thread, item_id: "item_none", restore: "both" },
       "patch.accept": { ...thread, item_id: "call_none", path: "a.txt" },
       "patch.reject": { ...thread, item_id: "call_none", path: "a.txt" },
       "thread.rename": { ...thread, title: "Renamed" },
@@ -104,6 +105,8 @@ describe("agent host: request ids", () => {
         "approval.respond",
         "subagent.cancel",
         "thread.undo",
+        // No such message in the thread.
+        "thread.rewind",
         "patch.accept",
         "patch.reject",
         // This host's source names no models to switch to, and cannot fork.

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { AgentThread } from "../agent/agent-thread.js";
+import { type Catalog, catalogInfo } from "../agent/definitions/catalog.js";
 import type { McpServerList } from "../agent/mcp/mcp-server-list.js";
 import type { HostEvent, HostThreadEvent, ThreadEvent, ThreadInfo, ThreadItem } from "../protocol/agent.js";
 import { HOST_REQUEST_SCHEMAS, type HostRequest, type HostRequestType } from "../protocol/agent-requests.js";
@@ -29,8 +30,11 @@ export interface HostSocket {
 }
 
 export interface HostThreadSource {
-  /** A new thread. */
-  create(): Promise<AgentThread>;
+  /**
+   * A new thread; with `worktree`, in a git worktree of the host's repository (`thread.start
+   * {worktree}`), or an error saying why not.
+   */
+  create(options?: { worktree?: { name?: string } }): Promise<AgentThread>;
   /** A saved session continued under its id, or null if there is none. */
   resume(threadId: string): Promise<AgentThread | null>;
   /** A new thread continuing `items` under `info` (`thread.fork`). Default: none (refused). */
@@ -71,6 +75,11 @@ export interface AgentHostOptions {
    * each burst of changes. Default: none, and no `mcp.servers` is sent (clients list no servers).
    */
   mcp?: McpServerList;
+  /**
+   * The workspace's skills and defined agents, listed to each client when it connects (`catalog`).
+   * Default: none yet ({@link AgentHost.listCatalog} sets them); a host with none sends none.
+   */
+  catalog?: Catalog;
   /**
    * Bytes a client may leave unread: a client whose socket still holds more than this when the
    * next event is due is closed with {@link SLOW_CLIENT_CLOSE_CODE} (it resumes by `seq`).
@@ -133,6 +142,8 @@ export class AgentHost {
   private readonly stopMcp: () => void;
   /** A coalesced `mcp.servers` is due (unref'd: it never keeps the process alive). */
   private mcpTimer: ReturnType<typeof setTimeout> | null = null;
+  /** The `catalog` line each client gets on connecting; null: nothing to list. */
+  private catalogLine: string | null = null;
 
   constructor(
     private readonly source: HostThreadSource,
@@ -146,6 +157,14 @@ export class AgentHost {
     this.sweeper.unref();
     this.mcp = options.mcp;
     this.stopMcp = this.mcp?.onChange(() => this.scheduleMcpServers()) ?? (() => {});
+    if (options.catalog) this.listCatalog(options.catalog);
+  }
+
+  /** Lists `catalog` to every client, now and on connecting (once the runtime has read it). */
+  listCatalog(catalog: Catalog): void {
+    if (catalog.skills.length === 0 && catalog.agents.length === 0) return;
+    this.catalogLine = JSON.stringify({ type: "catalog", ...catalogInfo(catalog) } satisfies HostEvent);
+    for (const socket of this.clients) this.send(socket, this.catalogLine);
   }
 
   /** Serves one client connection. */
@@ -155,6 +174,7 @@ export class AgentHost {
     socket.on("message", (data, isBinary) => void this.onMessage(socket, data, isBinary));
     this.clients.add(socket);
     if (this.mcp) this.send(socket, this.mcpServersLine(this.mcp));
+    if (this.catalogLine) this.send(socket, this.catalogLine);
     socket.on("close", () => {
       this.clients.delete(socket);
       for (const hosted of this.threads.values())
@@ -265,7 +285,8 @@ export class AgentHost {
     ) as HostRequest;
     switch (request.type) {
       case "thread.start": {
-        const hosted = this.host(await this.open(() => this.source.create()));
+        const { worktree } = request;
+        const hosted = this.host(await this.open(() => this.source.create(worktree ? { worktree } : {})));
         this.subscribe(socket, hosted, -1, this.epoch);
         return hosted.thread.info.id;
       }
@@ -345,6 +366,9 @@ export class AgentHost {
         this.publish(hosted, { type: "patch.undone", item_id: undone.itemId, paths: undone.paths });
         break;
       }
+      case "thread.rewind": // the thread announces it to every subscriber (`thread.rewound`)
+        await this.get(request.thread_id).thread.rewind(request.item_id, request.restore);
+        break;
       case "patch.accept":
       case "patch.reject": {
         const hosted = this.get(request.thread_id);

@@ -1,6 +1,7 @@
 import { z } from "zod";
-import { AGENT_MODES } from "./agent.js";
+import { AGENT_MODES, REWIND_RESTORES } from "./agent.js";
 import { MAX_DRAFT_TEXT } from "./responses-request.js";
+import { MAX_WORKTREE_NAME, WORKTREE_NAME_PATTERN } from "./worktree-name.js";
 
 /** What clients of the agent host send, one JSON message per WebSocket frame. */
 
@@ -42,6 +43,12 @@ function utf8Length(text: string): number {
   return bytes;
 }
 
+/** A worktree's name (see WORKTREE_NAME_PATTERN): one safe folder name, and a branch `spark/NAME`. */
+export const worktreeNameSchema = z
+  .string()
+  .max(MAX_WORKTREE_NAME)
+  .regex(WORKTREE_NAME_PATTERN, "Expected a worktree name such as fix-parser (letters, digits, _ - .).");
+
 /** A client's name for one request, echoed by the `ack` or `error` that answers it. */
 export const requestIdSchema = z
   .string()
@@ -61,7 +68,13 @@ function request<const T extends string, S extends z.ZodRawShape = Record<never,
 }
 
 export const HOST_REQUEST_SCHEMAS = {
-  "thread.start": request("thread.start"),
+  "thread.start": request("thread.start", {
+    /**
+     * Start the thread in a git worktree of the host's repository, on branch `spark/NAME`: created
+     * when there is none of that name (`name` omitted: a new generated name), else the existing one.
+     */
+    worktree: z.strictObject({ name: worktreeNameSchema.optional() }).optional(),
+  }),
   "thread.resume": request("thread.resume", {
     thread_id: threadId,
     /** Replay only events after this sequence number (a reconnecting client's last one). */
@@ -92,6 +105,16 @@ export const HOST_REQUEST_SCHEMAS = {
   "turn.draft": request("turn.draft", { thread_id: threadId, input: z.string().max(MAX_DRAFT_TEXT) }),
   /** Reverts the thread's newest patch; answered with `patch.undone`. */
   "thread.undo": request("thread.undo", { thread_id: threadId }),
+  /**
+   * Goes back to just before the turn started by user message `item_id`: the files the agent
+   * changed since (`code`), the conversation (`conversation`), or both (code first: when code is
+   * refused nothing changes). Refused while a turn runs; answered with `thread.rewound`.
+   */
+  "thread.rewind": request("thread.rewind", {
+    thread_id: threadId,
+    item_id: itemId,
+    restore: z.enum(REWIND_RESTORES),
+  }),
   "thread.rename": request("thread.rename", {
     thread_id: threadId,
     title: z.string().trim().min(1).max(200),

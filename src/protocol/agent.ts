@@ -3,6 +3,7 @@
  * in-process interface the terminal UI uses. Thread / turn / item, like other coding-agent front ends.
  */
 import type { WireError } from "./errors.js";
+import type { WorktreeRef } from "./worktree-name.js";
 
 /** One line of a hunk; `text` is without its line ending. */
 export interface DiffLine {
@@ -86,6 +87,13 @@ export type ThreadItem =
 
 export type TurnStatus = "completed" | "interrupted" | "failed";
 
+/**
+ * What a rewind (`thread.rewind`) takes back to before a turn: the files the agent changed since,
+ * the conversation (its items), or both.
+ */
+export const REWIND_RESTORES = ["code", "conversation", "both"] as const;
+export type RewindRestore = (typeof REWIND_RESTORES)[number];
+
 /** Per-turn measurements, for the live meter and the latency chart. */
 export interface TurnStats {
   /** From the turn's start to its first streamed token. */
@@ -108,6 +116,8 @@ export interface ThreadInfo {
   tier?: string;
   /** The mode of its next turns when a turn names none (see AgentMode). Absent: `default`. */
   mode?: AgentMode;
+  /** The Spark worktree `cwd` is (`spark --worktree`, `thread.start {worktree}`). Absent: none. */
+  worktree?: WorktreeRef;
 }
 
 /**
@@ -191,6 +201,28 @@ export interface McpServerInfo {
   error?: string;
 }
 
+/** A SKILL.md skill, as every face lists it (`/skills`). */
+export interface CatalogSkillInfo {
+  name: string;
+  description: string;
+  /** The person's config folder, or the repository's `.agents/skills/`. */
+  source: "user" | "project";
+  /** Its SKILL.md: relative to the repository, or absolute for the person's own. */
+  file: string;
+}
+
+/** An agent people defined, as every face lists it (`/agents`); `delegate` runs sub-agents as it. */
+export interface CatalogAgentInfo {
+  name: string;
+  description: string;
+  source: "user" | "project";
+  file: string;
+  /** The tools it may use (within its parent's); absent: all of its parent's but `delegate`. */
+  tools?: string[];
+  /** The tier it runs on; absent: the delegate tier. */
+  tier?: string;
+}
+
 export type SubAgentStatus = "running" | "completed" | "failed" | "cancelled";
 
 /** A sub-agent a thread delegated a task to (the `delegate` tool); it runs in the background. */
@@ -218,6 +250,13 @@ export type ThreadEvent =
   | { type: "turn.completed"; turn_id: string; status: TurnStatus; stats: TurnStats; error?: WireError }
   | ({ type: "approval.requested"; turn_id: string } & ApprovalRequestEvent)
   | { type: "approval.resolved"; approval_id: string; approved: boolean }
+  /**
+   * The thread went back to just before the turn started by user message `item_id`. `paths`: the
+   * files restored (relative to the workspace; empty unless `restore` covers code). With
+   * `restore` "conversation" or "both" the items from `item_id` on are gone: every face cuts its
+   * view there (the message's `text` is the one to offer for editing).
+   */
+  | { type: "thread.rewound"; item_id: string; restore: RewindRestore; paths: string[]; text: string }
   | { type: "subagent.started"; subagent: SubAgentInfo }
   | { type: "subagent.progress"; subagent_id: string; output_tokens: number; progress: string }
   | {
@@ -283,4 +322,9 @@ export type HostEvent =
    * any server's state or tools change (bursts coalesced). Never stamped. A host without MCP
    * servers to list sends none; clients then list none. Bounds: `MCP_SERVERS_LIMITS` (mcp-servers.ts).
    */
-  | { type: "mcp.servers"; servers: McpServerInfo[] };
+  | { type: "mcp.servers"; servers: McpServerInfo[] }
+  /**
+   * The skills and defined agents of the host's workspace, read when it started: sent to each
+   * client when it connects. A host without any sends none. Bounds: `CATALOG_LIMITS` (catalog.ts).
+   */
+  | { type: "catalog"; skills: CatalogSkillInfo[]; agents: CatalogAgentInfo[] };

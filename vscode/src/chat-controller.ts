@@ -8,7 +8,7 @@ import {
   type ThreadView,
   type ViewAction,
 } from "../../src/client-core/thread-view.js";
-import type { ThreadInfo } from "../../src/protocol/agent.js";
+import type { RewindRestore, ThreadInfo } from "../../src/protocol/agent.js";
 import { DraftPacer } from "../../src/protocol/draft-pacer.js";
 import type { SparkConnection } from "./spark-connection.js";
 
@@ -280,6 +280,19 @@ export class ChatController implements vscode.Disposable {
       approval_id: approvalId,
       approved,
     });
+  }
+
+  /**
+   * Goes back to before user message `itemId` of the thread shown (`thread.rewind`); the message's
+   * text, for the input after a conversation rewind. Throws the host's refusal (a file changed since).
+   */
+  async rewind(itemId: string, restore: RewindRestore): Promise<string | null> {
+    const threadId = this.threadId;
+    const entry = this.current.entries.find((candidate) => candidate.id === itemId);
+    if (!threadId || entry?.kind !== "user") return null;
+    const client = await this.connection.ensureConnected();
+    await client.request({ type: "thread.rewind", thread_id: threadId, item_id: itemId, restore });
+    return entry.text;
   }
 
   async undo(): Promise<void> {

@@ -30,6 +30,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, ViewSink, v
     this.disposables.push(
       connection.onDidChangeState((state) => this.post({ type: "connection", connection: state })),
       connection.onDidChangeMcpServers((servers) => this.post({ type: "mcp", servers })),
+      connection.onDidChangeCatalog((catalog) => this.post({ type: "catalog", catalog })),
     );
   }
 
@@ -51,6 +52,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, ViewSink, v
           this.ready = true;
           this.snapshot(this.controller.view);
           this.post({ type: "mcp", servers: this.connection.mcpServers });
+          this.post({ type: "catalog", catalog: this.connection.catalog });
         }
         this.onMessage(message);
       }),
@@ -66,6 +68,11 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, ViewSink, v
   async reveal(text?: string): Promise<void> {
     await vscode.commands.executeCommand(`${ChatViewProvider.viewId}.focus`);
     this.post({ type: "focus", ...(text ? { text } : {}) });
+  }
+
+  /** Puts a rewound message back into the input. */
+  refill(text: string): void {
+    this.post({ type: "refill", text });
   }
 
   snapshot(view: ThreadView): void {

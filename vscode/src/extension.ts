@@ -66,6 +66,12 @@ export function activate(context: vscode.ExtensionContext): void {
       case "fork":
         void run(() => controller.fork(message.itemId))();
         return;
+      case "rewind":
+        void run(async () => {
+          const text = await controller.rewind(message.itemId, message.restore);
+          if (text !== null && message.restore !== "code") chat.refill(text);
+        })();
+        return;
       case "command":
         void vscode.commands.executeCommand(message.command);
         return;

@@ -4,6 +4,7 @@ import { HostClient } from "../../src/client-core/host-client.js";
 import { nodeSocketFactory } from "../../src/client-core/node-socket.js";
 import type { StampedEvent } from "../../src/client-core/thread-view.js";
 import type { McpServerInfo } from "../../src/protocol/agent.js";
+import type { DecodedCatalog } from "../../src/protocol/catalog.js";
 import {
   agentSocketUrl,
   isLoopback,
@@ -55,6 +56,7 @@ export class SparkConnection implements vscode.Disposable {
   private readonly resetEmitter = new vscode.EventEmitter<string>();
   private readonly errorEmitter = new vscode.EventEmitter<string>();
   private readonly mcpEmitter = new vscode.EventEmitter<readonly McpServerInfo[]>();
+  private readonly catalogEmitter = new vscode.EventEmitter<DecodedCatalog>();
   private disposed = false;
   /** The server started here exited: the client's reconnecting to it is in vain. */
   private serverExited = false;
@@ -69,6 +71,8 @@ export class SparkConnection implements vscode.Disposable {
   readonly onHostError = this.errorEmitter.event;
   /** The host listed its MCP servers anew. */
   readonly onDidChangeMcpServers = this.mcpEmitter.event;
+  /** The host listed its skills and defined agents. */
+  readonly onDidChangeCatalog = this.catalogEmitter.event;
 
   constructor(private readonly log: vscode.LogOutputChannel) {}
 
@@ -79,6 +83,11 @@ export class SparkConnection implements vscode.Disposable {
   /** The host's MCP servers as it last listed them (empty before it did). */
   get mcpServers(): readonly McpServerInfo[] {
     return this.client?.mcpServers ?? [];
+  }
+
+  /** The host's skills and defined agents as it last listed them (none before it did). */
+  get catalog(): DecodedCatalog {
+    return this.client?.catalog ?? { skills: [], agents: [] };
   }
 
   /**
@@ -144,6 +153,7 @@ export class SparkConnection implements vscode.Disposable {
     client.on("reset", (threadId) => this.resetEmitter.fire(threadId));
     client.on("error", (error) => this.errorEmitter.fire(error.message));
     client.on("mcp", (servers) => this.mcpEmitter.fire(servers));
+    client.on("catalog", (catalog) => this.catalogEmitter.fire(catalog));
     client.on("status", (status) => {
       if (status === "reconnecting") this.setState("reconnecting", url);
       else if (status === "open")
@@ -265,6 +275,7 @@ export class SparkConnection implements vscode.Disposable {
     this.resetEmitter.dispose();
     this.errorEmitter.dispose();
     this.mcpEmitter.dispose();
+    this.catalogEmitter.dispose();
   }
 
   /** Stops a server this extension started, and waits for it (deactivation). */

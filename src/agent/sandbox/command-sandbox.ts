@@ -3,6 +3,7 @@ import { join } from "node:path";
 import type { SandboxMode } from "../../protocol/agent.js";
 import { ToolError } from "../tools/tool-error.js";
 import { bubblewrapArgs, probeBubblewrap } from "./bubblewrap.js";
+import { linkedGitDir } from "./linked-git-dir.js";
 import { sandboxEnv } from "./sandbox-env.js";
 
 export type { SandboxMode } from "../../protocol/agent.js";
@@ -78,6 +79,9 @@ export class CommandSandbox {
     for (const path of [...PROTECTED_ENTRIES.map((entry) => join(workspaceRoot, entry)), ...alsoReadable]) {
       if (await exists(path)) readOnly.push(path);
     }
+    // A linked worktree's repository (outside the workspace): readable for git, never writable.
+    const gitDir = await linkedGitDir(workspaceRoot);
+    if (gitDir) readOnly.push(gitDir);
     const args = bubblewrapArgs({
       writable: [workspaceRoot],
       readOnly,

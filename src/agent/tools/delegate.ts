@@ -8,6 +8,12 @@ const schema = z.object({
     .max(20_000)
     .optional()
     .describe("What it needs to know that the task does not say: files, findings, constraints."),
+  agent: z
+    .string()
+    .min(1)
+    .max(64)
+    .optional()
+    .describe("Run it as this defined agent (one of the agents the instructions list). Default: none."),
 });
 
 /**
@@ -19,12 +25,13 @@ export const delegateTool: Tool<z.infer<typeof schema>> = {
   description:
     "Hand a longer or harder task (a multi-file change, an investigation) to a sub-agent on a " +
     "stronger model. It works in the background in the same workspace; you get its result later " +
-    "as a new message. Returns at once with the sub-agent's id; do not wait for it.",
+    "as a new message. Returns at once with the sub-agent's id; do not wait for it. Name an `agent` " +
+    "when one of the defined agents fits the task.",
   parameters: parametersOf(schema),
   schema,
   async run(args, ctx) {
     if (!ctx.delegate) throw new ToolError("not_allowed", "No sub-agent model is configured here.");
-    const id = ctx.delegate(args.task, args.context);
+    const id = ctx.delegate(args.task, args.context, args.agent);
     return { output: `Started sub-agent ${id}; its result will arrive when it finishes.`, isError: false };
   },
 };

@@ -1,6 +1,7 @@
 import { applyPatchTool } from "./apply-patch.js";
 import { delegateTool } from "./delegate.js";
 import { listDirTool } from "./list-dir.js";
+import { loadSkillTool } from "./load-skill.js";
 import { readFileTool } from "./read-file.js";
 import { searchTool } from "./search.js";
 import { shellTool } from "./shell.js";
@@ -9,6 +10,8 @@ import type { Tool } from "./tool.js";
 export interface ToolsForOptions {
   /** Offer the delegate tool (a sub-agent tier is configured). Default: false. */
   delegate?: boolean;
+  /** Offer load_skill (the session has skills). Default: false. */
+  skills?: boolean;
 }
 
 /**
@@ -20,6 +23,7 @@ export interface ToolsForOptions {
 export function toolsFor(options: ToolsForOptions = {}): Tool<any>[] {
   // biome-ignore lint/suspicious/noExplicitAny: as above
   const tools: Tool<any>[] = [readFileTool, listDirTool, searchTool, applyPatchTool, shellTool];
+  if (options.skills) tools.push(loadSkillTool);
   if (options.delegate) tools.push(delegateTool);
   return tools;
 }

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { SandboxMode, ToolDisplay } from "../../protocol/agent.js";
+import type { Skill } from "../definitions/skills.js";
 import type { EditDiagnostics } from "../diagnostics/edit-diagnostics.js";
 import type { EditJournal } from "../edit-journal.js";
 import type { CommandSandbox } from "../sandbox/command-sandbox.js";
@@ -41,8 +42,13 @@ export interface ToolContext {
   approve(request: ApprovalRequest): Promise<boolean>;
   /** The workspace's language servers, asked for the errors a patch introduced. Absent: not checked. */
   diagnostics?: EditDiagnostics;
-  /** Starts a background sub-agent on `task`; returns its id. Absent where none can run. */
-  delegate?(task: string, context: string | undefined): string;
+  /**
+   * Starts a background sub-agent on `task` (as the defined agent `agent`, when named); returns its
+   * id. Absent where none can run.
+   */
+  delegate?(task: string, context: string | undefined, agent?: string): string;
+  /** The session's skills, for `load_skill`. Absent: none. */
+  skills?: readonly Skill[];
 }
 
 /** What a UI shows for a finished call, beside the text the model sees. */

@@ -130,6 +130,11 @@ export class ConversationStore {
     return this.phase() !== "idle";
   }
 
+  /** Live: the conversation's entries (what `/rewind` offers turns from). */
+  get coreEntries(): readonly CoreEntry[] {
+    return this.view.entries;
+  }
+
   /** Live: the oldest approval still waiting for an answer. */
   get pendingApproval(): PendingApproval | null {
     return this.view.approvals[0] ?? null;
@@ -153,6 +158,9 @@ export class ConversationStore {
       this.printing.clear();
     }
     this.view = reduceView(this.view, stamped, this.now());
+    // A rewound conversation is shorter: what follows it (its notice first) is printed from there.
+    if (stamped.type === "thread.rewound")
+      this.printedUpTo = Math.min(this.printedUpTo, this.view.entries.length - 1);
     if (!this.view.turn) this.interrupting = false;
     this.changed();
   }

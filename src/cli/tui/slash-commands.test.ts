@@ -19,6 +19,7 @@ describe("parseSlashCommand", () => {
       "/undo",
       "/new",
       "/model [name]",
+      "/skills",
       "/agents",
       "/cancel [id]",
       "/mcp",

@@ -1,9 +1,11 @@
 export type SlashCommandName =
   | "help"
   | "undo"
+  | "rewind"
   | "new"
   | "fork"
   | "model"
+  | "skills"
   | "agents"
   | "cancel"
   | "mcp"
@@ -18,6 +20,11 @@ export interface SlashCommand {
 export const SLASH_COMMANDS: readonly { name: SlashCommandName; usage: string; description: string }[] = [
   { name: "help", usage: "/help", description: "show commands and keys" },
   { name: "undo", usage: "/undo", description: "revert the last patch the agent applied" },
+  {
+    name: "rewind",
+    usage: "/rewind",
+    description: "go back to before a message: its code, the conversation, or both",
+  },
   { name: "new", usage: "/new", description: "start a new session" },
   {
     name: "fork",
@@ -25,7 +32,8 @@ export const SLASH_COMMANDS: readonly { name: SlashCommandName; usage: string; d
     description: "continue in a new session from turn N (default: the latest); /fork list lists them",
   },
   { name: "model", usage: "/model [name]", description: "show the model, or switch to another" },
-  { name: "agents", usage: "/agents", description: "list the background sub-agents" },
+  { name: "skills", usage: "/skills", description: "list the skills the model may load" },
+  { name: "agents", usage: "/agents", description: "list the defined agents and the background sub-agents" },
   { name: "cancel", usage: "/cancel [id]", description: "cancel a running sub-agent (default: the latest)" },
   { name: "mcp", usage: "/mcp", description: "list the MCP servers: state, approval, tools, errors" },
   { name: "exit", usage: "/exit", description: "quit (also Ctrl+D on an empty prompt)" },

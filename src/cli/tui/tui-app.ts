@@ -1,5 +1,7 @@
 import { Box, type Key, Static, useInput, usePaste, useStdout } from "ink";
 import React, { useEffect, useReducer, useRef, useSyncExternalStore } from "react";
+import { agentsLines, skillsLines } from "../../client-core/catalog-lines.js";
+import { rewindPoints } from "../../client-core/rewind-points.js";
 import type { McpServerInfo, McpServerState } from "../../protocol/agent.js";
 import { DraftPacer } from "../../protocol/draft-pacer.js";
 import type { TerminalThread } from "../terminal-thread.js";
@@ -10,6 +12,7 @@ import { type EditorState, EMPTY_EDITOR, edit, InputHistory } from "./line-edito
 import { LiveView } from "./live-view.js";
 import { mcpServerNotices } from "./mcp-server-notices.js";
 import { PromptBox } from "./prompt-box.js";
+import { type PickerKey, pickerKey, type RewindPicker, RewindPickerView } from "./rewind-picker.js";
 import { helpLines, parseSlashCommand, type SlashCommand } from "./slash-commands.js";
 import { type StartupState, startupLabel } from "./startup-status.js";
 import { StartupView } from "./startup-view.js";
@@ -52,10 +55,13 @@ interface AppState {
   mcp: McpServersFeed | null;
   /** Each MCP server's last state, so a failure is announced once. */
   mcpSeen: Map<string, McpServerState>;
+  /** `/rewind`'s picker while it is open: it takes the arrows, Enter and Esc. */
+  rewind: RewindPicker | null;
 }
 
 const NO_STARTUP: StartupState = { phase: "starting" };
 const noStartup = () => () => {};
+const NO_CATALOG = { skills: [], agents: [] };
 
 /**
  * The interactive view: the conversation (finished entries printed once), the live part, the
@@ -77,6 +83,7 @@ export function TuiApp({ options, session, onExit, storeOptions }: TuiAppProps):
     drafts: new DraftPacer((text) => void ref.current?.session.thread?.draft(text)),
     mcp: null,
     mcpSeen: new Map(),
+    rewind: null,
   };
   // Key handlers read and write this object, never a render's closure: several keys can arrive
   // before React renders again.
@@ -138,6 +145,10 @@ export function TuiApp({ options, session, onExit, storeOptions }: TuiAppProps):
       if (options.mcp && !s.mcp) return current.notice("/mcp works once Spark has started.", "warn");
       return current.showMcpServers(s.mcp?.mcpServers ?? []);
     }
+    if (command.name === "skills") {
+      if (options.mcp && !s.mcp) return current.notice("/skills works once Spark has started.", "warn");
+      return current.notice(skillsLines(s.mcp?.catalog ?? NO_CATALOG).join("\n"));
+    }
     if (!thread) {
       current.notice(`/${command.name} works once the session has started.`, "warn");
       return;
@@ -152,6 +163,15 @@ export function TuiApp({ options, session, onExit, storeOptions }: TuiAppProps):
           (error: unknown) => current.notice(`Undo failed: ${messageOf(error)}`, "error"),
         );
         return;
+      case "rewind": {
+        if (thread.busy)
+          return current.notice("A turn is running; interrupt it (Esc) before rewinding.", "warn");
+        const points = rewindPoints(current.coreEntries);
+        if (points.length === 0) return current.notice("Nothing to rewind yet.", "warn");
+        s.rewind = { step: "turn", points, index: 0 };
+        rerender();
+        return;
+      }
       case "new":
         runActivity("starting a new session", async () => {
           if (thread.busy) thread.interrupt();
@@ -181,14 +201,15 @@ export function TuiApp({ options, session, onExit, storeOptions }: TuiAppProps):
       case "agents": {
         const subs = thread.subAgents;
         current.notice(
-          subs.length === 0
-            ? "No sub-agents in this session."
-            : subs
-                .map(
+          [
+            ...agentsLines(s.mcp?.catalog ?? NO_CATALOG),
+            ...(subs.length === 0
+              ? ["No sub-agents in this session."]
+              : subs.map(
                   (sub) =>
                     `${sub.id} ${sub.status} on ${sub.model}: ${sub.task} (${sub.progress}, ${sub.outputTokens} tok)`,
-                )
-                .join("\n"),
+                )),
+          ].join("\n"),
         );
         return;
       }
@@ -286,6 +307,22 @@ export function TuiApp({ options, session, onExit, storeOptions }: TuiAppProps):
     }
   };
 
+  /** A key while `/rewind`'s picker is open; Enter on what to take back sends the rewind. */
+  const onPickerKey = (picker: RewindPicker, key: PickerKey) => {
+    const { state, chosen } = pickerKey(picker, key);
+    s.rewind = state;
+    rerender();
+    const { thread, store: current } = s.session;
+    if (!chosen || !thread) return;
+    thread.rewind(chosen.point.id, chosen.restore).then(
+      ({ text }) => {
+        // The conversation went back: the message returns to the prompt, to edit and send again.
+        if (chosen.restore !== "code" && s.editor.text === "") setEditor(edit.set(text));
+      },
+      (error: unknown) => current.notice(`Rewind refused: ${messageOf(error)}`, "error"),
+    );
+  };
+
   const onCtrlC = () => {
     if (s.editor.text !== "") {
       s.quitArmedAt = null;
@@ -320,6 +357,20 @@ export function TuiApp({ options, session, onExit, storeOptions }: TuiAppProps):
         if (index < parts.length - 1) onKey("\r", { ...key, return: true });
       });
       return;
+    }
+    if (s.rewind) {
+      const pick: PickerKey | null = key.upArrow
+        ? "up"
+        : key.downArrow
+          ? "down"
+          : key.return
+            ? "enter"
+            : key.escape
+              ? "escape"
+              : null;
+      if (pick) return onPickerKey(s.rewind, pick);
+      if (!(key.ctrl && input === "c")) return;
+      s.rewind = null;
     }
     if (key.ctrl && input === "c") return onCtrlC();
     if (key.ctrl && input === "d") {
@@ -454,6 +505,7 @@ export function TuiApp({ options, session, onExit, storeOptions }: TuiAppProps):
     h(EntryStatic, { key: s.session.id, items: view.entries as Entry[], children: renderEntry }),
     h(LiveView, { view }),
     starting ? h(StartupView, { state: startup, pending: s.pending }) : null,
+    s.rewind ? h(RewindPickerView, { state: s.rewind }) : null,
     h(PromptBox, { editor: s.editor, placeholder }),
     h(StatusBar, {
       modelId: s.session.modelId,

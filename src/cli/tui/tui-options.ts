@@ -1,4 +1,5 @@
 import type { McpServerInfo } from "../../protocol/agent.js";
+import type { DecodedCatalog } from "../../protocol/catalog.js";
 import type { TerminalThread } from "../terminal-thread.js";
 import type { StartupStatus } from "./startup-status.js";
 
@@ -52,5 +53,7 @@ export interface TuiOptions {
 /** The part of the client core's HostClient the terminal lists MCP servers from. */
 export interface McpServersFeed {
   readonly mcpServers: readonly McpServerInfo[];
+  /** The host's skills and defined agents (`/skills`, `/agents`). Default: none. */
+  readonly catalog?: DecodedCatalog;
   on(type: "mcp", listener: (servers: McpServerInfo[]) => void): () => void;
 }

@@ -232,7 +232,7 @@ describe("GGUF file layout", () => {
     const before = await stat(p1);
     expect(await ensureSyntheticModel(cache, "tiny", "Q8_0", { seed: 3 })).toBe(p1);
     expect((await stat(p1)).mtimeMs).toBe(before.mtimeMs);
-    expect(await readdir(cache)).toEqual(["spark-synthetic-tiny-q8_0-seed3-v2.gguf"]);
+    expect(await readdir(cache)).toEqual(["spark-synthetic-tiny-q8_0-seed3-v4.gguf"]);
   });
 });
 
@@ -329,6 +329,38 @@ describe.each<SyntheticQuant>(["F16", "Q8_0", "Q4_0"])("tiny %s model on llama.c
       await context.dispose();
     }
   });
+
+  it.runIf(quant === "Q8_0")(
+    "never opens a message or a call by itself (only the end tokens are left to chance)",
+    async () => {
+      const vocab = buildTokenizerVocab(SYNTHETIC_SHAPES.tiny.vocab);
+      const opening = new Set<number>([
+        vocab.specialIds["<|im_start|>"],
+        vocab.specialIds["<tool_call>"],
+        vocab.specialIds["</tool_call>"],
+      ]);
+      const context = await model.createContext({ contextSize: 2048, threads: 2 });
+      try {
+        const seen: Token[] = [];
+        // Several prompts, each decoded until the model ends its turn or 150 tokens.
+        for (const task of ["Hi", "Write a function", "List the files", "Fix the bug in main.ts"]) {
+          const sequence = context.getSequence();
+          const prompt = model.tokenize(`<|im_start|>user\n${task}<|im_end|>\n<|im_start|>assistant\n`, true);
+          let count = 0;
+          for await (const token of sequence.evaluate(prompt, { temperature: 0 })) {
+            if (model.isEogToken(token) || ++count >= 150) break;
+            seen.push(token);
+          }
+          sequence.dispose();
+        }
+        expect(seen.length).toBeGreaterThan(100);
+        expect(seen.filter((token) => opening.has(token))).toEqual([]);
+      } finally {
+        await context.dispose();
+      }
+    },
+    120_000,
+  );
 
   it("resolves a chat wrapper with Qwen-style function calling", () => {
     const wrapper = resolveChatWrapper(model);

@@ -6,8 +6,10 @@ import {
 } from "../../client-core/host-client.js";
 import { browserSocketFactory } from "../../client-core/socket.js";
 import { emptyView, reduceView, type StampedEvent, type ThreadView } from "../../client-core/thread-view.js";
-import type { McpServerInfo, ThreadInfo } from "../../protocol/agent.js";
+import type { McpServerInfo, RewindRestore, ThreadInfo } from "../../protocol/agent.js";
+import type { DecodedCatalog } from "../../protocol/catalog.js";
 import { DraftPacer } from "../../protocol/draft-pacer.js";
+import type { CatalogShown } from "./catalog-panel.js";
 
 /** The server's models as `/healthz` reports them. */
 export interface ModelLoadStatus {
@@ -33,8 +35,14 @@ export interface AppState {
   errors: { id: number; message: string }[];
   /** The agent host's MCP servers, as it last listed them (not per thread). */
   mcpServers: readonly McpServerInfo[];
+  /** The agent host's skills and defined agents (`catalog`). */
+  catalog: DecodedCatalog;
+  /** The listing `/skills` or `/agents` opened above the composer; null: none. */
+  catalogShown: CatalogShown | null;
   /** Plan mode, the toggle by the message box: the turns it starts only read and answer with a plan. */
   plan: boolean;
+  /** The message a conversation rewind took back, for the message box to edit (a new `n` each time). */
+  refill: { text: string; n: number } | null;
 }
 
 /** What the Implement button under a plan sends, in default mode. */
@@ -79,7 +87,10 @@ export class AppStore {
       views: options.threadId ? { [options.threadId]: emptyView(options.threadId) } : {},
       errors: [],
       mcpServers: [],
+      catalog: { skills: [], agents: [] },
+      catalogShown: null,
       plan: false,
+      refill: null,
     };
     this.client = new HostClient({
       url: options.url,
@@ -92,6 +103,7 @@ export class AppStore {
     this.client.on("list", (sessions) => this.update({ sessions }));
     this.client.on("listed", (info) => this.onListed(info));
     this.client.on("mcp", (mcpServers) => this.update({ mcpServers }));
+    this.client.on("catalog", (catalog) => this.update({ catalog }));
     this.client.on("deleted", (threadId) => this.onDeleted(threadId));
     this.client.on("error", (error) => this.pushError(error.message));
     this.client.on("reset", (threadId) => this.setView(emptyView(threadId)));
@@ -117,6 +129,12 @@ export class AppStore {
   /** Enter: starts a turn (a new session if none is open) or steers the running one. */
   submit(text: string): boolean {
     this.drafts.reset();
+    // `/skills` and `/agents` list, as in the terminal; they never reach the model.
+    const command = text.trim().toLowerCase();
+    if (command === "/skills" || command === "/agents") {
+      this.update({ catalogShown: command === "/skills" ? "skills" : "agents" });
+      return true;
+    }
     const view = this.current;
     if (!view) {
       // One new session however many messages arrive before it starts; each is sent once, in order.
@@ -126,6 +144,11 @@ export class AppStore {
     }
     if (view.turn) return this.request({ type: "turn.steer", thread_id: view.id, input: text });
     return this.request({ type: "turn.start", thread_id: view.id, input: text, mode: this.mode });
+  }
+
+  /** Closes the `/skills` or `/agents` listing. */
+  closeCatalog(): void {
+    this.update({ catalogShown: null });
   }
 
   /** The plan-mode toggle: also the open thread's mode, so queued turns follow it. */
@@ -161,14 +184,14 @@ export class AppStore {
     if (view?.turn) this.request({ type: "turn.interrupt", thread_id: view.id });
   }
 
-  /** Starts a new session; false when not connected. */
-  newThread(): boolean {
+  /** Starts a new session (with `worktree`, in a git worktree of the host's); false when not connected. */
+  newThread(options: { worktree?: { name?: string } } = {}): boolean {
     if (this.client.status !== "open") {
       this.pushError("Not connected; reconnecting…");
       return false;
     }
     this.awaitingNew = true;
-    this.client.startThread().then(
+    this.client.startThread(options).then(
       (info) => this.onStarted(info),
       (error: unknown) => {
         this.awaitingNew = false;
@@ -223,6 +246,27 @@ export class AppStore {
   undo(): void {
     const view = this.current;
     if (view) this.request({ type: "thread.undo", thread_id: view.id });
+  }
+
+  /**
+   * Goes back to before user message `itemId` of the open thread; after a conversation rewind its
+   * text goes back into the message box. A refusal (a file changed since) is shown.
+   */
+  rewind(itemId: string, restore: RewindRestore): void {
+    const view = this.current;
+    const entry = view?.entries.find((candidate) => candidate.id === itemId);
+    if (!view || entry?.kind !== "user") return;
+    if (this.client.status !== "open") {
+      this.pushError("Not connected; reconnecting…");
+      return;
+    }
+    this.client.request({ type: "thread.rewind", thread_id: view.id, item_id: itemId, restore }).then(
+      () => {
+        if (restore !== "code")
+          this.update({ refill: { text: entry.text, n: (this.state.refill?.n ?? 0) + 1 } });
+      },
+      (error: unknown) => this.pushError(messageOf(error)),
+    );
   }
 
   rename(threadId: string, title: string): void {

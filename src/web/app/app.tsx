@@ -1,6 +1,7 @@
 import { useEffect, useState } from "preact/hooks";
 import type { ConnectionStatus } from "../../client-core/host-client.js";
 import type { AppStore } from "./app-store.js";
+import { CatalogPanel } from "./catalog-panel.js";
 import { Composer } from "./composer.js";
 import { Conversation } from "./conversation.js";
 import type { DiffMode } from "./diff-view.js";
@@ -55,8 +56,8 @@ export function App({ store }: { store: AppStore }) {
         <SessionList
           sessions={state.sessions}
           currentId={state.currentId}
-          onNew={() => {
-            store.newThread();
+          onNew={(worktree) => {
+            store.newThread(worktree ? { worktree } : {});
             setSidebarOpen(false);
           }}
           onOpen={(id) => {
@@ -86,6 +87,11 @@ export function App({ store }: { store: AppStore }) {
             ☰
           </button>
           <h1 class="title">{info?.title ?? "Spark"}</h1>
+          {info?.worktree ? (
+            <span class="worktree-badge" title={`${info.worktree.branch} in ${info.cwd}`}>
+              ⎇ {info.worktree.name}
+            </span>
+          ) : null}
           <span class="model" title="Model and tier">
             {info ? (
               <>
@@ -119,6 +125,7 @@ export function App({ store }: { store: AppStore }) {
             diffMode={diffMode}
             onResolve={(itemId, path, accept) => store.resolveFile(itemId, path, accept)}
             onImplement={connected ? () => store.implement() : null}
+            onRewind={connected && !view.turn ? (itemId, restore) => store.rewind(itemId, restore) : null}
             onFork={connected ? (itemId) => store.fork(itemId) : null}
           />
         ) : (
@@ -153,6 +160,13 @@ export function App({ store }: { store: AppStore }) {
             </p>
           ))}
         </div>
+        {state.catalogShown ? (
+          <CatalogPanel
+            catalog={state.catalog}
+            shown={state.catalogShown}
+            onClose={() => store.closeCatalog()}
+          />
+        ) : null}
         <Composer
           view={view}
           connected={connected}
@@ -164,6 +178,7 @@ export function App({ store }: { store: AppStore }) {
           onApprove={(id, approved) => store.approve(id, approved)}
           plan={state.plan}
           onPlan={(plan) => store.setPlan(plan)}
+          refill={state.refill}
         />
       </main>
     </div>

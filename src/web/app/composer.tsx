@@ -1,4 +1,4 @@
-import { useRef, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import type { ThreadView } from "../../client-core/thread-view.js";
 import { sandboxLabel } from "../../protocol/agent.js";
 
@@ -15,6 +15,8 @@ export interface ComposerProps {
   /** Plan mode is on: the turns sent only read, and the model answers with a plan. */
   plan: boolean;
   onPlan(plan: boolean): void;
+  /** A message to put back in the box (a rewound turn's, to edit); a new `n` each time. */
+  refill: { text: string; n: number } | null;
 }
 
 /**
@@ -32,9 +34,15 @@ export function Composer({
   onApprove,
   plan,
   onPlan,
+  refill,
 }: ComposerProps) {
   const [text, setText] = useState("");
   const input = useRef<HTMLTextAreaElement>(null);
+  useEffect(() => {
+    if (!refill) return;
+    setText(refill.text);
+    input.current?.focus();
+  }, [refill]);
   const running = view?.turn != null;
   const send = (queue: boolean) => {
     const value = text.trim();

@@ -1,6 +1,7 @@
-import { useEffect, useMemo, useRef } from "preact/hooks";
+import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { patchPreviewOf } from "../../client-core/streaming-patch.js";
 import type { Entry, ThreadView } from "../../client-core/thread-view.js";
+import type { RewindRestore } from "../../protocol/agent.js";
 import { type DiffMode, DiffView } from "./diff-view.js";
 import { Markdown } from "./markdown.js";
 
@@ -10,12 +11,21 @@ export interface ConversationProps {
   onResolve(itemId: string, path: string, accept: boolean): void;
   /** Carries out the plan the last turn answered with; null when it cannot be sent now. */
   onImplement: (() => void) | null;
+  /** Goes back to before user message `itemId`; null when it cannot now (a turn runs, offline). */
+  onRewind: ((itemId: string, restore: RewindRestore) => void) | null;
   /** Forks the thread from the turn a user message starts; null when not connected. */
   onFork: ((itemId: string) => void) | null;
 }
 
 /** The thread's entries in order; follows the stream unless the person scrolled up. */
-export function Conversation({ view, diffMode, onResolve, onImplement, onFork }: ConversationProps) {
+export function Conversation({
+  view,
+  diffMode,
+  onResolve,
+  onImplement,
+  onRewind,
+  onFork,
+}: ConversationProps) {
   const ref = useRef<HTMLDivElement>(null);
   const pinned = useRef(true);
   /** A pointer is down in the conversation: a scrollbar drag or a touch moves it, not the stream. */
@@ -74,6 +84,7 @@ export function Conversation({ view, diffMode, onResolve, onImplement, onFork }:
               entry={entry}
               diffMode={diffMode}
               onResolve={onResolve}
+              onRewind={onRewind && ((restore) => onRewind(entry.id, restore))}
               // A turn is forked once it ended: never while one runs (the host refuses it).
               onFork={view.turn ? null : onFork}
             />
@@ -111,15 +122,60 @@ function isBeingWritten(entry: Entry): boolean {
   return entry.kind === "tool" && entry.item.name === "apply_patch" && entry.item.status === "running";
 }
 
+const REWIND_CHOICES: readonly { restore: RewindRestore; label: string }[] = [
+  { restore: "both", label: "Code and conversation" },
+  { restore: "conversation", label: "Conversation only" },
+  { restore: "code", label: "Code only" },
+];
+
+/**
+ * A user message's rewind: back to before it, taking back the code, the conversation or both. The
+ * closed button's label is drawn by CSS, so the message's text stays the entry's only text.
+ */
+function RewindAction({ onRewind }: { onRewind: (restore: RewindRestore) => void }) {
+  const [open, setOpen] = useState(false);
+  if (!open)
+    return (
+      <button
+        type="button"
+        class="button small rewind"
+        aria-label="Rewind to before this message"
+        onClick={() => setOpen(true)}
+      />
+    );
+  return (
+    <fieldset class="rewind-choices" aria-label="Rewind to before this message">
+      {REWIND_CHOICES.map((choice) => (
+        <button
+          type="button"
+          key={choice.restore}
+          class="button small"
+          onClick={() => {
+            setOpen(false);
+            onRewind(choice.restore);
+          }}
+        >
+          {choice.label}
+        </button>
+      ))}
+      <button type="button" class="button small" onClick={() => setOpen(false)}>
+        Cancel
+      </button>
+    </fieldset>
+  );
+}
+
 function EntryView({
   entry,
   diffMode,
   onResolve,
+  onRewind,
   onFork,
 }: {
   entry: Entry;
   diffMode: DiffMode;
   onResolve: ConversationProps["onResolve"];
+  onRewind: ((restore: RewindRestore) => void) | null;
   onFork: ConversationProps["onFork"];
 }) {
   switch (entry.kind) {
@@ -129,6 +185,7 @@ function EntryView({
           {entry.steer ? <span class="badge badge-steer">steer</span> : null}
           {entry.plan ? <span class="badge badge-plan">plan</span> : null}
           <p>{entry.text}</p>
+          {onRewind ? <RewindAction onRewind={onRewind} /> : null}
           {onFork && !entry.steer ? (
             <button
               type="button"

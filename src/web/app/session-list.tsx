@@ -1,10 +1,12 @@
 import { useState } from "preact/hooks";
 import type { ThreadInfo } from "../../protocol/agent.js";
+import { worktreeNameProblem } from "../../protocol/worktree-name.js";
 
 export interface SessionListProps {
   sessions: ThreadInfo[];
   currentId: string | null;
-  onNew(): void;
+  /** With `worktree`: in a new (or the named) git worktree of the host's repository. */
+  onNew(worktree?: { name?: string }): void;
   onOpen(threadId: string): void;
   onRename(threadId: string, title: string): void;
   onDelete(threadId: string): void;
@@ -28,15 +30,69 @@ function when(iso: string): string {
   return new Date(time).toLocaleDateString();
 }
 
+/**
+ * "New worktree session": an optional name (checked as the host checks it), then Start. The
+ * host makes the worktree and its branch `spark/NAME`, or opens the existing one of that name.
+ */
+function WorktreeStart({ onStart }: { onStart(name: string | undefined): void }) {
+  const [open, setOpen] = useState(false);
+  const [name, setName] = useState("");
+  const problem = name.trim() ? worktreeNameProblem(name.trim()) : null;
+  if (!open) {
+    return (
+      <button type="button" class="button new-worktree" onClick={() => setOpen(true)}>
+        New worktree session
+      </button>
+    );
+  }
+  const start = () => {
+    if (problem) return;
+    onStart(name.trim() || undefined);
+    setOpen(false);
+    setName("");
+  };
+  return (
+    <form
+      class="worktree-start"
+      aria-label="New worktree session"
+      onSubmit={(event) => {
+        event.preventDefault();
+        start();
+      }}
+    >
+      <input
+        class="worktree-name"
+        aria-label="Worktree name"
+        placeholder="name (optional)"
+        value={name}
+        autofocus
+        aria-invalid={problem ? "true" : undefined}
+        onInput={(event) => setName((event.target as HTMLInputElement).value)}
+        onKeyDown={(event) => {
+          if (event.key === "Escape") {
+            event.stopPropagation();
+            setOpen(false);
+          }
+        }}
+      />
+      <button type="submit" class="button small primary" disabled={problem !== null}>
+        Start
+      </button>
+      {problem ? <p class="worktree-problem">{problem}</p> : null}
+    </form>
+  );
+}
+
 /** Saved and live sessions (the same transcripts the terminal uses): new, open, rename, delete. */
 export function SessionList({ sessions, currentId, onNew, onOpen, onRename, onDelete }: SessionListProps) {
   const [editing, setEditing] = useState<string | null>(null);
   const [confirming, setConfirming] = useState<string | null>(null);
   return (
     <nav class="sessions" aria-label="Sessions">
-      <button type="button" class="button primary new-session" onClick={onNew}>
+      <button type="button" class="button primary new-session" onClick={() => onNew()}>
         New session
       </button>
+      <WorktreeStart onStart={(name) => onNew(name ? { name } : {})} />
       <ul class="session-list">
         {sessions.map((session) => (
           <li key={session.id} class={`session${session.id === currentId ? " is-current" : ""}`}>
@@ -66,7 +122,14 @@ export function SessionList({ sessions, currentId, onNew, onOpen, onRename, onDe
                 onClick={() => onOpen(session.id)}
               >
                 <span class="session-title">{session.title}</span>
-                <span class="session-meta">{when(session.updatedAt)}</span>
+                <span class="session-meta">
+                  {when(session.updatedAt)}
+                  {session.worktree ? (
+                    <span class="session-worktree" title={`${session.worktree.branch} in ${session.cwd}`}>
+                      {" · "}⎇ {session.worktree.name}
+                    </span>
+                  ) : null}
+                </span>
               </button>
             )}
             {confirming === session.id ? (

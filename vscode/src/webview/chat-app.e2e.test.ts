@@ -281,4 +281,50 @@ describe("the VS Code chat view", () => {
     );
     expect(forks).toEqual([{ type: "fork", itemId: "msg_u9" }]);
   });
+
+  test("/skills and /agents list the host's catalog in the view, and are never sent", async () => {
+    await send({
+      type: "catalog",
+      catalog: {
+        skills: [
+          {
+            name: "pdf",
+            description: "Fill and read PDF forms.",
+            source: "project",
+            file: ".agents/skills/pdf/SKILL.md",
+          },
+        ],
+        agents: [
+          {
+            name: "reviewer",
+            description: "Reviews a diff.",
+            source: "user",
+            file: "/home/me/.config/spark/agents/reviewer.md",
+            tools: ["read_file"],
+          },
+        ],
+      },
+    });
+    const sends = () =>
+      page.evaluate(
+        () =>
+          (globalThis as unknown as { posted: { type: string }[] }).posted.filter((m) => m.type === "send")
+            .length,
+      );
+    const before = await sends();
+    await page.locator("#composer").fill("/skills");
+    await page.locator("#composer").press("Enter");
+    await expect(page.locator("#catalog pre").textContent()).resolves.toBe(
+      "Skills (1); the model loads one with load_skill when a task matches it:\n" +
+        "  pdf (repository, .agents/skills/pdf/SKILL.md): Fill and read PDF forms.",
+    );
+    await page.locator("#composer").fill("/agents");
+    await page.locator("#composer").press("Enter");
+    await expect(page.locator("#catalog pre").textContent()).resolves.toBe(
+      "Agents (1); delegate runs a task as one:\n  reviewer (yours, tools: read_file): Reviews a diff.",
+    );
+    await page.locator("#catalog button").click();
+    await expect(page.locator("#catalog").isHidden()).resolves.toBe(true);
+    expect(await sends()).toBe(before);
+  });
 });

@@ -1,3 +1,4 @@
+import { agentsLines, skillsLines } from "../../../src/client-core/catalog-lines.js";
 import { mcpServerLabels } from "../../../src/client-core/mcp-server-labels.js";
 import {
   diffOf,
@@ -10,7 +11,13 @@ import {
   type ThreadView,
   type TurnRecord,
 } from "../../../src/client-core/thread-view.js";
-import { type FileDiff, type McpServerInfo, sandboxLabel } from "../../../src/protocol/agent.js";
+import {
+  type FileDiff,
+  type McpServerInfo,
+  type RewindRestore,
+  sandboxLabel,
+} from "../../../src/protocol/agent.js";
+import type { DecodedCatalog } from "../../../src/protocol/catalog.js";
 import { type DiffTextLine, hunkLines, type PreviewFileView, patchPreviewView } from "../core/diff-lines.js";
 import { MarkdownView, renderMarkdown } from "./markdown.js";
 import type { ConnectionState, FromWebview, ToWebview } from "./messages.js";
@@ -71,6 +78,10 @@ const subAgents = h("section", { className: "subagents", id: "subagents" });
 /** The MCP servers, collapsed to one line ("MCP servers: 2 ready, 1 failed"); hidden when none. */
 const mcp = h("details", { className: "mcp-servers", id: "mcp-servers" });
 mcp.hidden = true;
+/** What `/skills` or `/agents` typed in the input list, until closed; never sent to the model. */
+const catalogBox = h("section", { className: "catalog", id: "catalog" });
+catalogBox.hidden = true;
+let catalog: DecodedCatalog = { skills: [], agents: [] };
 const approvals = h("section", { className: "approvals", id: "approvals" });
 const queued = h("ul", { className: "queued", id: "queued" });
 const input = h("textarea", { id: "composer" });
@@ -100,11 +111,17 @@ const footer = h(
   input,
   h("div", { className: "actions" }, planButton, stopButton, queueButton, sendButton),
 );
-root.append(header, log, mcp, subAgents, approvals, footer);
+root.append(header, log, mcp, subAgents, catalogBox, approvals, footer);
 
 function submit(mode: "auto" | "queue"): void {
   const text = input.value.trim();
   if (!text) return;
+  const command = text.toLowerCase();
+  if (command === "/skills" || command === "/agents") {
+    showCatalog(command === "/skills" ? skillsLines(catalog) : agentsLines(catalog));
+    input.value = "";
+    return;
+  }
   post({ type: "send", text, mode, plan });
   input.value = "";
 }
@@ -146,8 +163,15 @@ window.addEventListener("message", (event: MessageEvent<ToWebview>) => {
       mcpServers = message.servers;
       renderMcpServers();
       return;
+    case "catalog":
+      catalog = message.catalog;
+      return;
     case "focus":
       if (message.text) input.value = input.value ? `${input.value}\n${message.text}` : message.text;
+      input.focus();
+      break;
+    case "refill":
+      input.value = message.text;
       input.focus();
       break;
   }
@@ -252,6 +276,7 @@ function renderEntry(entry: Entry): HTMLElement {
         { className: `entry user${entry.steer ? " steer" : ""}` },
         entry.steer ? h("span", { className: "badge", text: "steer" }) : null,
         h("div", { className: "bubble", text: entry.text }),
+        rewindAction(entry.id),
         entry.steer ? null : forkButton(entry.id),
       );
     case "agent": {
@@ -271,6 +296,33 @@ function renderEntry(entry: Entry): HTMLElement {
     case "tool":
       return renderTool(entry);
   }
+}
+
+const REWIND_CHOICES: readonly { restore: RewindRestore; label: string }[] = [
+  { restore: "both", label: "Code and conversation" },
+  { restore: "conversation", label: "Conversation only" },
+  { restore: "code", label: "Code only" },
+];
+
+/** A user message's rewind: a button that opens the three choices (the host refuses during a turn). */
+function rewindAction(itemId: string): HTMLElement {
+  const box = h("div", { className: "rewind" });
+  const closed = () =>
+    box.replaceChildren(
+      button("Rewind", "secondary small", open, "Go back to before this message: code, conversation or both"),
+    );
+  const open = () =>
+    box.replaceChildren(
+      ...REWIND_CHOICES.map((choice) =>
+        button(choice.label, "secondary small", () => {
+          closed();
+          post({ type: "rewind", itemId, restore: choice.restore });
+        }),
+      ),
+      button("Cancel", "secondary small", closed),
+    );
+  closed();
+  return box;
 }
 
 function renderMcpServers(): void {
@@ -482,3 +534,12 @@ setInterval(() => {
 
 render();
 post({ type: "ready" });
+
+/** Shows a `/skills` or `/agents` listing above the input, with a button that closes it. */
+function showCatalog(lines: string[]): void {
+  const close = button("Close", "secondary", () => {
+    catalogBox.hidden = true;
+  });
+  catalogBox.replaceChildren(h("pre", { text: lines.join("\n") }), close);
+  catalogBox.hidden = false;
+}

@@ -1,5 +1,6 @@
 import type { ThreadView, ViewAction } from "../../../src/client-core/thread-view.js";
-import type { McpServerInfo } from "../../../src/protocol/agent.js";
+import type { McpServerInfo, RewindRestore } from "../../../src/protocol/agent.js";
+import type { DecodedCatalog } from "../../../src/protocol/catalog.js";
 
 /** The connection as the chat view shows it. */
 export interface ConnectionState {
@@ -17,7 +18,11 @@ export type ToWebview =
   | { type: "connection"; connection: ConnectionState }
   /** The agent host's MCP servers, whole: when the view loads and whenever the host lists them anew. */
   | { type: "mcp"; servers: readonly McpServerInfo[] }
-  | { type: "focus"; text?: string };
+  /** The agent host's skills and defined agents (for `/skills` and `/agents` typed in the view). */
+  | { type: "catalog"; catalog: DecodedCatalog }
+  | { type: "focus"; text?: string }
+  /** A conversation rewind took this message back: it goes into the input, to edit and send again. */
+  | { type: "refill"; text: string };
 
 /** From the chat view to the extension. */
 export type FromWebview =
@@ -34,6 +39,8 @@ export type FromWebview =
   | { type: "patch"; itemId: string; path: string; action: "open" | "accept" | "reject" }
   /** Fork the thread from the turn that user message starts; the chat switches to the fork. */
   | { type: "fork"; itemId: string }
+  /** Back to before user message `itemId`: its code, the conversation, or both (`thread.rewind`). */
+  | { type: "rewind"; itemId: string; restore: RewindRestore }
   | {
       type: "command";
       command: "spark.undo" | "spark.newThread" | "spark.resumeThread" | "spark.reconnect" | "spark.showLog";
