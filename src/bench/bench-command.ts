@@ -16,6 +16,7 @@ import { type AgentModel, agentScenario } from "./scenarios/agent.js";
 import { agentStartScenario } from "./scenarios/agent-start.js";
 import { batchScenario } from "./scenarios/batch.js";
 import { decodeScenario } from "./scenarios/decode.js";
+import { forkScenario } from "./scenarios/fork.js";
 import { loadScenario } from "./scenarios/load.js";
 import { peerScenario } from "./scenarios/peer.js";
 import { perTokenScenario } from "./scenarios/per-token.js";
@@ -30,6 +31,7 @@ import { typeAheadScenario } from "./scenarios/type-ahead.js";
 const SCENARIOS = {
   rtt: rttScenario,
   ttft: ttftScenario,
+  fork: forkScenario,
   "per-token": perTokenScenario,
   decode: decodeScenario,
   spec: specScenario,

@@ -15,6 +15,7 @@ import { type AgentOptions, agentScenario } from "./scenarios/agent.js";
 import { agentStartScenario } from "./scenarios/agent-start.js";
 import { batchScenario } from "./scenarios/batch.js";
 import { decodeScenario } from "./scenarios/decode.js";
+import { forkScenario } from "./scenarios/fork.js";
 import { loadScenario } from "./scenarios/load.js";
 import { perTokenScenario } from "./scenarios/per-token.js";
 import { routingScenario } from "./scenarios/routing.js";
@@ -68,6 +69,7 @@ afterAll(async () => {
 test.each([
   ["rtt", rttScenario],
   ["ttft", ttftScenario],
+  ["fork", forkScenario],
   ["per-token", perTokenScenario],
   ["decode", decodeScenario],
   ["spec", specScenario],

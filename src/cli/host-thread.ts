@@ -64,7 +64,16 @@ export class HostThread implements TerminalThread {
    * Starts a new thread on the host (`threadId` absent) or follows one (a live thread of another
    * face, or a saved session). Resolves once its `thread.started` and replay have arrived.
    */
-  static async open(client: HostClient, threadId?: string): Promise<HostThread> {
+  static open(client: HostClient, threadId?: string): Promise<HostThread> {
+    return HostThread.follow(client, () => (threadId ? client.resumeThread(threadId) : client.startThread()));
+  }
+
+  /** Forks `threadId` from the turn its user message `itemId` starts (default: all of it). */
+  static fork(client: HostClient, threadId: string, itemId?: string): Promise<HostThread> {
+    return HostThread.follow(client, () => client.forkThread(threadId, itemId));
+  }
+
+  private static async follow(client: HostClient, announce: () => Promise<ThreadInfo>): Promise<HostThread> {
     let thread: HostThread | null = null;
     const early: StampedEvent[] = [];
     // Events before the answer belong to the thread being opened: collected, then replayed.
@@ -72,7 +81,7 @@ export class HostThread implements TerminalThread {
       if (!thread) early.push(event);
     });
     try {
-      const info = threadId ? await client.resumeThread(threadId) : await client.startThread();
+      const info = await announce();
       thread = new HostThread(client, info);
       for (const event of early) if (event.thread_id === info.id) thread.onEvent(event);
       return thread;

@@ -87,6 +87,7 @@ async function attachedTui(
       modelId: "",
       onModelChange: (model) => threads.changeModel(model),
       newThread: () => threads.open(),
+      onFork: (itemId) => threads.fork(itemId),
     });
     const failed = await first.then(
       () => false,

@@ -63,6 +63,7 @@ export async function localTui(
     // Both are offered only once the first thread is there, so `starting` has resolved.
     onModelChange: async (model) => (await starting).threads.changeModel(model),
     newThread: async () => (await starting).threads.open(),
+    onFork: async (itemId) => (await starting).threads.fork(itemId),
   });
   // The prompt box is on the screen (Ink draws the first frame as it mounts): now the engine.
   viewDrawn();

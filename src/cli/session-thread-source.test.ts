@@ -2,8 +2,8 @@ import { mkdtemp, readFile, realpath, rm, stat, utimes, writeFile } from "node:f
 import os from "node:os";
 import path from "node:path";
 import { expect, test } from "vitest";
-import { Transcript } from "../agent/transcript.js";
-import type { ThreadInfo } from "../protocol/agent.js";
+import { readSession, Transcript } from "../agent/transcript.js";
+import type { ThreadInfo, ThreadItem } from "../protocol/agent.js";
 import type { AgentRuntime } from "./agent-runtime.js";
 import { SessionThreadSource } from "./session-thread-source.js";
 
@@ -71,4 +71,31 @@ test("a list reads a transcript again only when it changed: its size or time", a
   expect((await source.list()).map((t) => t.title)).toEqual(["renamed"]);
   await rm(file);
   expect(await source.list()).toEqual([]);
+});
+
+test("a fork gets a transcript of its own with its items, continued on the parent's model when served", async () => {
+  const sessions = await mkdtemp(path.join(os.tmpdir(), "spark-source-fork-"));
+  const started: [string | undefined, string | undefined][] = [];
+  const runtime = {
+    models: ["m"],
+    newThread: async (file?: string, model?: string) => {
+      started.push([file, model]);
+      return { thread: { info: { id: "thr_fork" } }, transcript: {} };
+    },
+  } as unknown as AgentRuntime;
+  const source = new SessionThreadSource(() => runtime, sessions);
+  const items: ThreadItem[] = [
+    { type: "user_message", id: "u1", text: "hi" },
+    { type: "agent_message", id: "a1", text: "hello" },
+  ];
+  const fork = { ...info("thr_fork", "/w"), title: "Fork of t" };
+  await source.fork(fork, items);
+  const file = path.join(sessions, "thr_fork.jsonl");
+  expect(started).toEqual([[file, "m"]]);
+  const saved = await readSession(file);
+  expect(saved.thread).toEqual(fork);
+  expect(saved.items).toEqual(items);
+  // A model this runtime no longer serves: the default one.
+  await source.fork({ ...fork, id: "thr_fork2", model: "gone" }, items);
+  expect(started.at(-1)).toEqual([path.join(sessions, "thr_fork2.jsonl"), undefined]);
 });

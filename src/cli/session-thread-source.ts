@@ -3,7 +3,7 @@ import path from "node:path";
 import type { AgentThread } from "../agent/agent-thread.js";
 import { checkpointsFile, listSessions, readSession, sessionsDir, Transcript } from "../agent/transcript.js";
 import type { HostThreadSource } from "../host/agent-host.js";
-import type { ThreadInfo } from "../protocol/agent.js";
+import type { ThreadInfo, ThreadItem } from "../protocol/agent.js";
 import { SparkError } from "../protocol/errors.js";
 import type { AgentRuntime } from "./agent-runtime.js";
 import type { SessionRecorder } from "./session-recorder.js";
@@ -62,6 +62,20 @@ export class SessionThreadSource implements HostThreadSource {
       );
     }
     return this.track(await runtime.newThread(file, undefined, { cwd: worktree.path }));
+  }
+
+  /**
+   * A fork (see host/thread-fork.ts): a transcript of its own holding `items`, continued as a saved
+   * session is, on the parent's model when this runtime still serves it. The parent's edit journal
+   * stays with the parent: the fork cannot undo or review the parent's patches.
+   */
+  async fork(info: ThreadInfo, items: ThreadItem[]): Promise<AgentThread> {
+    const transcript = await Transcript.create(this.dir, info);
+    for (const item of items) transcript.observe({ type: "item.completed", turn_id: "", item });
+    await transcript.flush();
+    const runtime = this.runtime();
+    const model = runtime.models.includes(info.model) ? info.model : undefined;
+    return this.track(await runtime.newThread(transcript.file, model));
   }
 
   /**

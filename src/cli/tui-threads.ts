@@ -23,6 +23,19 @@ export class TuiThreads {
     return thread;
   }
 
+  /**
+   * Forks the current thread from the turn its user message `itemId` starts (default: the whole
+   * conversation); the fork becomes the current thread (the parent goes on on the host).
+   */
+  async fork(itemId?: string): Promise<HostThread> {
+    const parent = this.current;
+    if (!parent) throw new Error("No thread is open yet.");
+    const thread = await HostThread.fork(this.client, parent.info.id, itemId);
+    this.opened.push(thread);
+    this.current = thread;
+    return thread;
+  }
+
   /** Moves the current thread to `model`, after stopping its running turn; resolves with it. */
   async changeModel(model: string): Promise<HostThread> {
     const thread = this.current;

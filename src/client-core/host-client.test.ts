@@ -483,3 +483,31 @@ describe("the host's MCP servers (mcp.servers)", () => {
     ]);
   });
 });
+
+describe("forking", () => {
+  test("forkThread sends thread.fork and resolves with the fork the host announced; a refusal rejects", async () => {
+    const h = harness();
+    const socket = await h.connected();
+    const forking = h.client.forkThread("thr_1", "msg_2");
+    const sent = await socket.nthSent(1);
+    expect(sent).toMatchObject({ type: "thread.fork", thread_id: "thr_1", item_id: "msg_2" });
+    const fork = { ...info, id: "thr_2", title: "Fork of New session" };
+    socket.receive({ type: "thread.started", thread: fork, thread_id: "thr_2", seq: 0, epoch: "ep_1" });
+    socket.receive({ type: "ack", request_id: sent.request_id, thread_id: "thr_2" });
+    await expect(forking).resolves.toEqual(fork);
+    expect(h.events.map((event) => [event.type, event.thread_id])).toEqual([["thread.started", "thr_2"]]);
+
+    const whole = h.client.forkThread("thr_1");
+    const again = await socket.nthSent(2);
+    expect(again).not.toHaveProperty("item_id");
+    socket.receive({
+      type: "error",
+      request_id: again.request_id,
+      error: { ...wireError, message: "A turn is running; fork once it ends.", param: "thread_id" },
+    });
+    await expect(whole).rejects.toMatchObject({
+      code: "host_error",
+      message: "A turn is running; fork once it ends.",
+    });
+  });
+});

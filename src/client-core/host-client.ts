@@ -54,7 +54,7 @@ type Listener<K extends keyof HostClientEventMap> = (value: HostClientEventMap[K
 /** Requests a person makes while a thread runs; `thread.start`, `.resume` and `.list` have methods. */
 export type ThreadRequest = Exclude<
   HostRequest,
-  { type: "thread.start" | "thread.resume" | "thread.list" | "turn.draft" }
+  { type: "thread.start" | "thread.resume" | "thread.list" | "turn.draft" | "thread.fork" }
 >;
 
 /**
@@ -183,6 +183,19 @@ export class HostClient {
       undo();
       throw error;
     }
+  }
+
+  /**
+   * Forks a thread (see `thread.fork`) from the turn its user message `itemId` starts (default:
+   * the whole conversation); resolves with the fork's info once the host announced it.
+   */
+  async forkThread(threadId: string, itemId?: string): Promise<ThreadInfo> {
+    const request = { type: "thread.fork" as const, thread_id: threadId };
+    const ack = await this.send(
+      itemId === undefined ? request : { ...request, item_id: itemId },
+      START_TIMEOUT_MS,
+    );
+    return this.announced(ack.thread_id);
   }
 
   /** Stops delivering a thread's events (the host keeps no per-client subscription to cancel). */

@@ -92,6 +92,7 @@ describe("agent host: request ids", () => {
       "thread.rename": { ...thread, title: "Renamed" },
       "thread.set_model": { ...thread, model: "scripted" },
       "thread.set_mode": { ...thread, mode: "default" },
+      "thread.fork": thread,
       "thread.delete": thread,
     };
     expect(Object.keys(requests).sort()).toEqual(Object.keys(HOST_REQUEST_SCHEMAS).sort());
@@ -108,8 +109,9 @@ describe("agent host: request ids", () => {
         "thread.rewind",
         "patch.accept",
         "patch.reject",
-        // This host's source names no models to switch to.
+        // This host's source names no models to switch to, and cannot fork.
         "thread.set_model",
+        "thread.fork",
       ].includes(type)
         ? "error"
         : "ack";

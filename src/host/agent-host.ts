@@ -2,18 +2,15 @@ import { randomBytes } from "node:crypto";
 import type { AgentThread } from "../agent/agent-thread.js";
 import { type Catalog, catalogInfo } from "../agent/definitions/catalog.js";
 import type { McpServerList } from "../agent/mcp/mcp-server-list.js";
-import type { HostEvent, HostThreadEvent, ThreadEvent, ThreadInfo } from "../protocol/agent.js";
-import {
-  HOST_REQUEST_SCHEMAS,
-  type HostRequest,
-  type HostRequestType,
-  requestIdSchema,
-} from "../protocol/agent-requests.js";
+import type { HostEvent, HostThreadEvent, ThreadEvent, ThreadInfo, ThreadItem } from "../protocol/agent.js";
+import { HOST_REQUEST_SCHEMAS, type HostRequest, type HostRequestType } from "../protocol/agent-requests.js";
 import { SparkError } from "../protocol/errors.js";
 import { DEFAULT_JSON_LIMITS, parseUntrustedJson } from "../protocol/json-guard.js";
 import { MCP_SERVERS_LIMITS } from "../protocol/mcp-servers.js";
 import { validate } from "../protocol/validate.js";
+import { errorEvent, requestIdOf } from "./host-errors.js";
 import { ReplayBuffer } from "./replay-buffer.js";
+import { forkedInfo, forkedItems } from "./thread-fork.js";
 
 /**
  * One client connection as the host uses it: the server side of a `ws` WebSocket, or an in-memory
@@ -40,6 +37,8 @@ export interface HostThreadSource {
   create(options?: { worktree?: { name?: string } }): Promise<AgentThread>;
   /** A saved session continued under its id, or null if there is none. */
   resume(threadId: string): Promise<AgentThread | null>;
+  /** A new thread continuing `items` under `info` (`thread.fork`). Default: none (refused). */
+  fork?(info: ThreadInfo, items: ThreadItem[]): Promise<AgentThread>;
   /** Saved sessions, newest first. */
   list(): Promise<ThreadInfo[]>;
   /** Renames a thread (saved or live) in its transcript; the updated info, or null if there is none. */
@@ -302,6 +301,15 @@ export class AgentHost {
         }
         this.subscribe(socket, hosted, request.after_seq ?? -1, request.epoch);
         return request.thread_id;
+      }
+      case "thread.fork": {
+        const parent = this.get(request.thread_id).thread;
+        const items = forkedItems(parent, request.item_id);
+        if (!this.source.fork) throw new SparkError("invalid_request", "This host cannot fork threads.");
+        const fork = this.host(await this.open(() => this.source.fork!(forkedInfo(parent.info), items)));
+        this.subscribe(socket, fork, -1, this.epoch);
+        this.announceSession(fork);
+        return fork.thread.info.id;
       }
       case "thread.list":
         this.listWorkspaces.set(socket, request.workspace);
@@ -599,18 +607,4 @@ function isIdle({ thread, subscribers }: HostedThread): boolean {
     thread.queuedTurns === 0 &&
     !thread.subAgents.some((sub) => sub.status === "running")
   );
-}
-
-function errorEvent(error: unknown, requestId: string | undefined): string {
-  return JSON.stringify({
-    type: "error",
-    error: SparkError.from(error).toWire(),
-    ...(requestId === undefined ? {} : { request_id: requestId }),
-  } satisfies HostEvent);
-}
-
-/** The request's `request_id` when it is a valid one (an invalid id is never echoed). */
-function requestIdOf(raw: unknown): string | undefined {
-  const id = (raw as { request_id?: unknown } | null)?.request_id;
-  return requestIdSchema.safeParse(id).success ? (id as string) : undefined;
 }

@@ -131,6 +131,13 @@ export const HOST_REQUEST_SCHEMAS = {
       .max(128)
       .regex(/^[\w.:/-]+$/),
   }),
+  /**
+   * A new thread holding the open thread's items up to and including the turn its user message
+   * `item_id` starts (default: all of them), with a transcript of its own; refused while a turn
+   * runs. Answered as `thread.start` is (`thread.started`, `thread.history`); the `ack` carries
+   * the new thread's id.
+   */
+  "thread.fork": request("thread.fork", { thread_id: threadId, item_id: itemId.optional() }),
   /** Deletes a thread and its transcript; refused while a turn runs. */
   "thread.delete": request("thread.delete", { thread_id: threadId }),
   /** Keeps one file of an applied patch (the tool call `item_id`); answered with `patch.resolved`. */

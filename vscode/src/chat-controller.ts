@@ -133,6 +133,32 @@ export class ChatController implements vscode.Disposable {
     await this.startNew(client);
   }
 
+  /**
+   * Forks the thread shown from the turn its user message `itemId` starts (`thread.fork`) and
+   * shows the fork; the parent goes on on the host, listed as before.
+   */
+  async fork(itemId: string): Promise<void> {
+    const parent = this.threadId;
+    if (!parent) return;
+    const client = await this.connection.ensureConnected();
+    this.leave(client);
+    this.reset();
+    this.adopting = true;
+    let thread: ThreadInfo;
+    try {
+      thread = await client.forkThread(parent, itemId);
+    } catch (error) {
+      // The host refused (a turn running, say): back to the parent, as it was.
+      this.adopting = false;
+      await this.show(client, parent);
+      throw error;
+    } finally {
+      this.adopting = false;
+    }
+    this.threadId = thread.id;
+    await this.state.update(LAST_THREAD_KEY, thread.id);
+  }
+
   /** Lists the threads and shows the one picked. */
   async pickThread(): Promise<void> {
     const client = await this.connection.ensureConnected();

@@ -63,6 +63,9 @@ export function activate(context: vscode.ExtensionContext): void {
       case "patch":
         void run(() => reviews.resolveFromChat(message.itemId, message.path, message.action))();
         return;
+      case "fork":
+        void run(() => controller.fork(message.itemId))();
+        return;
       case "rewind":
         void run(async () => {
           const text = await controller.rewind(message.itemId, message.restore);

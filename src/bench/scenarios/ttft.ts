@@ -23,16 +23,22 @@ export function history(nonce: string, tokens: number): Item[] {
   return items;
 }
 
-/** Client-side time to the first token (or to the end, if the model stopped at once). */
-async function firstTokenMs(
+/** Client-side time to the first token (or to the end, if the model stopped at once), and the usage. */
+export async function firstTokenMs(
   socket: BenchSocket,
   event: object,
-): Promise<{ ms: number; inputTokens: number }> {
+): Promise<{ ms: number; inputTokens: number; cachedTokens: number }> {
   const sent = socket.send(event);
   const events = await socket.untilDone();
   const first = events.find((e) => e.event.type === "response.output_text.delta") ?? events.at(-1)!;
-  const usage = (events.at(-1)!.event.response as { usage: { input_tokens: number } }).usage;
-  return { ms: first.at - sent, inputTokens: usage.input_tokens };
+  const { usage } = events.at(-1)!.event.response as {
+    usage: { input_tokens: number; input_tokens_details: { cached_tokens: number } };
+  };
+  return {
+    ms: first.at - sent,
+    inputTokens: usage.input_tokens,
+    cachedTokens: usage.input_tokens_details.cached_tokens,
+  };
 }
 
 /**

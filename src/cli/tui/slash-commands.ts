@@ -3,6 +3,7 @@ export type SlashCommandName =
   | "undo"
   | "rewind"
   | "new"
+  | "fork"
   | "model"
   | "skills"
   | "agents"
@@ -25,6 +26,11 @@ export const SLASH_COMMANDS: readonly { name: SlashCommandName; usage: string; d
     description: "go back to before a message: its code, the conversation, or both",
   },
   { name: "new", usage: "/new", description: "start a new session" },
+  {
+    name: "fork",
+    usage: "/fork [turn]",
+    description: "continue in a new session from turn N (default: the latest); /fork list lists them",
+  },
   { name: "model", usage: "/model [name]", description: "show the model, or switch to another" },
   { name: "skills", usage: "/skills", description: "list the skills the model may load" },
   { name: "agents", usage: "/agents", description: "list the defined agents and the background sub-agents" },

@@ -7,6 +7,7 @@ import { DraftPacer } from "../../protocol/draft-pacer.js";
 import type { TerminalThread } from "../terminal-thread.js";
 import type { ConversationStoreOptions, Entry } from "./conversation-store.js";
 import { EntryView } from "./entry-view.js";
+import { forkTarget } from "./fork-command.js";
 import { type EditorState, EMPTY_EDITOR, edit, InputHistory } from "./line-editor.js";
 import { LiveView } from "./live-view.js";
 import { mcpServerNotices } from "./mcp-server-notices.js";
@@ -180,6 +181,20 @@ export function TuiApp({ options, session, onExit, storeOptions }: TuiAppProps):
           s.session.store.notice("New session.", "dim");
         });
         return;
+      case "fork": {
+        const target = forkTarget(command.args, thread.history);
+        if ("lines" in target) return current.notice(target.lines.join("\n"));
+        const fork = options.onFork;
+        if (!fork) return current.notice("Forking is not available here.", "warn");
+        if (thread.busy) return current.notice("A turn is running; fork once it ends.", "warn");
+        runActivity(`forking from turn ${target.number}`, async () => {
+          const next = await fork(target.itemId);
+          if (s.exited) return;
+          switchTo(next, s.session.modelId, true);
+          s.session.store.notice(`Forked from turn ${target.number}: ${next.info.title}.`, "dim");
+        });
+        return;
+      }
       case "model":
         changeModel(command.args);
         return;

@@ -26,6 +26,11 @@ export interface TuiOptions {
    * Default: not known here; the agent host checks the name /model asks for.
    */
   models?: string[];
+  /**
+   * Forks the current thread from the turn its user message `itemId` starts (default: the whole
+   * conversation); resolves with the fork, which the view switches to. Default: `/fork` refused.
+   */
+  onFork?: (itemId?: string) => Promise<TerminalThread>;
   /** Switches to `model`; resolves with the thread to continue in. */
   onModelChange?: (model: string) => Promise<TerminalThread>;
   /**

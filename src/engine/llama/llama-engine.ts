@@ -1,4 +1,11 @@
-import type { ChatWrapper, Llama, LlamaContext, LlamaContextSequence, LlamaModel } from "node-llama-cpp";
+import type {
+  ChatWrapper,
+  Llama,
+  LlamaContext,
+  LlamaContextSequence,
+  LlamaModel,
+  Token,
+} from "node-llama-cpp";
 import { SparkError } from "../../protocol/errors.js";
 import type {
   DraftOptions,
@@ -19,6 +26,7 @@ import { canGenerateNatively } from "./internal/native-decode.js";
 import { prefillPrompt } from "./internal/prompt-prefill.js";
 import { generateReply } from "./internal/reply-generation.js";
 import { replySpan } from "./internal/reply-span.js";
+import { copySequencePrefix } from "./internal/sequence-copy.js";
 import { restoreGeneratedTokens, SequencePool, type Slot } from "./internal/sequence-pool.js";
 import { prefixToSave, renderSharedPrefix } from "./internal/shared-prefix.js";
 import {
@@ -41,7 +49,11 @@ export interface LlamaEngineOptions {
   id?: string;
   /** Tokens per conversation. Default: the model's training context, at most 32768. */
   contextSize?: number;
-  /** Conversations decoded concurrently (context sequences). Default: 2. */
+  /**
+   * Conversations decoded concurrently (context sequences). With more than one, a new conversation
+   * whose prompt starts like another's (a fork) copies that prefix's KV cells into a sequence of
+   * its own (see internal/sequence-pool.ts). Default: 2.
+   */
   sequences?: number;
   /** CPU threads. Default: the number of physical cores (never the library's default). */
   threads?: number;
@@ -166,7 +178,15 @@ export class LlamaEngine implements Engine {
       this.predictors.set(sequence, predictors);
       return sequence;
     });
-    this.pool = new SequencePool(sequences);
+    this.pool = new SequencePool(sequences, async (target, source, prefix) => {
+      const from = this.predictors.get(source.sequence)?.draft?.sequence;
+      const to = this.predictors.get(target.sequence)?.draft?.sequence;
+      if (!from || !to) return;
+      // The draft sequence may hold less of the prefix (it evaluates the prompt only when it drafts).
+      const shared = from.compareContextTokens(prefix as Token[]).firstDifferentIndex;
+      if (shared > to.compareContextTokens(prefix as Token[]).firstDifferentIndex)
+        await copySequencePrefix(to, from, shared);
+    });
     this.typeAhead = new TypeAhead({
       model,
       wrapper: chatWrapper,

@@ -229,6 +229,20 @@ export class AppStore {
     if (view) this.request({ type: "subagent.cancel", thread_id: view.id, subagent_id: subagentId });
   }
 
+  /** Forks the current thread from the turn its user message `itemId` starts; the fork becomes current. */
+  fork(itemId: string): void {
+    const view = this.current;
+    if (!view) return;
+    if (this.client.status !== "open") {
+      this.pushError("Not connected; reconnecting…");
+      return;
+    }
+    this.client.forkThread(view.id, itemId).then(
+      (info) => this.setCurrent(info.id),
+      (error: unknown) => this.pushError(messageOf(error)),
+    );
+  }
+
   undo(): void {
     const view = this.current;
     if (view) this.request({ type: "thread.undo", thread_id: view.id });

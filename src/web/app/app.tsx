@@ -126,6 +126,7 @@ export function App({ store }: { store: AppStore }) {
             onResolve={(itemId, path, accept) => store.resolveFile(itemId, path, accept)}
             onImplement={connected ? () => store.implement() : null}
             onRewind={connected && !view.turn ? (itemId, restore) => store.rewind(itemId, restore) : null}
+            onFork={connected ? (itemId) => store.fork(itemId) : null}
           />
         ) : (
           <div class="conversation">

@@ -13,10 +13,19 @@ export interface ConversationProps {
   onImplement: (() => void) | null;
   /** Goes back to before user message `itemId`; null when it cannot now (a turn runs, offline). */
   onRewind: ((itemId: string, restore: RewindRestore) => void) | null;
+  /** Forks the thread from the turn a user message starts; null when not connected. */
+  onFork: ((itemId: string) => void) | null;
 }
 
 /** The thread's entries in order; follows the stream unless the person scrolled up. */
-export function Conversation({ view, diffMode, onResolve, onImplement, onRewind }: ConversationProps) {
+export function Conversation({
+  view,
+  diffMode,
+  onResolve,
+  onImplement,
+  onRewind,
+  onFork,
+}: ConversationProps) {
   const ref = useRef<HTMLDivElement>(null);
   const pinned = useRef(true);
   /** A pointer is down in the conversation: a scrollbar drag or a touch moves it, not the stream. */
@@ -76,6 +85,8 @@ export function Conversation({ view, diffMode, onResolve, onImplement, onRewind 
               diffMode={diffMode}
               onResolve={onResolve}
               onRewind={onRewind && ((restore) => onRewind(entry.id, restore))}
+              // A turn is forked once it ended: never while one runs (the host refuses it).
+              onFork={view.turn ? null : onFork}
             />
           </li>
         ))}
@@ -159,11 +170,13 @@ function EntryView({
   diffMode,
   onResolve,
   onRewind,
+  onFork,
 }: {
   entry: Entry;
   diffMode: DiffMode;
   onResolve: ConversationProps["onResolve"];
   onRewind: ((restore: RewindRestore) => void) | null;
+  onFork: ConversationProps["onFork"];
 }) {
   switch (entry.kind) {
     case "user":
@@ -173,6 +186,16 @@ function EntryView({
           {entry.plan ? <span class="badge badge-plan">plan</span> : null}
           <p>{entry.text}</p>
           {onRewind ? <RewindAction onRewind={onRewind} /> : null}
+          {onFork && !entry.steer ? (
+            <button
+              type="button"
+              class="button small fork-turn"
+              title="Continue in a new session from this turn"
+              onClick={() => onFork(entry.id)}
+            >
+              Fork
+            </button>
+          ) : null}
         </div>
       );
     case "agent":

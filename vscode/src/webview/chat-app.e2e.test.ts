@@ -261,6 +261,27 @@ describe("the VS Code chat view", () => {
     ]);
   });
 
+  test("each turn's message offers Fork, hidden while a turn runs; it posts the message's id", async () => {
+    await post(
+      { type: "turn.started", turn_id: "t9", input: "branch here" },
+      {
+        type: "item.completed",
+        turn_id: "t9",
+        item: { type: "user_message", id: "msg_u9", text: "branch here" },
+      },
+    );
+    const fork = page
+      .locator(".entry.user", { hasText: "branch here" })
+      .getByRole("button", { name: "Fork" });
+    await fork.waitFor({ state: "hidden" });
+    await post(completed("t9"));
+    await fork.click();
+    const forks = await page.evaluate(() =>
+      (globalThis as unknown as { posted: { type: string }[] }).posted.filter((m) => m.type === "fork"),
+    );
+    expect(forks).toEqual([{ type: "fork", itemId: "msg_u9" }]);
+  });
+
   test("/skills and /agents list the host's catalog in the view, and are never sent", async () => {
     await send({
       type: "catalog",

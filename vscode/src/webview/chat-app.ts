@@ -257,6 +257,17 @@ function connectionLabel(state: ConnectionState): string {
   }
 }
 
+/** Forks the thread from this turn (hidden while a turn runs: the host refuses it then). */
+function forkButton(itemId: string): HTMLElement {
+  const button = h("button", {
+    className: "fork",
+    text: "Fork",
+    title: "Continue in a new thread from this turn",
+  });
+  button.addEventListener("click", () => post({ type: "fork", itemId }));
+  return button;
+}
+
 function renderEntry(entry: Entry): HTMLElement {
   switch (entry.kind) {
     case "user":
@@ -266,6 +277,7 @@ function renderEntry(entry: Entry): HTMLElement {
         entry.steer ? h("span", { className: "badge", text: "steer" }) : null,
         h("div", { className: "bubble", text: entry.text }),
         rewindAction(entry.id),
+        entry.steer ? null : forkButton(entry.id),
       );
     case "agent": {
       const element = h("div", { className: `entry agent${entry.streaming ? " streaming" : ""}` });

@@ -37,6 +37,8 @@ export type FromWebview =
   | { type: "interrupt" }
   | { type: "approval"; approvalId: string; approved: boolean }
   | { type: "patch"; itemId: string; path: string; action: "open" | "accept" | "reject" }
+  /** Fork the thread from the turn that user message starts; the chat switches to the fork. */
+  | { type: "fork"; itemId: string }
   /** Back to before user message `itemId`: its code, the conversation, or both (`thread.rewind`). */
   | { type: "rewind"; itemId: string; restore: RewindRestore }
   | {

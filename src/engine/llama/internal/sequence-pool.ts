@@ -1,5 +1,6 @@
 import type { LlamaContextSequence, Token } from "node-llama-cpp";
 import { SparkError } from "../../../protocol/errors.js";
+import { copySequencePrefix } from "./sequence-copy.js";
 
 /**
  * Tokens the model generated, and the (possibly different) tokens the same text renders to. When a
@@ -20,17 +21,40 @@ export interface Slot {
   spans: GeneratedSpan[];
 }
 
+/** The sequence a request takes, and the idle sequence whose prefix is copied into it first. */
+interface Choice {
+  slot: Slot;
+  copy?: { from: Slot; tokens: number };
+}
+
 /**
  * The context's sequences, one per conversation in flight. A request gets its own conversation's
  * sequence when idle, else the idle sequence that shares the longest prefix with its prompt (like
  * llama-server's slot similarity), else the least recently used; when all are busy it waits.
+ *
+ * When that longest prefix is another conversation's (a fork, a second chat with the same system
+ * prompt) and the context has another idle sequence, {@link acquire} copies the prefix's KV cells
+ * into a sequence of its own (a never-used one, else the least recently used) instead of taking
+ * the other conversation's sequence over: that conversation keeps its whole cache. With one
+ * sequence there is nowhere to copy to, and the request takes the sequence over as before.
  */
 export class SequencePool {
   private readonly slots: Slot[];
   private readonly waiters: (() => void)[] = [];
   private clock = 0;
 
-  constructor(sequences: LlamaContextSequence[]) {
+  /**
+   * `copied`: called after a prefix was copied between two sequences (the draft model's sequences
+   * follow their main sequences, and copy the same prefix where they hold it).
+   */
+  constructor(
+    sequences: LlamaContextSequence[],
+    private readonly copied: (
+      target: Slot,
+      source: Slot,
+      prefix: readonly Token[],
+    ) => Promise<void> = async () => {},
+  ) {
     this.slots = sequences.map((sequence) => ({
       sequence,
       conversation: undefined,
@@ -46,21 +70,23 @@ export class SequencePool {
     signal?: AbortSignal,
   ): Promise<Slot> {
     for (;;) {
-      const slot = this.tryAcquire(tokens, conversation);
-      if (slot) return slot;
+      const choice = this.pick(tokens, conversation, true);
+      if (choice) {
+        const slot = this.take(choice.slot, conversation);
+        if (choice.copy) await this.copyPrefix(slot, choice.copy.from, tokens.slice(0, choice.copy.tokens));
+        return slot;
+      }
       await this.waitForRelease(signal);
     }
   }
 
-  /** A sequence as {@link acquire} picks it, or undefined at once when every sequence is busy. */
+  /**
+   * A sequence as {@link acquire} picks it but without copying (a type-ahead draft takes the
+   * sequence that shares the most), or undefined at once when every sequence is busy.
+   */
   tryAcquire(tokens: readonly Token[], conversation: string | undefined): Slot | undefined {
-    const slot = this.pick(tokens, conversation);
-    if (!slot) return undefined;
-    slot.busy = true;
-    slot.lastUsed = ++this.clock;
-    if (slot.conversation !== conversation) slot.spans = [];
-    slot.conversation = conversation;
-    return slot;
+    const choice = this.pick(tokens, conversation, false);
+    return choice && this.take(choice.slot, conversation);
   }
 
   release(slot: Slot): void {
@@ -68,22 +94,60 @@ export class SequencePool {
     this.waiters.shift()?.();
   }
 
-  private pick(tokens: readonly Token[], conversation: string | undefined): Slot | undefined {
+  private take(slot: Slot, conversation: string | undefined): Slot {
+    slot.busy = true;
+    slot.lastUsed = ++this.clock;
+    if (slot.conversation !== conversation) slot.spans = [];
+    slot.conversation = conversation;
+    return slot;
+  }
+
+  /** The source stays busy while its cells are copied, so its owner cannot change them meanwhile. */
+  private async copyPrefix(target: Slot, source: Slot, prefix: readonly Token[]): Promise<void> {
+    source.busy = true;
+    try {
+      const held = await copySequencePrefix(target.sequence, source.sequence, prefix.length);
+      await this.copied(target, source, prefix.slice(0, held));
+    } finally {
+      this.release(source);
+    }
+  }
+
+  private pick(
+    tokens: readonly Token[],
+    conversation: string | undefined,
+    copying: boolean,
+  ): Choice | undefined {
     const idle = this.slots.filter((slot) => !slot.busy);
     if (idle.length === 0) return undefined;
     const own =
       conversation === undefined ? undefined : idle.find((slot) => slot.conversation === conversation);
-    if (own) return own;
+    if (own) return { slot: own };
     let best: Slot | undefined;
     let bestShared = -1;
     for (const slot of idle) {
-      const shared = slot.sequence.compareContextTokens(tokens as Token[]).firstDifferentIndex;
+      const shared = sharedPrefix(slot, tokens);
       if (shared > bestShared || (shared === bestShared && best && slot.lastUsed < best.lastUsed)) {
         best = slot;
         bestShared = shared;
       }
     }
-    return best;
+    if (!best) return undefined;
+    // A request without a conversation may be the same client's (chat completions resend their
+    // history): it takes the sequence over, as does anything when nothing is shared.
+    if (!copying || conversation === undefined || best.conversation === undefined || bestShared <= 0) {
+      return { slot: best };
+    }
+    const others = idle.filter((slot) => slot !== best);
+    const target =
+      others.find((slot) => slot.conversation === undefined && slot.sequence.nextTokenIndex === 0) ??
+      others.reduce<Slot | undefined>(
+        (lru, slot) => (!lru || slot.lastUsed < lru.lastUsed ? slot : lru),
+        undefined,
+      );
+    if (!target) return { slot: best };
+    if (sharedPrefix(target, tokens) >= bestShared) return { slot: target };
+    return { slot: target, copy: { from: best, tokens: bestShared } };
   }
 
   private waitForRelease(signal: AbortSignal | undefined): Promise<void> {
@@ -105,6 +169,10 @@ export class SequencePool {
       this.waiters.push(wake);
     });
   }
+}
+
+function sharedPrefix(slot: Slot, tokens: readonly Token[]): number {
+  return slot.sequence.compareContextTokens(tokens as Token[]).firstDifferentIndex;
 }
 
 /**
