@@ -1,0 +1,40 @@
+import { Readable, Writable } from "node:stream";
+import { ndJsonStream } from "@agentclientprotocol/sdk";
+import type { Command } from "commander";
+import { type AgentFlags, addAgentOptions } from "../agent-commands.js";
+import { acpAgent } from "./acp-agent.js";
+import { AcpWorkspaces } from "./acp-workspaces.js";
+
+/** `spark acp`: Spark as an Agent Client Protocol agent on stdin and stdout, for editors. */
+export function registerAcpCommand(program: Command): void {
+  addAgentOptions(program.command("acp"))
+    .description(
+      "run as an Agent Client Protocol (ACP) agent on stdin/stdout, for editors (Zed, JetBrains, Neovim)",
+    )
+    .action(async (flags: AgentFlags) => {
+      process.exitCode = await runAcp(flags);
+    });
+}
+
+/**
+ * Serves one editor until it closes stdin (or SIGINT / SIGTERM). stdout carries JSON-RPC only:
+ * everything else, `console.log` included, goes to stderr, where editors keep the agent's log.
+ */
+export async function runAcp(flags: AgentFlags): Promise<number> {
+  const log = (line: string) => process.stderr.write(`spark acp: ${line}\n`);
+  console.log = console.info = console.debug = (...args: unknown[]) => console.error(...args);
+  await using workspaces = new AcpWorkspaces(flags, log);
+  const connection = acpAgent(workspaces, log).connect(
+    ndJsonStream(Writable.toWeb(process.stdout), Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>),
+  );
+  const stop = () => connection.close();
+  process.once("SIGINT", stop);
+  process.once("SIGTERM", stop);
+  try {
+    await connection.closed;
+  } finally {
+    process.off("SIGINT", stop);
+    process.off("SIGTERM", stop);
+  }
+  return 0;
+}
