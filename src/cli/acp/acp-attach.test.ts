@@ -53,7 +53,9 @@ test("with spark serve running for the workspace, an editor's session is a threa
   });
   expect(done.stopReason).toBe("end_turn");
   const completed = () =>
-    seen.flatMap((e) => (e.type === "item.completed" ? [e.item] : [])).filter((i) => i.type === "agent_message");
+    seen
+      .flatMap((e) => (e.type === "item.completed" ? [e.item] : []))
+      .filter((i) => i.type === "agent_message");
   await new Promise<void>((resolve) => {
     const check = () => completed().length > 0 && resolve();
     check();

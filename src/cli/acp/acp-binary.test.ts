@@ -140,6 +140,16 @@ describe("spark acp, driven by the ACP SDK's client", () => {
     // The question names the call the client was already shown.
     const calls = acp.of(sessionId, "tool_call");
     expect(calls.at(-1)!.toolCallId).toBe(asked.toolCall.toolCallId);
+    expect(asked.toolCall.rawInput).toMatchObject({
+      command: "echo hi-from-shell",
+      cwd: repo,
+      sandbox: "workspace-write",
+    });
+    const statuses = acp
+      .of(sessionId, "tool_call_update")
+      .filter((u) => u.toolCallId === asked.toolCall.toolCallId && u.status)
+      .map((u) => u.status);
+    expect(statuses).toEqual(["in_progress", "completed"]);
     const finished = acp.of(sessionId, "tool_call_update").at(-1)!;
     expect(finished).toMatchObject({ toolCallId: asked.toolCall.toolCallId, status: "completed" });
     expect(JSON.stringify(finished.content)).toContain("hi-from-shell");

@@ -12,13 +12,21 @@ import {
   type AgentMode,
   type ApprovalRequestEvent,
   approvalTitle,
+  sandboxLabel,
   type ThreadInfo,
   type ThreadItem,
   type TurnStatus,
 } from "../../protocol/agent.js";
 import type { WireError } from "../../protocol/errors.js";
 import { asRequestError } from "./acp-errors.js";
-import { finishedContent, streamingContent, toolKind, toolLocations, toolTitle } from "./acp-tool-calls.js";
+import {
+  finishedContent,
+  streamingContent,
+  textContent,
+  toolKind,
+  toolLocations,
+  toolTitle,
+} from "./acp-tool-calls.js";
 
 type ToolCallItem = Extract<ThreadItem, { type: "tool_call" }>;
 
@@ -180,8 +188,13 @@ export class AcpSession {
       case "item.started":
         // A copy: deltas extend it.
         this.items.set(event.item.id, { ...event.item });
-        if (event.item.type === "tool_call") this.send(this.toolCall(event.item, "pending"));
-        else if (event.item.type === "agent_message" && event.item.text) this.message(event.item.text);
+        if (event.item.type === "tool_call") {
+          this.shown.set(
+            event.item.id,
+            JSON.stringify([toolTitle(event.item.name, event.item.arguments), []]),
+          );
+          this.send(this.toolCall(event.item, "pending"));
+        } else if (event.item.type === "agent_message" && event.item.text) this.message(event.item.text);
         return;
       case "item.delta":
         this.onDelta(event.item_id, event.delta);
@@ -316,7 +329,7 @@ export class AcpSession {
       kind: toolKind(item.name),
       status,
       locations: toolLocations(item.name, item.arguments, this.root),
-      rawInput: rawInput(item.arguments),
+      ...(item.arguments ? { rawInput: rawInput(item.arguments) } : {}),
     };
   }
 
@@ -345,7 +358,7 @@ export class AcpSession {
               title: approvalTitle(approval),
               kind: approval.kind === "shell" ? "execute" : "other",
               status: "pending",
-              rawInput: approval,
+              ...approvalDetails(approval),
             },
             options: PERMISSION_OPTIONS,
           },
@@ -358,6 +371,8 @@ export class AcpSession {
         .then((approved) => {
           // Withdrawn: the host settled it already.
           if (!this.permissions.delete(approval.approval_id)) return;
+          if (approved && call)
+            this.send({ sessionUpdate: "tool_call_update", toolCallId: call.id, status: "in_progress" });
           this.client
             .request({
               type: "approval.respond",
@@ -387,6 +402,28 @@ export class AcpSession {
 
 function text(value: string): { type: "text"; text: string } {
   return { type: "text", text: value };
+}
+
+/** What an approval would do, for the client's question: the command and where it runs, or the MCP call. */
+function approvalDetails(approval: ApprovalRequestEvent): { rawInput: unknown; content: ToolCallContent[] } {
+  switch (approval.kind) {
+    case "shell":
+      return {
+        rawInput: { command: approval.command, cwd: approval.cwd, sandbox: approval.sandbox },
+        content: [
+          textContent(`$ ${approval.command}\nin ${approval.cwd}, ${sandboxLabel(approval.sandbox)}`),
+        ],
+      };
+    case "mcp":
+      return {
+        rawInput: { server: approval.server, tool: approval.tool, arguments: approval.arguments },
+        content: [textContent(`${approval.server} · ${approval.tool}\n${approval.arguments}`)],
+      };
+    default: {
+      const unknown: never = approval;
+      return { rawInput: unknown, content: [] };
+    }
+  }
 }
 
 /** The call's arguments as JSON when they parse, else as the text written. */
