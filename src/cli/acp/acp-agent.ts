@@ -116,78 +116,85 @@ export function acpAgent(workspaces: AcpWorkspaces, log: (line: string) => void)
     }
   };
 
-  return agent({ name: "spark" })
-    .onConnect((connected) => {
-      editor = connected.client;
-    })
-    .onRequest("initialize", ({ params }) => ({
-      protocolVersion: Math.min(params.protocolVersion, PROTOCOL_VERSION),
-      agentCapabilities: {
-        loadSession: true,
-        // Text and resource links (every agent's baseline), and embedded text resources.
-        promptCapabilities: { image: false, audio: false, embeddedContext: true },
-        sessionCapabilities: { list: {}, resume: {}, close: {} },
-        _meta: { [STEER_METHOD]: true },
-      },
-      agentInfo: { name: "spark", title: "Spark", version: VERSION },
-      authMethods: [],
-    }))
-    .onRequest("session/new", async ({ params }) => {
-      ignoredMcpServers(params.mcpServers.length, log);
-      return open(params.cwd, null, false);
-    })
-    .onRequest("session/load", async ({ params }) => {
-      ignoredMcpServers(params.mcpServers.length, log);
-      const { modes } = await open(params.cwd, params.sessionId, true);
-      return { modes };
-    })
-    .onRequest("session/resume", async ({ params }) => {
-      const { modes } = await open(params.cwd, params.sessionId, false);
-      return { modes };
-    })
-    .onRequest("session/close", ({ params }) => {
-      session(params.sessionId).close();
-      sessions.delete(params.sessionId);
-      return {};
-    })
-    .onRequest("session/list", async ({ params }) => {
-      if (params.cursor)
-        throw RequestError.invalidParams({ cursor: params.cursor }, "Unknown cursor: the list has one page.");
-      const workspace = params.cwd ? await realpath(params.cwd).catch(() => params.cwd) : null;
-      const threads = await transcripts.list().catch((error: unknown) => {
-        throw asRequestError(error);
-      });
-      return {
-        sessions: threads
-          .filter((thread) => workspace === null || thread.cwd === workspace)
-          .map((thread) => ({
-            sessionId: thread.id,
-            cwd: thread.cwd,
-            title: thread.title,
-            updatedAt: thread.updatedAt,
-          })),
-      };
-    })
-    .onRequest("session/set_mode", async ({ params }) => {
-      if (!(AGENT_MODES as readonly string[]).includes(params.modeId))
-        throw RequestError.invalidParams(
-          { modeId: params.modeId },
-          `Unknown mode ${params.modeId}: one of ${AGENT_MODES.join(", ")}.`,
-        );
-      await session(params.sessionId).setMode(params.modeId as AgentMode);
-      return {};
-    })
-    .onRequest("session/prompt", async ({ params }) => {
-      const target = session(params.sessionId);
-      return { stopReason: await target.prompt(promptInput(params.prompt)) };
-    })
-    .onNotification("session/cancel", ({ params }) => {
-      sessions.get(params.sessionId)?.cancel();
-    })
-    .onRequest(STEER_METHOD, steerParams, async ({ params }) => {
-      await session(params.sessionId).steer(promptInput(params.prompt as ContentBlock[]));
-      return {};
-    });
+  return (
+    agent({ name: "spark" })
+      .onConnect((connected) => {
+        editor = connected.client;
+      })
+      .onRequest("initialize", ({ params }) => ({
+        protocolVersion: Math.min(params.protocolVersion, PROTOCOL_VERSION),
+        agentCapabilities: {
+          loadSession: true,
+          // Text and resource links (every agent's baseline), and embedded text resources.
+          promptCapabilities: { image: false, audio: false, embeddedContext: true },
+          sessionCapabilities: { list: {}, resume: {}, close: {} },
+          _meta: { [STEER_METHOD]: true },
+        },
+        agentInfo: { name: "spark", title: "Spark", version: VERSION },
+        authMethods: [],
+      }))
+      // Nothing to sign in to (authMethods is empty); clients that authenticate anyway are let through.
+      .onRequest("authenticate", () => ({}))
+      .onRequest("session/new", async ({ params }) => {
+        ignoredMcpServers(params.mcpServers.length, log);
+        return open(params.cwd, null, false);
+      })
+      .onRequest("session/load", async ({ params }) => {
+        ignoredMcpServers(params.mcpServers.length, log);
+        const { modes } = await open(params.cwd, params.sessionId, true);
+        return { modes };
+      })
+      .onRequest("session/resume", async ({ params }) => {
+        const { modes } = await open(params.cwd, params.sessionId, false);
+        return { modes };
+      })
+      .onRequest("session/close", ({ params }) => {
+        session(params.sessionId).close();
+        sessions.delete(params.sessionId);
+        return {};
+      })
+      .onRequest("session/list", async ({ params }) => {
+        if (params.cursor)
+          throw RequestError.invalidParams(
+            { cursor: params.cursor },
+            "Unknown cursor: the list has one page.",
+          );
+        const workspace = params.cwd ? await realpath(params.cwd).catch(() => params.cwd) : null;
+        const threads = await transcripts.list().catch((error: unknown) => {
+          throw asRequestError(error);
+        });
+        return {
+          sessions: threads
+            .filter((thread) => workspace === null || thread.cwd === workspace)
+            .map((thread) => ({
+              sessionId: thread.id,
+              cwd: thread.cwd,
+              title: thread.title,
+              updatedAt: thread.updatedAt,
+            })),
+        };
+      })
+      .onRequest("session/set_mode", async ({ params }) => {
+        if (!(AGENT_MODES as readonly string[]).includes(params.modeId))
+          throw RequestError.invalidParams(
+            { modeId: params.modeId },
+            `Unknown mode ${params.modeId}: one of ${AGENT_MODES.join(", ")}.`,
+          );
+        await session(params.sessionId).setMode(params.modeId as AgentMode);
+        return {};
+      })
+      .onRequest("session/prompt", async ({ params }) => {
+        const target = session(params.sessionId);
+        return { stopReason: await target.prompt(promptInput(params.prompt)) };
+      })
+      .onNotification("session/cancel", ({ params }) => {
+        sessions.get(params.sessionId)?.cancel();
+      })
+      .onRequest(STEER_METHOD, steerParams, async ({ params }) => {
+        await session(params.sessionId).steer(promptInput(params.prompt as ContentBlock[]));
+        return {};
+      })
+  );
 }
 
 /**
