@@ -1,5 +1,5 @@
 import { execFileSync, spawn } from "node:child_process";
-import { mkdtemp, readFile, realpath, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, realpath, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { createInterface } from "node:readline";
@@ -24,6 +24,10 @@ const script: ScriptFileEntry[] = [
   },
   { match: "story", text: STORY },
   { match: "change course", text: "Steered: a short answer." },
+  {
+    match: "release",
+    text: "The plan:\n\n1. Bump the version\n2. Tag it\n- Publish to npm\n\nThen announce it.",
+  },
   { text: "Done." },
 ];
 
@@ -37,7 +41,10 @@ beforeAll(async () => {
   execFileSync("git", ["init", "-q"], { cwd: repo });
   const scriptFile = path.join(scratch, "script.json");
   await writeFile(scriptFile, JSON.stringify(script));
-  const { SPARK_HOME: _, SPARK_API_KEY: __, ...inherited } = process.env;
+  // No language servers after edits: they are another test's subject, and slow to start.
+  await mkdir(path.join(scratch, "config", "spark"), { recursive: true });
+  await writeFile(path.join(scratch, "config", "spark", "config.toml"), "[diagnostics]\nenabled = false\n");
+  const { SPARK_HOME: _, SPARK_API_KEY: __, SPARK_CONFIG: ___, ...inherited } = process.env;
   env = {
     ...inherited,
     SPARK_SESSIONS_DIR: path.join(scratch, "sessions"),
@@ -170,6 +177,18 @@ describe("spark acp, driven by the ACP SDK's client", () => {
     expect(JSON.stringify(finished.content)).not.toContain("hi-from-shell\\n");
   });
 
+  test("an answer that is not one of the options offered denies the command", async () => {
+    acp.answer = () => ({ outcome: { outcome: "selected", optionId: "allow_always_and_forever" } });
+    const before = acp.permissions.length;
+    const done = await acp.agent.request("session/prompt", {
+      sessionId,
+      prompt: [{ type: "text", text: "greet once more" }],
+    });
+    expect(done.stopReason).toBe("end_turn");
+    expect(acp.permissions.length).toBe(before + 1);
+    expect(acp.of(sessionId, "tool_call_update").at(-1)).toMatchObject({ status: "failed" });
+  });
+
   test("session/cancel mid-turn: the prompt resolves cancelled and the session takes the next one", async () => {
     const chunks = acp.of(sessionId, "agent_message_chunk").length;
     const prompt = acp.agent.request("session/prompt", {
@@ -224,6 +243,22 @@ describe("spark acp, driven by the ACP SDK's client", () => {
       /^Not run: plan mode is on/,
     );
     expect(await readFile(path.join(repo, "app.ts"), "utf8")).toBe(APP);
+    expect(acp.of(sessionId, "plan")).toEqual([]);
+    // A plan-mode answer's list reaches the client's plan view as well as its text.
+    await acp.agent.request("session/prompt", {
+      sessionId,
+      prompt: [{ type: "text", text: "plan the release" }],
+    });
+    expect(acp.of(sessionId, "plan")).toEqual([
+      {
+        sessionUpdate: "plan",
+        entries: [
+          { content: "Bump the version", priority: "medium", status: "pending" },
+          { content: "Tag it", priority: "medium", status: "pending" },
+          { content: "Publish to npm", priority: "medium", status: "pending" },
+        ],
+      },
+    ]);
     await expect(acp.agent.request("session/set_mode", { sessionId, modeId: "yolo" })).rejects.toMatchObject({
       code: -32602,
     });

@@ -27,6 +27,10 @@ export async function runAcp(flags: AgentFlags): Promise<number> {
   const connection = acpAgent(workspaces, log).connect(
     ndJsonStream(Writable.toWeb(process.stdout), Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>),
   );
+  // A bug in one request must not end every session of the editor: said on stderr, the rest goes on.
+  const report = (error: unknown) =>
+    log(`Unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+  process.on("unhandledRejection", report);
   const stop = () => connection.close();
   process.once("SIGINT", stop);
   process.once("SIGTERM", stop);
@@ -35,6 +39,7 @@ export async function runAcp(flags: AgentFlags): Promise<number> {
   } finally {
     process.off("SIGINT", stop);
     process.off("SIGTERM", stop);
+    process.off("unhandledRejection", report);
   }
   return 0;
 }

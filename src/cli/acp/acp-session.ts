@@ -19,6 +19,7 @@ import {
 } from "../../protocol/agent.js";
 import type { WireError } from "../../protocol/errors.js";
 import { asRequestError } from "./acp-errors.js";
+import { planEntries } from "./acp-plan.js";
 import {
   finishedContent,
   streamingContent,
@@ -57,6 +58,8 @@ export class AcpSession {
   /** Notifications go out one after another, in event order; a prompt answers after them. */
   private sending: Promise<void> = Promise.resolve();
   private running: RunningPrompt | null = null;
+  /** Plan-mode turns by id, with their latest answer: its list becomes a `plan` update at the end. */
+  private readonly planTurns = new Map<string, string>();
   /** A turn runs on the thread (this client's or another face's). */
   private turnActive = false;
   /** While a `session/resume` replays the thread: its history is not sent again. */
@@ -210,11 +213,16 @@ export class AcpSession {
         this.permissions.get(event.approval_id)?.abort();
         this.permissions.delete(event.approval_id);
         return;
-      case "turn.completed":
+      case "turn.completed": {
         this.turnActive = false;
+        const plan = this.planTurns.get(event.turn_id);
+        this.planTurns.delete(event.turn_id);
+        const entries = plan ? planEntries(plan) : [];
+        if (entries.length > 0) this.send({ sessionUpdate: "plan", entries });
         if (this.running && this.running.turnId === event.turn_id)
           this.running.done({ status: event.status, ...(event.error ? { error: event.error } : {}) });
         return;
+      }
       case "turn.queued":
       case "turn.steered":
       case "patch.undone":
@@ -259,11 +267,13 @@ export class AcpSession {
     this.items.set(item.id, item);
     switch (item.type) {
       case "user_message":
+        if (item.mode === "plan") this.planTurns.set(turnId, "");
         // The prompt this client sent is its own; a turn another face started is shown whole.
         if (turnId !== this.running?.turnId)
           this.send({ sessionUpdate: "user_message_chunk", content: text(item.text) });
         return;
       case "agent_message":
+        if (this.planTurns.has(turnId)) this.planTurns.set(turnId, item.text);
         // Streamed already, unless the item arrived whole.
         if (!known) this.message(item.text);
         return;
@@ -365,7 +375,8 @@ export class AcpSession {
           { cancellationSignal: abort.signal, stopWaitingOnCancel: true },
         )
         .then(
-          (answer) => answer.outcome.outcome === "selected" && answer.outcome.optionId === "allow",
+          // The client's answer is untrusted: anything but the allow option denies.
+          (answer) => answer?.outcome?.outcome === "selected" && answer.outcome.optionId === "allow",
           () => false,
         )
         .then((approved) => {

@@ -1,6 +1,7 @@
 import { RequestError } from "@agentclientprotocol/sdk";
 import { describe, expect, test } from "vitest";
 import { promptInput } from "./acp-agent.js";
+import { planEntries } from "./acp-plan.js";
 import { finishedContent, streamingContent, toolKind, toolLocations, toolTitle } from "./acp-tool-calls.js";
 
 const PATCH = JSON.stringify({
@@ -122,5 +123,19 @@ describe("a prompt's blocks as the turn's input", () => {
     );
     expect(() => promptInput([{ type: "text", text: "  " }])).toThrow(/empty/);
     expect(() => promptInput([{ type: "text", text: "x".repeat(1024 * 1024 + 1) }])).toThrow(/over/);
+  });
+});
+
+describe("a plan-mode answer as plan entries", () => {
+  test("top-level list items in order, bounded; an answer without a list has none", () => {
+    expect(planEntries("Plan:\n1. One\n2) Two\n  - nested, skipped\n* Three\ntext")).toEqual(
+      ["One", "Two", "Three"].map((content) => ({ content, priority: "medium", status: "pending" })),
+    );
+    expect(planEntries("No list here.\n\n-not a bullet")).toEqual([]);
+    const many = planEntries(
+      Array.from({ length: 80 }, (_, i) => `- step ${i} ${"x".repeat(600)}`).join("\n"),
+    );
+    expect(many).toHaveLength(50);
+    expect(many[0]!.content.length).toBe(500);
   });
 });
