@@ -189,6 +189,25 @@ describe("spark acp, driven by the ACP SDK's client", () => {
     expect(acp.of(sessionId, "tool_call_update").at(-1)).toMatchObject({ status: "failed" });
   });
 
+  test("session/cancel while a permission is asked: the question is withdrawn, nothing runs, the prompt is cancelled", async () => {
+    let withdrawn: (() => void) | null = null;
+    const gone = new Promise<void>((resolve) => {
+      withdrawn = resolve;
+    });
+    acp.answer = () => new Promise(() => {});
+    acp.onCancelled = () => withdrawn?.();
+    const before = acp.permissions.length;
+    const prompt = acp.agent.request("session/prompt", {
+      sessionId,
+      prompt: [{ type: "text", text: "greet later" }],
+    });
+    await acp.until(() => acp.permissions.length > before);
+    await acp.agent.notify("session/cancel", { sessionId });
+    await gone;
+    expect((await prompt).stopReason).toBe("cancelled");
+    expect(acp.of(sessionId, "tool_call_update").at(-1)).toMatchObject({ status: "failed" });
+  });
+
   test("session/cancel mid-turn: the prompt resolves cancelled and the session takes the next one", async () => {
     const chunks = acp.of(sessionId, "agent_message_chunk").length;
     const prompt = acp.agent.request("session/prompt", {

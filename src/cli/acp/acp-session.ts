@@ -136,7 +136,9 @@ export class AcpSession {
 
   /** `session/cancel`: interrupts the running turn; its prompt resolves `cancelled`. */
   cancel(): void {
+    // The questions are withdrawn from the client; the interrupt denies them in the host.
     for (const abort of this.permissions.values()) abort.abort();
+    this.permissions.clear();
     if (!this.running) return;
     this.client.request({ type: "turn.interrupt", thread_id: this.id }).catch((error: unknown) => {
       this.log(`Interrupting ${this.id} failed: ${String(error)}`);

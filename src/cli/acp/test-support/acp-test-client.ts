@@ -23,6 +23,8 @@ export class AcpTestClient implements AsyncDisposable {
   ) => Promise<RequestPermissionResponse> | RequestPermissionResponse = () => ({
     outcome: { outcome: "selected", optionId: "reject" },
   });
+  /** Called when the agent withdraws a permission request. */
+  onCancelled: () => void = () => {};
   stderr = "";
   private waiters: { test: () => boolean; resolve: () => void }[] = [];
   readonly connection: ClientConnection;
@@ -38,10 +40,17 @@ export class AcpTestClient implements AsyncDisposable {
         this.updates.push(params);
         this.check();
       })
-      .onRequest("session/request_permission", async ({ params }) => {
+      .onRequest("session/request_permission", async ({ params, signal }) => {
         this.permissions.push(params);
         this.check();
-        return this.answer(params);
+        // The agent withdrew the question ($/cancel_request): ACP's answer is `cancelled`.
+        const withdrawn = new Promise<RequestPermissionResponse>((resolve) => {
+          signal.addEventListener("abort", () => {
+            this.onCancelled();
+            resolve({ outcome: { outcome: "cancelled" } });
+          });
+        });
+        return Promise.race([this.answer(params), withdrawn]);
       })
       .connect(
         ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout) as ReadableStream<Uint8Array>),
