@@ -85,7 +85,10 @@ export function acpAgent(workspaces: AcpWorkspaces, log: (line: string) => void)
     threadId: string | null,
     replay: boolean,
   ): Promise<{ sessionId: string; modes: SessionModeState }> => {
-    if (threadId !== null) sessions.get(threadId)?.close();
+    if (threadId !== null) {
+      sessions.get(threadId)?.close();
+      sessions.delete(threadId);
+    }
     if (sessions.size >= MAX_SESSIONS)
       throw RequestError.invalidRequest(undefined, `At most ${MAX_SESSIONS} sessions are open at once.`);
     const workspace = await workspaces.get(cwd);
@@ -121,8 +124,9 @@ export function acpAgent(workspaces: AcpWorkspaces, log: (line: string) => void)
       .onConnect((connected) => {
         editor = connected.client;
       })
-      .onRequest("initialize", ({ params }) => ({
-        protocolVersion: Math.min(params.protocolVersion, PROTOCOL_VERSION),
+      // ACP: the requested version when supported, else the latest supported; Spark speaks only v1.
+      .onRequest("initialize", () => ({
+        protocolVersion: PROTOCOL_VERSION,
         agentCapabilities: {
           loadSession: true,
           // Text and resource links (every agent's baseline), and embedded text resources.

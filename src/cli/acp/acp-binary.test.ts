@@ -86,13 +86,15 @@ describe("spark acp, driven by the ACP SDK's client", () => {
     });
   });
 
-  test("a prompt streams the answer as message chunks and ends the turn", async () => {
+  test("a prompt answers in message chunks and ends the turn", async () => {
     const done = await acp.agent.request("session/prompt", {
       sessionId,
       prompt: [{ type: "text", text: "hello there" }],
     });
     expect(done.stopReason).toBe("end_turn");
-    expect(acp.of(sessionId, "agent_message_chunk").length).toBeGreaterThan(1);
+    // Deltas that arrive together go out as one chunk, so how many there are depends on timing;
+    // that they stream before the turn ends is what the cancel test below waits on.
+    expect(acp.of(sessionId, "agent_message_chunk").length).toBeGreaterThanOrEqual(1);
     expect(acp.text(sessionId)).toBe("Hello from Spark.");
   });
 
@@ -215,6 +217,9 @@ describe("spark acp, driven by the ACP SDK's client", () => {
       prompt: [{ type: "text", text: "tell a story" }],
     });
     await acp.until(() => acp.of(sessionId, "agent_message_chunk").length > chunks);
+    await expect(
+      acp.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "hello" }] }),
+    ).rejects.toMatchObject({ code: -32600 });
     await acp.agent.notify("session/cancel", { sessionId });
     expect((await prompt).stopReason).toBe("cancelled");
     expect(acp.text(sessionId)).not.toContain(STORY);

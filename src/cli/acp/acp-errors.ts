@@ -7,7 +7,8 @@ export const RESOURCE_NOT_FOUND = -32002;
 
 /**
  * Any failure as the JSON-RPC error the client gets: a request Spark refused as invalid is
- * `-32602` (invalid params), something missing `-32002`, the rest `-32603`; the message is
+ * `-32602` (invalid params), something missing `-32002`, a request the thread's state refuses (a
+ * turn already running) `-32600`, the rest `-32603`; the message is
  * Spark's own and `data.code` its error code.
  */
 export function asRequestError(error: unknown): RequestError {
@@ -44,6 +45,8 @@ function jsonRpcCode(code: SparkErrorCode): number {
       return -32602;
     case "not_found":
       return RESOURCE_NOT_FOUND;
+    case "response_in_progress":
+      return -32600;
     default:
       return -32603;
   }

@@ -15,8 +15,6 @@ export interface AcpWorkspace {
   /** The workspace root (a real path). */
   root: string;
   client: HostClient;
-  /** Where its threads run: a `spark serve` (live in its web app too) or this process. */
-  where: "attached" | "local";
 }
 
 /**
@@ -63,7 +61,7 @@ export class AcpWorkspaces implements AsyncDisposable {
     if (target) {
       const client = await connectHost(target);
       this.log(`Sessions in ${root} run on spark serve at ${target.url}.`);
-      return { root, client, where: "attached" };
+      return { root, client };
     }
     const local = await startLocalHost(flags, { mode: "exec" });
     if (this.closed) {
@@ -72,7 +70,7 @@ export class AcpWorkspaces implements AsyncDisposable {
     }
     this.locals.push(local);
     this.log(`Sessions in ${root} run in this process on ${local.runtime.modelId}.`);
-    return { root, client: await local.connect(), where: "local" };
+    return { root, client: await local.connect() };
   }
 
   /** Closes every connection and stops this process's agents (their turns end). Idempotent. */
