@@ -406,4 +406,23 @@ describe("spark acp at the edge", () => {
     child.stdin.end();
     await new Promise((resolve) => child.once("exit", resolve));
   });
+
+  test("a line over 8 MiB ends the connection, saying why on stderr", async () => {
+    const child = spawn(process.execPath, [sparkBin, "acp"], {
+      cwd: repo,
+      env,
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    let stderr = "";
+    child.stderr.on("data", (chunk) => {
+      stderr += chunk;
+    });
+    child.stdin.on("error", () => {});
+    const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+    child.stdin.write(
+      `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"x":"${"a".repeat(9 * 1024 * 1024)}"}}\n`,
+    );
+    expect(await exited).toBe(1);
+    expect(stderr).toContain("over 8388608 bytes");
+  });
 });
