@@ -2,7 +2,7 @@
 // Prints one ACP session with `spark acp` as an editor sees it: every JSON-RPC line, `>` from the
 // editor, `<` from Spark. It runs the built binary (npm run build) on the scripted test engine in a
 // throwaway git repository, so no model is needed: a prompt that edits a file (the diff streams),
-// one whose command asks permission (allowed here), and one cancelled mid-answer.
+// one whose command asks permission (allowed here), one steered and one cancelled mid-answer.
 // Usage: node scripts/acp-transcript.mjs
 import { execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, realpathSync, writeFileSync } from "node:fs";
@@ -28,6 +28,7 @@ writeFileSync(
       toolCalls: [{ name: "shell", arguments: JSON.stringify({ command: "echo 3 passed" }) }],
     },
     { match: "story", text: story },
+    { match: "shorter", text: "Once upon a time, the end." },
     { text: "Done." },
   ]),
 );
@@ -77,7 +78,16 @@ const sessionId = result.sessionId;
 const text = (value) => [{ type: "text", text: value }];
 await request("session/prompt", { sessionId, prompt: text("Set the port to 9090") });
 await request("session/prompt", { sessionId, prompt: text("Run the tests") });
-const storyTurn = request("session/prompt", { sessionId, prompt: text("Tell me a story") });
+// Steering (Spark's extension): the running answer is redirected, and its prompt ends as usual.
+const steered = request("session/prompt", { sessionId, prompt: text("Tell me a story") });
+await new Promise((resolve) => {
+  onUpdate = (update) => update.sessionUpdate === "agent_message_chunk" && resolve();
+});
+onUpdate = () => {};
+await request("_spark/steer", { sessionId, prompt: text("Make it shorter") });
+await steered;
+// Cancelling: the prompt ends `cancelled`.
+const storyTurn = request("session/prompt", { sessionId, prompt: text("Tell me a story again") });
 await new Promise((resolve) => {
   onUpdate = (update) => update.sessionUpdate === "agent_message_chunk" && resolve();
 });

@@ -60,6 +60,8 @@ export class AcpSession {
   private running: RunningPrompt | null = null;
   /** Plan-mode turns by id, with their latest answer: its list becomes a `plan` update at the end. */
   private readonly planTurns = new Map<string, string>();
+  /** The message item the last message chunk belonged to (null after a user message). */
+  private lastMessage: string | null = null;
   /** A turn runs on the thread (this client's or another face's). */
   private turnActive = false;
   /** While a `session/resume` replays the thread: its history is not sent again. */
@@ -199,7 +201,8 @@ export class AcpSession {
             JSON.stringify([toolTitle(event.item.name, event.item.arguments), []]),
           );
           this.send(this.toolCall(event.item, "pending"));
-        } else if (event.item.type === "agent_message" && event.item.text) this.message(event.item.text);
+        } else if (event.item.type === "agent_message" && event.item.text)
+          this.message(event.item.text, event.item.id);
         return;
       case "item.delta":
         this.onDelta(event.item_id, event.delta);
@@ -245,7 +248,7 @@ export class AcpSession {
     if (!item) return;
     if (item.type === "agent_message") {
       item.text += delta;
-      this.message(delta);
+      this.message(delta, item.id);
     } else if (item.type === "tool_call") {
       item.arguments += delta;
       const content = streamingContent(item, this.root);
@@ -269,6 +272,7 @@ export class AcpSession {
     this.items.set(item.id, item);
     switch (item.type) {
       case "user_message":
+        this.lastMessage = null;
         if (item.mode === "plan") this.planTurns.set(turnId, "");
         // The prompt this client sent is its own; a turn another face started is shown whole.
         if (turnId !== this.running?.turnId)
@@ -277,7 +281,7 @@ export class AcpSession {
       case "agent_message":
         if (this.planTurns.has(turnId)) this.planTurns.set(turnId, item.text);
         // Streamed already, unless the item arrived whole.
-        if (!known) this.message(item.text);
+        if (!known) this.message(item.text, item.id);
         return;
       case "tool_call":
         this.shown.delete(item.id);
@@ -292,7 +296,7 @@ export class AcpSession {
         });
         return;
       case "notice":
-        this.message(`\n\n_${item.text}_\n\n`);
+        this.message(`_${item.text}_`, item.id);
         return;
       default: {
         const unknown: never = item;
@@ -305,10 +309,11 @@ export class AcpSession {
   private replay(item: ThreadItem): void {
     switch (item.type) {
       case "user_message":
+        this.lastMessage = null;
         this.send({ sessionUpdate: "user_message_chunk", content: text(item.text) });
         return;
       case "agent_message":
-        this.message(item.text);
+        this.message(item.text, item.id);
         return;
       case "tool_call":
         this.send(
@@ -319,7 +324,7 @@ export class AcpSession {
         );
         return;
       case "notice":
-        this.message(`\n\n_${item.text}_\n\n`);
+        this.message(`_${item.text}_`, item.id);
         return;
       default: {
         const unknown: never = item;
@@ -400,8 +405,14 @@ export class AcpSession {
     });
   }
 
-  private message(chunk: string): void {
-    this.send({ sessionUpdate: "agent_message_chunk", content: text(chunk) });
+  /**
+   * A chunk of message `itemId`. Clients join an agent's chunks into one message, so the first
+   * chunk of another message (after a tool call or a steer) starts a new paragraph.
+   */
+  private message(chunk: string, itemId: string): void {
+    const separate = this.lastMessage !== null && this.lastMessage !== itemId;
+    this.lastMessage = itemId;
+    this.send({ sessionUpdate: "agent_message_chunk", content: text(separate ? `\n\n${chunk}` : chunk) });
   }
 
   private send(update: SessionUpdate): void {
