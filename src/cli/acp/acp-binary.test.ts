@@ -241,7 +241,9 @@ describe("spark acp, driven by the ACP SDK's client", () => {
       acp.agent.request("_spark/steer", { sessionId, prompt: [{ type: "text", text: "change course" }] }),
     ).resolves.toEqual({});
     expect((await prompt).stopReason).toBe("end_turn");
-    expect(acp.text(sessionId)).toContain("Steered: a short answer.");
+    // The answer goes on redirected, in a new paragraph after the words streamed before the steer.
+    const answer = acp.text(sessionId).slice(acp.text(sessionId).lastIndexOf("word0"));
+    expect(answer).toMatch(/^word0[^\n]*\n\n[\s\S]*Steered: a short answer\.$/);
     expect(acp.text(sessionId)).not.toContain(STORY);
 
     const idle = acp.agent.request("_spark/steer", {

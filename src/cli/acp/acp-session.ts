@@ -228,8 +228,11 @@ export class AcpSession {
           this.running.done({ status: event.status, ...(event.error ? { error: event.error } : {}) });
         return;
       }
-      case "turn.queued":
       case "turn.steered":
+        // The answer goes on in the same message, redirected: what follows is a new paragraph.
+        if (this.lastMessage !== null) this.lastMessage = "";
+        return;
+      case "turn.queued":
       case "patch.undone":
       case "patch.resolved":
       case "subagent.started":
