@@ -244,6 +244,8 @@ describe("spark acp, driven by the ACP SDK's client", () => {
     // The answer goes on redirected, in a new paragraph after the words streamed before the steer.
     const answer = acp.text(sessionId).slice(acp.text(sessionId).lastIndexOf("word0"));
     expect(answer).toMatch(/^word0[^\n]*\n\n[\s\S]*Steered: a short answer\.$/);
+    // What this client sent (prompts, the steer) is never echoed back to it.
+    expect(acp.of(sessionId, "user_message_chunk")).toEqual([]);
     expect(acp.text(sessionId)).not.toContain(STORY);
 
     const idle = acp.agent.request("_spark/steer", {

@@ -60,6 +60,10 @@ export class AcpSession {
   private running: RunningPrompt | null = null;
   /** Plan-mode turns by id, with their latest answer: its list becomes a `plan` update at the end. */
   private readonly planTurns = new Map<string, string>();
+  /** Turns whose prompt (first user message) was seen, until they end. */
+  private readonly prompted = new Set<string>();
+  /** What `_spark/steer` sent and the thread has not shown yet (as its user message). */
+  private readonly steers: string[] = [];
   /** The message item the last message chunk belonged to (null after a user message). */
   private lastMessage: string | null = null;
   /** A turn runs on the thread (this client's or another face's). */
@@ -154,7 +158,9 @@ export class AcpSession {
         { sessionId: this.id },
         "No turn is running to steer: send a prompt.",
       );
+    this.steers.push(input);
     await this.client.request({ type: "turn.steer", thread_id: this.id, input }).catch((error: unknown) => {
+      this.steers.splice(this.steers.indexOf(input), 1);
       throw asRequestError(error);
     });
   }
@@ -220,6 +226,7 @@ export class AcpSession {
         return;
       case "turn.completed": {
         this.turnActive = false;
+        this.prompted.delete(event.turn_id);
         const plan = this.planTurns.get(event.turn_id);
         this.planTurns.delete(event.turn_id);
         const entries = plan ? planEntries(plan) : [];
@@ -228,11 +235,8 @@ export class AcpSession {
           this.running.done({ status: event.status, ...(event.error ? { error: event.error } : {}) });
         return;
       }
-      case "turn.steered":
-        // The answer goes on in the same message, redirected: what follows is a new paragraph.
-        if (this.lastMessage !== null) this.lastMessage = "";
-        return;
       case "turn.queued":
+      case "turn.steered":
       case "patch.undone":
       case "patch.resolved":
       case "subagent.started":
@@ -275,11 +279,8 @@ export class AcpSession {
     this.items.set(item.id, item);
     switch (item.type) {
       case "user_message":
-        this.lastMessage = null;
         if (item.mode === "plan") this.planTurns.set(turnId, "");
-        // The prompt this client sent is its own; a turn another face started is shown whole.
-        if (turnId !== this.running?.turnId)
-          this.send({ sessionUpdate: "user_message_chunk", content: text(item.text) });
+        this.onUserMessage(item.text, turnId);
         return;
       case "agent_message":
         if (this.planTurns.has(turnId)) this.planTurns.set(turnId, item.text);
@@ -306,6 +307,20 @@ export class AcpSession {
         this.log(`Ignored an item of type ${String((unknown as { type: unknown }).type)}`);
       }
     }
+  }
+
+  /**
+   * What this client sent (its prompt, or a steer) is its own and not echoed; a turn or a steer from
+   * another face is shown. A steer redirects the answer, which goes on in a new paragraph.
+   */
+  private onUserMessage(input: string, turnId: string): void {
+    // A turn's first user message is its prompt; later ones are steers.
+    const steer = this.prompted.has(turnId);
+    this.prompted.add(turnId);
+    const mine = steer ? this.steers.includes(input) : this.running?.turnId === turnId;
+    if (steer && mine) this.steers.splice(this.steers.indexOf(input), 1);
+    if (!mine) this.send({ sessionUpdate: "user_message_chunk", content: text(input) });
+    this.lastMessage = steer && this.lastMessage !== null ? "" : null;
   }
 
   /** A saved item, as the updates that would have shown it live. */
