@@ -54,6 +54,8 @@ describe("tool calls as an ACP client sees them", () => {
       { type: "diff", path: "/w/src/new.ts", oldText: null, newText: "export const a = 1;\n" },
     ]);
     expect(streamingContent({ ...item, name: "shell" }, "/w")).toEqual([]);
+    const header = JSON.stringify({ patch: "*** Begin Patch\n*** Add File: src/new.ts\n" }).slice(0, -2);
+    expect(streamingContent({ ...item, arguments: header }, "/w")).toEqual([]);
   });
 
   test("a finished call shows its applied diff, its command output, or its output", () => {

@@ -65,7 +65,10 @@ export function toolLocations(name: string, argumentsJson: string, root: string)
 /** The diffs of an `apply_patch` call while the model writes it (whole lines only). */
 export function streamingContent(item: ToolCallItem, root: string): ToolCallContent[] {
   if (item.name !== "apply_patch") return [];
-  return (previewPatch(item.arguments)?.files ?? []).map((file) => previewDiff(file, root));
+  // A file whose first line is not written yet has nothing to show.
+  return (previewPatch(item.arguments)?.files ?? [])
+    .filter((file) => file.hunks.some((hunk) => hunk.lines.length > 0))
+    .map((file) => previewDiff(file, root));
 }
 
 /** What a finished call shows: its diffs (a patch) or its output (anything else). */
