@@ -50,7 +50,8 @@ in a bubblewrap sandbox: the workspace writable (not .git or .spark), no network
 environment (--sandbox).
 `;
 
-function addAgentOptions(command: Command): Command {
+/** The flags every agent command takes (`spark`, `exec`, `resume`, `acp`). */
+export function addAgentOptions(command: Command): Command {
   return command
     .option(
       "-m, --model <model>",

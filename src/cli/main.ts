@@ -23,6 +23,11 @@ export const LAZY_COMMANDS: Record<string, { summary: string; load: () => Promis
     summary: "measure Spark's speed claims, each against its baseline in the same run (ratios)",
     load: async () => (await import("../bench/bench-command.js")).registerBenchCommand,
   },
+  acp: {
+    summary:
+      "run as an Agent Client Protocol (ACP) agent on stdin/stdout, for editors (Zed, JetBrains, Neovim)",
+    load: async () => (await import("./acp/acp-command.js")).registerAcpCommand,
+  },
   trust: {
     summary: "let this project's .spark/config.toml send data and credentials where it says",
     load: async () => (await import("./trust-command.js")).registerTrustCommand,

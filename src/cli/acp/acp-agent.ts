@@ -1,0 +1,255 @@
+import { realpath } from "node:fs/promises";
+import {
+  type AgentApp,
+  type AgentContext,
+  agent,
+  type ContentBlock,
+  PROTOCOL_VERSION,
+  RequestError,
+  type SessionModeState,
+} from "@agentclientprotocol/sdk";
+import { z } from "zod";
+import { sessionsDir } from "../../agent/transcript.js";
+import { AGENT_MODES, type AgentMode, type ThreadInfo } from "../../protocol/agent.js";
+import { SessionThreadSource } from "../session-thread-source.js";
+import { VERSION } from "../version.js";
+import { asRequestError, RESOURCE_NOT_FOUND } from "./acp-errors.js";
+import { AcpSession } from "./acp-session.js";
+import type { AcpWorkspaces } from "./acp-workspaces.js";
+
+/** The extension method that steers a running prompt (ACP v1 has none). */
+export const STEER_METHOD = "_spark/steer";
+
+/** Sessions one `spark acp` keeps open (each follows a thread). */
+export const MAX_SESSIONS = 64;
+
+/** The most text one prompt or steer may carry: the agent host's own bound on a turn's input. */
+const MAX_INPUT_BYTES = 1024 * 1024;
+
+const MODES: SessionModeState["availableModes"] = [
+  { id: "default", name: "Default", description: "Every tool; edits apply, commands run after approval." },
+  {
+    id: "plan",
+    name: "Plan",
+    description: "Read-only tools only: the answer is a plan; switch to Default to implement it.",
+  },
+];
+
+/** `_spark/steer` params: the session and the message, as `session/prompt` gives them. */
+const steerParams = z
+  .object({
+    sessionId: z.string().min(1).max(256),
+    prompt: z
+      .array(
+        z.discriminatedUnion("type", [
+          z.object({ type: z.literal("text"), text: z.string() }).passthrough(),
+          z.object({ type: z.literal("resource_link"), uri: z.string(), name: z.string() }).passthrough(),
+        ]),
+      )
+      .min(1)
+      .max(1024),
+  })
+  .strict();
+
+/**
+ * Spark as an ACP agent: a session is an agent-host thread in the workspace of its `cwd`
+ * ({@link AcpWorkspaces}), run through {@link AcpSession}. The SDK parses every request's params
+ * against ACP's schema before a handler runs and answers a malformed message with a JSON-RPC error.
+ */
+export function acpAgent(workspaces: AcpWorkspaces, log: (line: string) => void): AgentApp {
+  const sessions = new Map<string, AcpSession>();
+  let editor: AgentContext | null = null;
+  const transcripts = new SessionThreadSource(() => {
+    throw new Error("Listing sessions needs no runtime.");
+  }, sessionsDir());
+
+  const session = (sessionId: string): AcpSession => {
+    const found = sessions.get(sessionId);
+    if (!found)
+      throw new RequestError(
+        RESOURCE_NOT_FOUND,
+        `No open session ${sessionId}: load it first (session/load).`,
+        {
+          sessionId,
+        },
+      );
+    return found;
+  };
+  const connection = (): AgentContext => {
+    if (!editor) throw RequestError.internalError(undefined, "Not connected.");
+    return editor;
+  };
+  /** Opens a session on thread `threadId` (a new one when absent) in the workspace of `cwd`. */
+  const open = async (
+    cwd: string,
+    threadId: string | null,
+    replay: boolean,
+  ): Promise<{ sessionId: string; modes: SessionModeState }> => {
+    if (threadId !== null) {
+      sessions.get(threadId)?.close();
+      sessions.delete(threadId);
+    }
+    if (sessions.size >= MAX_SESSIONS)
+      throw RequestError.invalidRequest(undefined, `At most ${MAX_SESSIONS} sessions are open at once.`);
+    const workspace = await workspaces.get(cwd);
+    try {
+      let opened: AcpSession;
+      if (threadId === null) {
+        const info = await workspace.client.startThread();
+        opened = new AcpSession(workspace.client, connection(), info, workspace.root, log);
+      } else {
+        opened = new AcpSession(
+          workspace.client,
+          connection(),
+          placeholder(threadId, workspace.root),
+          workspace.root,
+          log,
+        );
+        try {
+          await opened.resume(replay);
+        } catch (error) {
+          opened.close();
+          throw error;
+        }
+      }
+      sessions.set(opened.id, opened);
+      return { sessionId: opened.id, modes: { currentModeId: opened.mode, availableModes: MODES } };
+    } catch (error) {
+      throw asRequestError(error);
+    }
+  };
+
+  return (
+    agent({ name: "spark" })
+      .onConnect((connected) => {
+        editor = connected.client;
+      })
+      // ACP: the requested version when supported, else the latest supported; Spark speaks only v1.
+      .onRequest("initialize", () => ({
+        protocolVersion: PROTOCOL_VERSION,
+        agentCapabilities: {
+          loadSession: true,
+          // Text and resource links (every agent's baseline), and embedded text resources.
+          promptCapabilities: { image: false, audio: false, embeddedContext: true },
+          sessionCapabilities: { list: {}, resume: {}, close: {} },
+          _meta: { [STEER_METHOD]: true },
+        },
+        agentInfo: { name: "spark", title: "Spark", version: VERSION },
+        authMethods: [],
+      }))
+      // Nothing to sign in to (authMethods is empty); clients that authenticate anyway are let through.
+      .onRequest("authenticate", () => ({}))
+      .onRequest("session/new", async ({ params }) => {
+        ignoredMcpServers(params.mcpServers.length, log);
+        return open(params.cwd, null, false);
+      })
+      .onRequest("session/load", async ({ params }) => {
+        ignoredMcpServers(params.mcpServers.length, log);
+        const { modes } = await open(params.cwd, params.sessionId, true);
+        return { modes };
+      })
+      .onRequest("session/resume", async ({ params }) => {
+        const { modes } = await open(params.cwd, params.sessionId, false);
+        return { modes };
+      })
+      .onRequest("session/close", ({ params }) => {
+        session(params.sessionId).close();
+        sessions.delete(params.sessionId);
+        return {};
+      })
+      .onRequest("session/list", async ({ params }) => {
+        if (params.cursor)
+          throw RequestError.invalidParams(
+            { cursor: params.cursor },
+            "Unknown cursor: the list has one page.",
+          );
+        const workspace = params.cwd ? await realpath(params.cwd).catch(() => params.cwd) : null;
+        const threads = await transcripts.list().catch((error: unknown) => {
+          throw asRequestError(error);
+        });
+        return {
+          sessions: threads
+            .filter((thread) => workspace === null || thread.cwd === workspace)
+            .map((thread) => ({
+              sessionId: thread.id,
+              cwd: thread.cwd,
+              title: thread.title,
+              updatedAt: thread.updatedAt,
+            })),
+        };
+      })
+      .onRequest("session/set_mode", async ({ params }) => {
+        if (!(AGENT_MODES as readonly string[]).includes(params.modeId))
+          throw RequestError.invalidParams(
+            { modeId: params.modeId },
+            `Unknown mode ${params.modeId}: one of ${AGENT_MODES.join(", ")}.`,
+          );
+        await session(params.sessionId).setMode(params.modeId as AgentMode);
+        return {};
+      })
+      .onRequest("session/prompt", async ({ params }) => {
+        const target = session(params.sessionId);
+        return { stopReason: await target.prompt(promptInput(params.prompt)) };
+      })
+      .onNotification("session/cancel", ({ params }) => {
+        sessions.get(params.sessionId)?.cancel();
+      })
+      .onRequest(STEER_METHOD, steerParams, async ({ params }) => {
+        await session(params.sessionId).steer(promptInput(params.prompt as ContentBlock[]));
+        return {};
+      })
+  );
+}
+
+/**
+ * A prompt's blocks as the turn's input: text as written, a resource link as a Markdown link, an
+ * embedded text resource as a fenced block after its URI. Images, audio and binary resources are
+ * refused (the capabilities say so).
+ */
+export function promptInput(blocks: readonly ContentBlock[]): string {
+  const parts = blocks.map((block) => {
+    switch (block.type) {
+      case "text":
+        return block.text;
+      case "resource_link":
+        return `[${block.name}](${block.uri})`;
+      case "resource":
+        if (!("text" in block.resource))
+          throw RequestError.invalidParams(
+            undefined,
+            `Binary resources are not supported: ${block.resource.uri}`,
+          );
+        return `\n\n${block.resource.uri}:\n\`\`\`\n${block.resource.text}\n\`\`\`\n\n`;
+      case "image":
+      case "audio":
+        throw RequestError.invalidParams(
+          undefined,
+          `${block.type} content is not supported (see promptCapabilities).`,
+        );
+      default: {
+        const unknown: never = block;
+        throw RequestError.invalidParams(
+          undefined,
+          `Unknown content type ${String((unknown as { type: unknown }).type)}.`,
+        );
+      }
+    }
+  });
+  const input = parts.join("");
+  if (!input.trim()) throw RequestError.invalidParams(undefined, "The prompt is empty.");
+  if (Buffer.byteLength(input) > MAX_INPUT_BYTES)
+    throw RequestError.invalidParams(undefined, `The prompt is over ${MAX_INPUT_BYTES} bytes.`);
+  return input;
+}
+
+function ignoredMcpServers(count: number, log: (line: string) => void): void {
+  if (count > 0)
+    log(
+      `The editor's ${count} MCP server(s) are not used: Spark's own come from config.toml ([mcp_servers]).`,
+    );
+}
+
+/** Until its `thread.started` arrives, a resumed thread is known by its id alone. */
+function placeholder(id: string, cwd: string): ThreadInfo {
+  return { id, title: "", cwd, model: "", createdAt: "", updatedAt: "" };
+}

@@ -1,0 +1,478 @@
+import {
+  type AgentContext,
+  type PermissionOption,
+  RequestError,
+  type SessionUpdate,
+  type StopReason,
+  type ToolCallContent,
+} from "@agentclientprotocol/sdk";
+import type { HostClient } from "../../client-core/host-client.js";
+import type { StampedEvent } from "../../client-core/thread-view.js";
+import {
+  type AgentMode,
+  type ApprovalRequestEvent,
+  approvalTitle,
+  sandboxLabel,
+  type ThreadInfo,
+  type ThreadItem,
+  type TurnStatus,
+} from "../../protocol/agent.js";
+import type { WireError } from "../../protocol/errors.js";
+import { asRequestError } from "./acp-errors.js";
+import { planEntries } from "./acp-plan.js";
+import {
+  finishedContent,
+  streamingContent,
+  textContent,
+  toolKind,
+  toolLocations,
+  toolTitle,
+} from "./acp-tool-calls.js";
+
+type ToolCallItem = Extract<ThreadItem, { type: "tool_call" }>;
+
+/** The options a permission request offers: Spark's approvals are yes or no, once. */
+const PERMISSION_OPTIONS: PermissionOption[] = [
+  { optionId: "allow", name: "Allow", kind: "allow_once" },
+  { optionId: "reject", name: "Reject", kind: "reject_once" },
+];
+
+interface RunningPrompt {
+  /** The turn `turn.start` began; null until its `turn.started` arrives. */
+  turnId: string | null;
+  done: (completed: { status: TurnStatus; error?: WireError }) => void;
+}
+
+/**
+ * One ACP session: an agent-host thread, followed through the client core's HostClient. The
+ * thread's events become `session/update` notifications (every turn's, whichever face started it),
+ * approvals become `session/request_permission`, and a prompt is a turn.
+ */
+export class AcpSession {
+  /** Tool calls and messages seen, by item id: deltas extend them. */
+  private readonly items = new Map<string, ThreadItem>();
+  /** What the last streaming update of each patch showed, to send only changes. */
+  private readonly shown = new Map<string, string>();
+  /** Open permission requests by approval id: aborting one withdraws it from the client. */
+  private readonly permissions = new Map<string, AbortController>();
+  /** Notifications go out one after another, in event order; a prompt answers after them. */
+  private sending: Promise<void> = Promise.resolve();
+  private running: RunningPrompt | null = null;
+  /** Plan-mode turns by id, with their latest answer: its list becomes a `plan` update at the end. */
+  private readonly planTurns = new Map<string, string>();
+  /** Turns whose prompt (first user message) was seen, until they end. */
+  private readonly prompted = new Set<string>();
+  /** What `_spark/steer` sent and the thread has not shown yet (as its user message). */
+  private readonly steers: string[] = [];
+  /** The message item the last message chunk belonged to (null after a user message). */
+  private lastMessage: string | null = null;
+  /** A turn runs on the thread (this client's or another face's). */
+  private turnActive = false;
+  /** While a `session/resume` replays the thread: its history is not sent again. */
+  private quietHistory = false;
+  private readonly off: () => void;
+
+  constructor(
+    private readonly client: HostClient,
+    private readonly editor: AgentContext,
+    private info: ThreadInfo,
+    /** The workspace root, to make the tools' relative paths absolute. */
+    private readonly root: string,
+    private readonly log: (line: string) => void,
+  ) {
+    this.off = client.on("event", (event) => {
+      if (event.thread_id === this.info.id) this.onEvent(event);
+    });
+  }
+
+  get id(): string {
+    return this.info.id;
+  }
+
+  get mode(): AgentMode {
+    return this.info.mode ?? "default";
+  }
+
+  /** Follows the thread from its start; with `replay`, its history reaches the client first. */
+  async resume(replay: boolean): Promise<void> {
+    this.quietHistory = !replay;
+    try {
+      this.info = await this.client.resumeThread(this.info.id);
+    } finally {
+      this.quietHistory = false;
+    }
+    await this.sending;
+  }
+
+  /** Runs one turn of `input`; resolves when it ends, after every update of it went out. */
+  async prompt(input: string): Promise<StopReason> {
+    if (this.running)
+      throw RequestError.invalidRequest(
+        { sessionId: this.id },
+        "A prompt of this session is running: cancel it, or steer it with _spark/steer.",
+      );
+    const running: RunningPrompt = { turnId: null, done: () => {} };
+    const ended = new Promise<{ status: TurnStatus; error?: WireError }>((resolve) => {
+      running.done = resolve;
+    });
+    this.running = running;
+    try {
+      await this.client.request({ type: "turn.start", thread_id: this.id, input });
+      const { status, error } = await ended;
+      await this.sending;
+      switch (status) {
+        case "completed":
+          return "end_turn";
+        case "interrupted":
+          return "cancelled";
+        case "failed":
+          if (error?.code === "limit_reached") return "max_turn_requests";
+          throw asRequestError(error ?? new Error("The turn failed."));
+        default: {
+          const unknown: never = status;
+          throw RequestError.internalError(undefined, `Unknown turn status ${String(unknown)}`);
+        }
+      }
+    } catch (error) {
+      throw asRequestError(error);
+    } finally {
+      this.running = null;
+    }
+  }
+
+  /** `session/cancel`: interrupts the running turn; its prompt resolves `cancelled`. */
+  cancel(): void {
+    // The questions are withdrawn from the client; the interrupt denies them in the host.
+    for (const abort of this.permissions.values()) abort.abort();
+    this.permissions.clear();
+    if (!this.running) return;
+    this.client.request({ type: "turn.interrupt", thread_id: this.id }).catch((error: unknown) => {
+      this.log(`Interrupting ${this.id} failed: ${String(error)}`);
+    });
+  }
+
+  /** `_spark/steer`: adds `input` to the running turn. */
+  async steer(input: string): Promise<void> {
+    if (!this.turnActive)
+      throw RequestError.invalidRequest(
+        { sessionId: this.id },
+        "No turn is running to steer: send a prompt.",
+      );
+    this.steers.push(input);
+    await this.client.request({ type: "turn.steer", thread_id: this.id, input }).catch((error: unknown) => {
+      this.steers.splice(this.steers.indexOf(input), 1);
+      throw asRequestError(error);
+    });
+  }
+
+  async setMode(mode: AgentMode): Promise<void> {
+    await this.client
+      .request({ type: "thread.set_mode", thread_id: this.id, mode })
+      .catch((error: unknown) => {
+        throw asRequestError(error);
+      });
+    this.info = { ...this.info, mode };
+  }
+
+  /** Stops following the thread (it goes on in the host); a running turn is interrupted. */
+  close(): void {
+    this.cancel();
+    this.off();
+    this.client.forget(this.id);
+  }
+
+  private onEvent(event: StampedEvent): void {
+    switch (event.type) {
+      case "thread.started":
+      case "thread.renamed":
+        if (event.type === "thread.renamed" && event.thread.title !== this.info.title)
+          this.send({ sessionUpdate: "session_info_update", title: event.thread.title });
+        this.info = { ...event.thread };
+        return;
+      case "thread.history":
+        this.items.clear();
+        for (const item of event.items) this.items.set(item.id, item);
+        if (!this.quietHistory) for (const item of event.items) this.replay(item);
+        return;
+      case "turn.started":
+        this.turnActive = true;
+        if (this.running && this.running.turnId === null) this.running.turnId = event.turn_id;
+        return;
+      case "item.started":
+        // A copy: deltas extend it.
+        this.items.set(event.item.id, { ...event.item });
+        if (event.item.type === "tool_call") {
+          this.shown.set(
+            event.item.id,
+            JSON.stringify([toolTitle(event.item.name, event.item.arguments), []]),
+          );
+          this.send(this.toolCall(event.item, "pending"));
+        } else if (event.item.type === "agent_message" && event.item.text)
+          this.message(event.item.text, event.item.id);
+        return;
+      case "item.delta":
+        this.onDelta(event.item_id, event.delta);
+        return;
+      case "item.completed":
+        this.onCompleted(event.item, event.turn_id);
+        return;
+      case "approval.requested":
+        this.ask(event);
+        return;
+      case "approval.resolved":
+        // Answered here, from another face, or withdrawn by an interrupt: the question is gone.
+        this.permissions.get(event.approval_id)?.abort();
+        this.permissions.delete(event.approval_id);
+        return;
+      case "turn.completed": {
+        this.turnActive = false;
+        this.prompted.delete(event.turn_id);
+        const plan = this.planTurns.get(event.turn_id);
+        this.planTurns.delete(event.turn_id);
+        const entries = plan ? planEntries(plan) : [];
+        if (entries.length > 0) this.send({ sessionUpdate: "plan", entries });
+        if (this.running && this.running.turnId === event.turn_id)
+          this.running.done({ status: event.status, ...(event.error ? { error: event.error } : {}) });
+        return;
+      }
+      case "turn.queued":
+      case "turn.steered":
+      case "patch.undone":
+      case "patch.resolved":
+      case "subagent.started":
+      case "subagent.progress":
+      case "subagent.completed":
+        return;
+      default: {
+        const unknown: never = event;
+        this.log(`Ignored an event of type ${String((unknown as { type: unknown }).type)}`);
+      }
+    }
+  }
+
+  private onDelta(itemId: string, delta: string): void {
+    const item = this.items.get(itemId);
+    if (!item) return;
+    if (item.type === "agent_message") {
+      item.text += delta;
+      this.message(delta, item.id);
+    } else if (item.type === "tool_call") {
+      item.arguments += delta;
+      const content = streamingContent(item, this.root);
+      const title = toolTitle(item.name, item.arguments);
+      const key = JSON.stringify([title, content]);
+      // Deltas that change nothing a client shows (a line still being written) send nothing.
+      if (this.shown.get(item.id) === key) return;
+      this.shown.set(item.id, key);
+      this.send({
+        sessionUpdate: "tool_call_update",
+        toolCallId: item.id,
+        title,
+        locations: toolLocations(item.name, item.arguments, this.root),
+        ...(content.length > 0 ? { content } : {}),
+      });
+    }
+  }
+
+  private onCompleted(item: ThreadItem, turnId: string): void {
+    const known = this.items.get(item.id);
+    this.items.set(item.id, item);
+    switch (item.type) {
+      case "user_message":
+        if (item.mode === "plan") this.planTurns.set(turnId, "");
+        this.onUserMessage(item.text, turnId);
+        return;
+      case "agent_message":
+        if (this.planTurns.has(turnId)) this.planTurns.set(turnId, item.text);
+        // Streamed already, unless the item arrived whole.
+        if (!known) this.message(item.text, item.id);
+        return;
+      case "tool_call":
+        this.shown.delete(item.id);
+        if (!known) this.send(this.toolCall(item, "pending"));
+        this.send({
+          sessionUpdate: "tool_call_update",
+          toolCallId: item.id,
+          status: item.status === "failed" ? "failed" : "completed",
+          title: toolTitle(item.name, item.arguments),
+          content: finishedContent(item, this.root),
+          rawOutput: item.output ?? null,
+        });
+        return;
+      case "notice":
+        this.message(`_${item.text}_`, item.id);
+        return;
+      default: {
+        const unknown: never = item;
+        this.log(`Ignored an item of type ${String((unknown as { type: unknown }).type)}`);
+      }
+    }
+  }
+
+  /**
+   * What this client sent (its prompt, or a steer) is its own and not echoed; a turn or a steer from
+   * another face is shown. A steer redirects the answer, which goes on in a new paragraph.
+   */
+  private onUserMessage(input: string, turnId: string): void {
+    // A turn's first user message is its prompt; later ones are steers.
+    const steer = this.prompted.has(turnId);
+    this.prompted.add(turnId);
+    const mine = steer ? this.steers.includes(input) : this.running?.turnId === turnId;
+    if (steer && mine) this.steers.splice(this.steers.indexOf(input), 1);
+    if (!mine) this.send({ sessionUpdate: "user_message_chunk", content: text(input) });
+    this.lastMessage = steer && this.lastMessage !== null ? "" : null;
+  }
+
+  /** A saved item, as the updates that would have shown it live. */
+  private replay(item: ThreadItem): void {
+    switch (item.type) {
+      case "user_message":
+        this.lastMessage = null;
+        this.send({ sessionUpdate: "user_message_chunk", content: text(item.text) });
+        return;
+      case "agent_message":
+        this.message(item.text, item.id);
+        return;
+      case "tool_call":
+        this.send(
+          this.toolCall(item, item.status === "failed" ? "failed" : "completed", {
+            content: finishedContent(item, this.root),
+            rawOutput: item.output ?? null,
+          }),
+        );
+        return;
+      case "notice":
+        this.message(`_${item.text}_`, item.id);
+        return;
+      default: {
+        const unknown: never = item;
+        this.log(`Ignored an item of type ${String((unknown as { type: unknown }).type)}`);
+      }
+    }
+  }
+
+  private toolCall(
+    item: ToolCallItem,
+    status: "pending" | "completed" | "failed",
+    finished: { content: ToolCallContent[]; rawOutput: string | null } | null = null,
+  ): SessionUpdate {
+    return {
+      ...finished,
+      sessionUpdate: "tool_call",
+      toolCallId: item.id,
+      title: toolTitle(item.name, item.arguments),
+      kind: toolKind(item.name),
+      status,
+      locations: toolLocations(item.name, item.arguments, this.root),
+      ...(item.arguments ? { rawInput: rawInput(item.arguments) } : {}),
+    };
+  }
+
+  /**
+   * Asks the client, after the updates before it went out. The answer (or a withdrawn question:
+   * cancelled, or resolved elsewhere) goes back to the host as Spark's approval; anything but the
+   * allow option is a no.
+   */
+  private ask(approval: ApprovalRequestEvent): void {
+    const abort = new AbortController();
+    this.permissions.set(approval.approval_id, abort);
+    const call = [...this.items.values()].findLast(
+      (item): item is ToolCallItem =>
+        item.type === "tool_call" &&
+        item.status === "running" &&
+        (approval.kind === "shell" ? item.name === "shell" : item.name.startsWith("mcp__")),
+    );
+    this.sending = this.sending.then(() => {
+      this.editor
+        .request(
+          "session/request_permission",
+          {
+            sessionId: this.id,
+            toolCall: {
+              toolCallId: call?.id ?? approval.approval_id,
+              title: approvalTitle(approval),
+              kind: approval.kind === "shell" ? "execute" : "other",
+              status: "pending",
+              ...approvalDetails(approval),
+            },
+            options: PERMISSION_OPTIONS,
+          },
+          { cancellationSignal: abort.signal, stopWaitingOnCancel: true },
+        )
+        .then(
+          // The client's answer is untrusted: anything but the allow option denies.
+          (answer) => answer?.outcome?.outcome === "selected" && answer.outcome.optionId === "allow",
+          () => false,
+        )
+        .then((approved) => {
+          // Withdrawn: the host settled it already.
+          if (!this.permissions.delete(approval.approval_id)) return;
+          if (approved && call)
+            this.send({ sessionUpdate: "tool_call_update", toolCallId: call.id, status: "in_progress" });
+          this.client
+            .request({
+              type: "approval.respond",
+              thread_id: this.id,
+              approval_id: approval.approval_id,
+              approved,
+            })
+            .catch((error: unknown) =>
+              this.log(`Answering approval ${approval.approval_id} failed: ${String(error)}`),
+            );
+        });
+    });
+  }
+
+  /**
+   * A chunk of message `itemId`. Clients join an agent's chunks into one message, so the first
+   * chunk of another message (after a tool call or a steer) starts a new paragraph.
+   */
+  private message(chunk: string, itemId: string): void {
+    const separate = this.lastMessage !== null && this.lastMessage !== itemId;
+    this.lastMessage = itemId;
+    this.send({ sessionUpdate: "agent_message_chunk", content: text(separate ? `\n\n${chunk}` : chunk) });
+  }
+
+  private send(update: SessionUpdate): void {
+    this.sending = this.sending.then(() =>
+      this.editor.notify("session/update", { sessionId: this.id, update }).catch((error: unknown) => {
+        this.log(`A session/update was not sent: ${String(error)}`);
+      }),
+    );
+  }
+}
+
+function text(value: string): { type: "text"; text: string } {
+  return { type: "text", text: value };
+}
+
+/** What an approval would do, for the client's question: the command and where it runs, or the MCP call. */
+function approvalDetails(approval: ApprovalRequestEvent): { rawInput: unknown; content: ToolCallContent[] } {
+  switch (approval.kind) {
+    case "shell":
+      return {
+        rawInput: { command: approval.command, cwd: approval.cwd, sandbox: approval.sandbox },
+        content: [
+          textContent(`$ ${approval.command}\nin ${approval.cwd}, ${sandboxLabel(approval.sandbox)}`),
+        ],
+      };
+    case "mcp":
+      return {
+        rawInput: { server: approval.server, tool: approval.tool, arguments: approval.arguments },
+        content: [textContent(`${approval.server} · ${approval.tool}\n${approval.arguments}`)],
+      };
+    default: {
+      const unknown: never = approval;
+      return { rawInput: unknown, content: [] };
+    }
+  }
+}
+
+/** The call's arguments as JSON when they parse, else as the text written. */
+function rawInput(argumentsJson: string): unknown {
+  try {
+    return JSON.parse(argumentsJson);
+  } catch {
+    return argumentsJson;
+  }
+}
