@@ -237,6 +237,8 @@ export class AcpSession {
       }
       case "turn.queued":
       case "turn.steered":
+      // ACP has no rewind: an editor sees the conversation go on from the kept turns.
+      case "thread.rewound":
       case "patch.undone":
       case "patch.resolved":
       case "subagent.started":

@@ -22,7 +22,11 @@ describe("continuous batching on the llama engine", () => {
   // (patches/node-llama-cpp+3.22.1.patch releases it between batches).
   test("a new request starts while three other streams are still decoding", async () => {
     // Every sequence holds a conversation, so the newcomer's sequence must be erased.
-    await Promise.all(["alpha", "beta", "gamma", "delta"].map((w) => collect(engine, { messages: ask(w), maxOutputTokens: 8 })));
+    await Promise.all(
+      ["alpha", "beta", "gamma", "delta"].map((w) =>
+        collect(engine, { messages: ask(w), maxOutputTokens: 8 }),
+      ),
+    );
 
     const longest = 1500;
     const counts = [0, 0, 0];
