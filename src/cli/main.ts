@@ -29,7 +29,7 @@ export const LAZY_COMMANDS: Record<string, { summary: string; load: () => Promis
     load: async () => (await import("./acp/acp-command.js")).registerAcpCommand,
   },
   trust: {
-    summary: "let this project's .spark/config.toml send data and credentials where it says",
+    summary: "let this project's .spark/config.toml send data where it says, and its hooks run",
     load: async () => (await import("./trust-command.js")).registerTrustCommand,
   },
   worktree: {

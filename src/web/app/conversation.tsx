@@ -130,7 +130,7 @@ const REWIND_CHOICES: readonly { restore: RewindRestore; label: string }[] = [
 
 /**
  * A user message's rewind: back to before it, taking back the code, the conversation or both. The
- * closed button's label is drawn by CSS, so the message's text stays the entry's only text.
+ * closed button's label is drawn by CSS (as Fork's), so the message's text stays the entry's only text.
  */
 function RewindAction({ onRewind }: { onRewind: (restore: RewindRestore) => void }) {
   const [open, setOpen] = useState(false);
@@ -190,11 +190,10 @@ function EntryView({
             <button
               type="button"
               class="button small fork-turn"
+              aria-label="Fork"
               title="Continue in a new session from this turn"
               onClick={() => onFork(entry.id)}
-            >
-              Fork
-            </button>
+            />
           ) : null}
         </div>
       );
