@@ -84,6 +84,8 @@ export interface ResponseStore {
   put(entry: StoredResponse): Promise<void>;
   /** True when other servers share it: a chain read here may have been run elsewhere. */
   readonly shared: boolean;
+  /** What it is, for people (`memory`, `Redis at redis://host:6379/0`); never a password. */
+  readonly description: string;
   /** Closes its connections; idempotent. */
   dispose(): Promise<void>;
 }

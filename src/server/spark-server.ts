@@ -178,6 +178,11 @@ export class SparkServer implements AsyncDisposable {
     return spark;
   }
 
+  /** Where responses are kept for `previous_response_id`. */
+  get store(): ResponseStore {
+    return this.ctx.store;
+  }
+
   get port(): number {
     return (this.server.address() as AddressInfo).port;
   }

@@ -4,6 +4,7 @@ import { ResponseCache, type ResponseCacheOptions } from "./response-cache.js";
 /** The embedded default: the response store in this process's memory (see {@link ResponseCache}). */
 export class MemoryResponseStore implements ResponseStore {
   readonly shared = false;
+  readonly description = "memory";
   private readonly cache: ResponseCache;
 
   constructor(options: ResponseCacheOptions = {}) {

@@ -143,6 +143,10 @@ export class RedisResponseStore implements ResponseStore {
   private readonly maxBytes: number;
   private readonly ttlMs: number;
 
+  get description(): string {
+    return `Redis at ${this.options.target.shown}`;
+  }
+
   private constructor(private readonly options: RedisResponseStoreOptions) {
     this.prefix = options.prefix ?? "spark:v1:";
     this.maxEntries = options.maxEntries ?? STORE_DEFAULTS.maxEntries;
