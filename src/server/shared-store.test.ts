@@ -109,7 +109,7 @@ describe.skipIf(NO_REDIS_REASON !== null)(
         input: "x",
         previous_response_id: "resp_missing",
       });
-      const error = (await socket.log.type("error", from)) as { error: { code: string } };
+      const error = (await socket.log.type("error", from)) as unknown as { error: { code: string } };
       expect(error.error.code).toBe("previous_response_not_found");
       const first = await a.client.responses.create({ model: "scripted", input: "one" });
       const later = socket.log.events.length;
