@@ -145,7 +145,9 @@ export class ResponsesSocket {
     this.ctx.store.get(previous).then(
       (stored) => {
         lane.resolving = false;
-        this.beginOrNext(lane, event, stored ?? null);
+        // Closed meanwhile: nothing runs for nobody (onGone already dropped the lane's queue).
+        if (this.socket.readyState !== this.socket.OPEN) this.next(lane);
+        else this.beginOrNext(lane, event, stored ?? null);
       },
       (error: unknown) => {
         lane.resolving = false;
