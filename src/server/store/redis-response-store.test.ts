@@ -89,6 +89,49 @@ describeRedis(`the Redis store${NO_REDIS_REASON ? ` (skipped: ${NO_REDIS_REASON}
     }
   });
 
+  test("a turn whose earlier turn left Redis while it ran is stored with its chain resent whole", async () => {
+    const redis = await startRedis();
+    const prefix = `test:${randomUUID()}:`;
+    const client = new RedisClient({ address: parseRedisUrl(redis.url).address });
+    const store = await RedisResponseStore.create({ target: parseRedisUrl(redis.url), prefix });
+    try {
+      const settings = {
+        instructions: null,
+        tools: [],
+        rawTools: [],
+        toolChoice: "auto",
+        maxOutputTokens: null,
+        temperature: null,
+        topP: null,
+        store: true,
+        metadata: {},
+      };
+      const first = {
+        id: "resp_1",
+        parent: null,
+        messages: [{ role: "user" as const, content: "one" }],
+        conversation: "resp_1",
+        model: "m",
+        settings,
+        pendingCalls: [],
+      };
+      await store.put(first);
+      await client.command(["DEL", `${prefix}r:resp_1`]); // as Redis's expiry would
+      await store.put({
+        ...first,
+        id: "resp_2",
+        parent: first,
+        messages: [{ role: "user", content: "two" }],
+      });
+      const got = await store.get("resp_2");
+      expect(got?.parent?.messages).toEqual([{ role: "user", content: "one" }]);
+    } finally {
+      client.dispose();
+      await store.dispose();
+      await redis.stop();
+    }
+  });
+
   test("the server answers 503 store_unavailable while Redis is gone, and serves again when it is back", async () => {
     const redis = await startRedis();
     const dir = path.dirname(new URL(redis.url).pathname);
