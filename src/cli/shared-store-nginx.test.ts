@@ -7,7 +7,7 @@ import path from "node:path";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import WebSocket from "ws";
-import { NO_REDIS_REASON, startRedis, type TestRedis } from "../server/test-support/redis-server.js";
+import { NO_REDIS_REASON, sharedTestRedis } from "../server/test-support/redis-server.js";
 import { testEngineEnv } from "./test-engine.js";
 import { startWorkspaceServe, type WorkspaceServe } from "./test-support/spark-binary.js";
 
@@ -94,14 +94,14 @@ type Usage = {
 describe.skipIf(SKIP !== null)(
   `two spark serve instances sharing a Redis store behind nginx${SKIP ? ` (skipped: ${SKIP})` : ""}`,
   () => {
-    let redis: TestRedis;
+    let redis: { url: string; stop(): Promise<void> };
     let instances: WorkspaceServe[] = [];
     let nginx: ChildProcess;
     let dir: string;
     let base: string;
 
     beforeAll(async () => {
-      redis = await startRedis();
+      redis = await sharedTestRedis();
       const env = { ...testEngineEnv(), SPARK_API_KEY: KEY };
       instances = await Promise.all(
         [0, 1].map(() => startWorkspaceServe(["--store", redis.url, "--log", "off"], env)),

@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { describe, expect, test } from "vitest";
 import { SparkError } from "../protocol/errors.js";
-import { NO_REDIS_REASON, startRedis } from "../server/test-support/redis-server.js";
+import { NO_REDIS_BINARY_REASON, startRedis } from "../server/test-support/redis-server.js";
 import { openResponseStore } from "./serving-flags.js";
 import { testEngineEnv } from "./test-engine.js";
 import { runSpark } from "./test-support/spark-binary.js";
@@ -39,7 +39,7 @@ describe("--store and --store-password-file", () => {
     expect(both.message).toContain("pass one");
   });
 
-  test.skipIf(NO_REDIS_REASON !== null)(
+  test.skipIf(NO_REDIS_BINARY_REASON !== null)(
     "the password file logs in to a Redis that requires one",
     async () => {
       const redis = await startRedis({ password: "from-the-file" });

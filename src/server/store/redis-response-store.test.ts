@@ -5,13 +5,13 @@ import path from "node:path";
 import { describe, expect, test } from "vitest";
 import { ScriptedEngine } from "../../engine/scripted/scripted-engine.js";
 import { SparkError } from "../../protocol/errors.js";
-import { NO_REDIS_REASON, startRedis } from "../test-support/redis-server.js";
+import { NO_REDIS_BINARY_REASON, startRedis } from "../test-support/redis-server.js";
 import { startTestServer } from "../test-support/test-server.js";
 import { RedisClient, RedisError } from "./redis-client.js";
 import { RedisResponseStore } from "./redis-response-store.js";
 import { parseRedisUrl } from "./redis-url.js";
 
-const describeRedis = NO_REDIS_REASON ? describe.skip : describe;
+const describeRedis = NO_REDIS_BINARY_REASON ? describe.skip : describe;
 
 async function failure(promise: Promise<unknown>): Promise<SparkError> {
   try {
@@ -23,179 +23,186 @@ async function failure(promise: Promise<unknown>): Promise<SparkError> {
   throw new Error("expected a failure");
 }
 
-describeRedis(`the Redis store${NO_REDIS_REASON ? ` (skipped: ${NO_REDIS_REASON})` : ""}`, () => {
-  test("Redis going away: clear store_unavailable errors, no crash; it is used again once back", async () => {
-    const redis = await startRedis();
-    const dir = path.dirname(new URL(redis.url).pathname);
-    const store = await RedisResponseStore.create({ target: parseRedisUrl(redis.url) });
-    try {
-      expect(await store.get("resp_x")).toBeUndefined();
-      await redis.kill();
-      const error = await failure(store.get("resp_x"));
-      expect(error.code).toBe("store_unavailable");
-      expect(error.status).toBe(503);
-      expect(error.message).toContain("redis.sock");
-      expect((await failure(store.get("resp_x"))).code).toBe("store_unavailable");
-      const again = await startRedis({ dir });
+describeRedis(
+  `the Redis store${NO_REDIS_BINARY_REASON ? ` (skipped: ${NO_REDIS_BINARY_REASON})` : ""}`,
+  () => {
+    test("Redis going away: clear store_unavailable errors, no crash; it is used again once back", async () => {
+      const redis = await startRedis();
+      const dir = path.dirname(new URL(redis.url).pathname);
+      const store = await RedisResponseStore.create({ target: parseRedisUrl(redis.url) });
       try {
         expect(await store.get("resp_x")).toBeUndefined();
+        await redis.kill();
+        const error = await failure(store.get("resp_x"));
+        expect(error.code).toBe("store_unavailable");
+        expect(error.status).toBe(503);
+        expect(error.message).toContain("redis.sock");
+        expect((await failure(store.get("resp_x"))).code).toBe("store_unavailable");
+        const again = await startRedis({ dir });
+        try {
+          expect(await store.get("resp_x")).toBeUndefined();
+        } finally {
+          await again.stop();
+        }
       } finally {
-        await again.stop();
+        await store.dispose();
+        await redis.stop();
       }
-    } finally {
-      await store.dispose();
-      await redis.stop();
-    }
-  });
-
-  test("a password from the URL logs in; a wrong one is refused at start without showing it", async () => {
-    const redis = await startRedis({ password: "open-sesame" });
-    try {
-      const socket = new URL(redis.url).pathname;
-      const store = await RedisResponseStore.create({
-        target: { ...parseRedisUrl(redis.url), password: "open-sesame" },
-      });
-      expect(await store.get("resp_x")).toBeUndefined();
-      await store.dispose();
-      const wrong = await failure(
-        RedisResponseStore.create({
-          target: { ...parseRedisUrl(`unix://${socket}`), password: "wrong-guess" },
-        }),
-      );
-      expect(wrong.code).toBe("store_unavailable");
-      expect(wrong.message).toMatch(/WRONGPASS|invalid/i);
-      expect(wrong.message).not.toContain("wrong-guess");
-      const none = await failure(RedisResponseStore.create({ target: parseRedisUrl(redis.url) }));
-      expect(none.message).toMatch(/NOAUTH/);
-    } finally {
-      await redis.stop();
-    }
-  });
-
-  test("a turn that is not Spark's JSON reads as store_unavailable, not as a crash", async () => {
-    const redis = await startRedis();
-    const prefix = `test:${randomUUID()}:`;
-    const client = new RedisClient({ address: parseRedisUrl(redis.url).address });
-    const store = await RedisResponseStore.create({ target: parseRedisUrl(redis.url), prefix });
-    try {
-      await client.command(["HSET", `${prefix}r:resp_bad`, "body", "{not json", "parent", ""]);
-      const error = await failure(store.get("resp_bad"));
-      expect(error.code).toBe("store_unavailable");
-      expect(error.message).toContain("unreadable");
-    } finally {
-      client.dispose();
-      await store.dispose();
-      await redis.stop();
-    }
-  });
-
-  test("a turn whose earlier turn left Redis while it ran is stored with its chain resent whole", async () => {
-    const redis = await startRedis();
-    const prefix = `test:${randomUUID()}:`;
-    const client = new RedisClient({ address: parseRedisUrl(redis.url).address });
-    const store = await RedisResponseStore.create({ target: parseRedisUrl(redis.url), prefix });
-    try {
-      const settings = {
-        instructions: null,
-        tools: [],
-        rawTools: [],
-        toolChoice: "auto",
-        maxOutputTokens: null,
-        temperature: null,
-        topP: null,
-        store: true,
-        metadata: {},
-      };
-      const first = {
-        id: "resp_1",
-        parent: null,
-        messages: [{ role: "user" as const, content: "one" }],
-        conversation: "resp_1",
-        model: "m",
-        settings,
-        pendingCalls: [],
-      };
-      await store.put(first);
-      await client.command(["DEL", `${prefix}r:resp_1`]); // as Redis's expiry would
-      await store.put({
-        ...first,
-        id: "resp_2",
-        parent: first,
-        messages: [{ role: "user", content: "two" }],
-      });
-      const got = await store.get("resp_2");
-      expect(got?.parent?.messages).toEqual([{ role: "user", content: "one" }]);
-    } finally {
-      client.dispose();
-      await store.dispose();
-      await redis.stop();
-    }
-  });
-
-  test("the server answers 503 store_unavailable while Redis is gone, and serves again when it is back", async () => {
-    const redis = await startRedis();
-    const dir = path.dirname(new URL(redis.url).pathname);
-    const store = await RedisResponseStore.create({
-      target: parseRedisUrl(redis.url),
-      commandTimeoutMs: 2_000,
     });
-    await using spark = await startTestServer(new ScriptedEngine(), { store });
-    try {
-      const first = await spark.client.responses.create({ model: "scripted", input: "one" });
-      expect(first.status).toBe("completed");
-      await redis.kill();
-      const follow = await spark.client.responses
-        .create({ model: "scripted", input: "two", previous_response_id: first.id })
-        .then(
+
+    test("a password from the URL logs in; a wrong one is refused at start without showing it", async () => {
+      const redis = await startRedis({ password: "open-sesame" });
+      try {
+        const socket = new URL(redis.url).pathname;
+        const store = await RedisResponseStore.create({
+          target: { ...parseRedisUrl(redis.url), password: "open-sesame" },
+        });
+        expect(await store.get("resp_x")).toBeUndefined();
+        await store.dispose();
+        const wrong = await failure(
+          RedisResponseStore.create({
+            target: { ...parseRedisUrl(`unix://${socket}`), password: "wrong-guess" },
+          }),
+        );
+        expect(wrong.code).toBe("store_unavailable");
+        expect(wrong.message).toMatch(/WRONGPASS|invalid/i);
+        expect(wrong.message).not.toContain("wrong-guess");
+        const none = await failure(RedisResponseStore.create({ target: parseRedisUrl(redis.url) }));
+        expect(none.message).toMatch(/NOAUTH/);
+      } finally {
+        await redis.stop();
+      }
+    });
+
+    test("a turn that is not Spark's JSON reads as store_unavailable, not as a crash", async () => {
+      const redis = await startRedis();
+      const prefix = `test:${randomUUID()}:`;
+      const client = new RedisClient({ address: parseRedisUrl(redis.url).address });
+      const store = await RedisResponseStore.create({ target: parseRedisUrl(redis.url), prefix });
+      try {
+        await client.command(["HSET", `${prefix}r:resp_bad`, "body", "{not json", "parent", ""]);
+        const error = await failure(store.get("resp_bad"));
+        expect(error.code).toBe("store_unavailable");
+        expect(error.message).toContain("unreadable");
+      } finally {
+        client.dispose();
+        await store.dispose();
+        await redis.stop();
+      }
+    });
+
+    test("a turn whose earlier turn left Redis while it ran is stored with its chain resent whole", async () => {
+      const redis = await startRedis();
+      const prefix = `test:${randomUUID()}:`;
+      const client = new RedisClient({ address: parseRedisUrl(redis.url).address });
+      const store = await RedisResponseStore.create({ target: parseRedisUrl(redis.url), prefix });
+      try {
+        const settings = {
+          instructions: null,
+          tools: [],
+          rawTools: [],
+          toolChoice: "auto",
+          maxOutputTokens: null,
+          temperature: null,
+          topP: null,
+          store: true,
+          metadata: {},
+        };
+        const first = {
+          id: "resp_1",
+          parent: null,
+          messages: [{ role: "user" as const, content: "one" }],
+          conversation: "resp_1",
+          model: "m",
+          settings,
+          pendingCalls: [],
+        };
+        await store.put(first);
+        await client.command(["DEL", `${prefix}r:resp_1`]); // as Redis's expiry would
+        await store.put({
+          ...first,
+          id: "resp_2",
+          parent: first,
+          messages: [{ role: "user", content: "two" }],
+        });
+        const got = await store.get("resp_2");
+        expect(got?.parent?.messages).toEqual([{ role: "user", content: "one" }]);
+      } finally {
+        client.dispose();
+        await store.dispose();
+        await redis.stop();
+      }
+    });
+
+    test("the server answers 503 store_unavailable while Redis is gone, and serves again when it is back", async () => {
+      const redis = await startRedis();
+      const dir = path.dirname(new URL(redis.url).pathname);
+      const store = await RedisResponseStore.create({
+        target: parseRedisUrl(redis.url),
+        commandTimeoutMs: 2_000,
+      });
+      await using spark = await startTestServer(new ScriptedEngine(), { store });
+      try {
+        const first = await spark.client.responses.create({ model: "scripted", input: "one" });
+        expect(first.status).toBe("completed");
+        await redis.kill();
+        const follow = await spark.client.responses
+          .create({ model: "scripted", input: "two", previous_response_id: first.id })
+          .then(
+            () => null,
+            (error: { status?: number; code?: string }) => error,
+          );
+        expect(follow?.status).toBe(503);
+        expect(follow?.code).toBe("store_unavailable");
+        // A new response generates, but cannot be stored: it fails rather than be lost for later turns.
+        const fresh = await spark.client.responses.create({ model: "scripted", input: "three" }).then(
           () => null,
           (error: { status?: number; code?: string }) => error,
         );
-      expect(follow?.status).toBe(503);
-      expect(follow?.code).toBe("store_unavailable");
-      // A new response generates, but cannot be stored: it fails rather than be lost for later turns.
-      const fresh = await spark.client.responses.create({ model: "scripted", input: "three" }).then(
-        () => null,
-        (error: { status?: number; code?: string }) => error,
-      );
-      expect(fresh?.code).toBe("store_unavailable");
-      // Streamed: the output streams, then the last event says the response could not be kept.
-      const stream = await spark.client.responses.create({ model: "scripted", input: "four", stream: true });
-      const types: string[] = [];
-      const failed: (string | undefined)[] = [];
-      for await (const event of stream) {
-        types.push(event.type);
-        if (event.type === "response.failed") failed.push(event.response.error?.code);
-      }
-      expect(types).toContain("response.output_text.delta");
-      expect(types.at(-1)).toBe("response.failed");
-      expect(failed).toEqual(["store_unavailable"]);
-      // Unstored responses never touch the store.
-      const unstored = await spark.client.responses.create({
-        model: "scripted",
-        input: "five",
-        store: false,
-      });
-      expect(unstored.status).toBe("completed");
-      const health = await fetch(`${spark.url}/healthz`);
-      expect(health.status).toBe(200);
-      const again = await startRedis({ dir });
-      try {
-        const back = await spark.client.responses.create({ model: "scripted", input: "six" });
-        const next = await spark.client.responses.create({
+        expect(fresh?.code).toBe("store_unavailable");
+        // Streamed: the output streams, then the last event says the response could not be kept.
+        const stream = await spark.client.responses.create({
           model: "scripted",
-          input: "seven",
-          previous_response_id: back.id,
+          input: "four",
+          stream: true,
         });
-        expect(next.status).toBe("completed");
-        expect(next.usage?.input_tokens_details).toEqual({ cached_tokens: expect.any(Number) });
+        const types: string[] = [];
+        const failed: (string | undefined)[] = [];
+        for await (const event of stream) {
+          types.push(event.type);
+          if (event.type === "response.failed") failed.push(event.response.error?.code);
+        }
+        expect(types).toContain("response.output_text.delta");
+        expect(types.at(-1)).toBe("response.failed");
+        expect(failed).toEqual(["store_unavailable"]);
+        // Unstored responses never touch the store.
+        const unstored = await spark.client.responses.create({
+          model: "scripted",
+          input: "five",
+          store: false,
+        });
+        expect(unstored.status).toBe("completed");
+        const health = await fetch(`${spark.url}/healthz`);
+        expect(health.status).toBe(200);
+        const again = await startRedis({ dir });
+        try {
+          const back = await spark.client.responses.create({ model: "scripted", input: "six" });
+          const next = await spark.client.responses.create({
+            model: "scripted",
+            input: "seven",
+            previous_response_id: back.id,
+          });
+          expect(next.status).toBe("completed");
+          expect(next.usage?.input_tokens_details).toEqual({ cached_tokens: expect.any(Number) });
+        } finally {
+          await again.stop();
+        }
       } finally {
-        await again.stop();
+        await redis.stop();
       }
-    } finally {
-      await redis.stop();
-    }
-  });
-});
+    });
+  },
+);
 
 describe("the RESP2 client's bounds", () => {
   /** A fake Redis on a unix socket that answers every command with `reply`. */

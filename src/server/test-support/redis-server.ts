@@ -11,7 +11,12 @@ export function redisServerBinary(): string | null {
   return null;
 }
 
-/** Why Redis tests skip here, or null when they can run. */
+/** Why tests that start (and kill) a Redis of their own skip here, or null when they can run. */
+export const NO_REDIS_BINARY_REASON = redisServerBinary()
+  ? null
+  : "no redis-server binary (apt-get install redis-server)";
+
+/** Why tests that need some Redis skip here, or null when they can run. */
 export const NO_REDIS_REASON =
   process.env.SPARK_TEST_REDIS_URL || redisServerBinary()
     ? null
