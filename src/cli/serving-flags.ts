@@ -40,10 +40,10 @@ Admission control and observability:
   --rate-limit-rpm 60 --rate-limit-tpm 100000                    per API key
   --max-connections 256 --store-mb 256                           memory bounds; 503 server_busy past the first
   --connection-minutes 60                                        a Responses WebSocket's lifetime; clients reconnect
+  GET /metrics (Prometheus; needs the API key unless --metrics-public); --log json for JSON lines.
 
 Several servers sharing previous_response_id chains (behind a load balancer; see the README):
   --store redis://redis-host:6379/0 --store-password-file ~/.redis-pass --store-ttl-minutes 1440
-  GET /metrics (Prometheus; needs the API key unless --metrics-public); --log json for JSON lines.
 `;
 
 function whole(min: number) {
