@@ -3,6 +3,7 @@ import { createServer, type Server } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, test } from "vitest";
+import WebSocket from "ws";
 import { ScriptedEngine } from "../../engine/scripted/scripted-engine.js";
 import { SparkError } from "../../protocol/errors.js";
 import { NO_REDIS_BINARY_REASON, startRedis } from "../test-support/redis-server.js";
@@ -198,6 +199,60 @@ describeRedis(
           await again.stop();
         }
       } finally {
+        await redis.stop();
+      }
+    });
+
+    test("over WebSocket a chain goes on from the connection while Redis is gone; the lane hears why it was not stored", async () => {
+      const redis = await startRedis();
+      const store = await RedisResponseStore.create({
+        target: parseRedisUrl(redis.url),
+        commandTimeoutMs: 2_000,
+      });
+      await using spark = await startTestServer(new ScriptedEngine(), { store });
+      const ws = new WebSocket(`${spark.url.replace("http", "ws")}/v1/responses`);
+      const events: { type: string; response?: { id: string }; error?: { code: string } }[] = [];
+      const waiting: { count: number; match: (type: string) => boolean; resolve: () => void }[] = [];
+      const count = (match: (type: string) => boolean) => events.filter((e) => match(e.type)).length;
+      ws.on("message", (data) => {
+        events.push(JSON.parse(String(data)));
+        for (const waiter of waiting.splice(0)) {
+          if (count(waiter.match) >= waiter.count) waiter.resolve();
+          else waiting.push(waiter);
+        }
+      });
+      const seen = (match: (type: string) => boolean, n: number) =>
+        new Promise<void>((resolve) => {
+          if (count(match) >= n) resolve();
+          else waiting.push({ count: n, match, resolve });
+        });
+      const ended = (type: string) => type === "response.completed" || type === "response.failed";
+      try {
+        await new Promise((resolve, reject) => {
+          ws.once("open", resolve);
+          ws.once("error", reject);
+        });
+        await redis.kill();
+        ws.send(JSON.stringify({ type: "response.create", model: "scripted", input: "one" }));
+        await seen((type) => type === "error", 1);
+        expect(events.find((e) => e.type === "error")?.error?.code).toBe("store_unavailable");
+        const first = events.find((e) => e.type === "response.completed")?.response?.id;
+        expect(first).toBeDefined();
+        ws.send(
+          JSON.stringify({
+            type: "response.create",
+            model: "scripted",
+            input: "two",
+            previous_response_id: first,
+          }),
+        );
+        await seen(ended, 2);
+        expect(events.filter((e) => ended(e.type)).map((e) => e.type)).toEqual([
+          "response.completed",
+          "response.completed",
+        ]);
+      } finally {
+        ws.close();
         await redis.stop();
       }
     });
