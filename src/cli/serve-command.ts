@@ -13,7 +13,7 @@ import { warnKeyOnCommandLine } from "./key-flags.js";
 import { type ServedModels, serveModels } from "./serve-models.js";
 import { checkServeOptions, readTls, type ServeOptions, serveKeys } from "./serve-options.js";
 import { type ServeStack, type ServeStackOptions, startServe } from "./serve-stack.js";
-import { addServingFlags, SERVING_HELP, servingOptions } from "./serving-flags.js";
+import { addServingFlags, openResponseStore, SERVING_HELP, servingOptions } from "./serving-flags.js";
 
 const SERVE_HELP = `
 Endpoints (one port):
@@ -107,7 +107,10 @@ async function serve(options: ServeOptions): Promise<void> {
   if (config.ignored) process.stderr.write(`spark: warning: ${describeIgnoredSettings(config.ignored)}\n`);
   // The server listens at once; a llama model loads behind it (requests for it wait meanwhile).
   const served = await serveModels(options, config);
-  const stack = await startServe(stackOptions(options, config, served, apiKeys));
+  const stackSettings = stackOptions(options, config, served, apiKeys);
+  // A shared store is reached before the server listens: a wrong URL or password stops it here.
+  const store = await openResponseStore(options, stackSettings);
+  const stack = await startServe({ ...stackSettings, ...(store ? { store } : {}) });
   const stateFile = await recordServer(stack.server, apiKeys[0]);
   process.stderr.write(banner(stack, served, apiKeys, stateFile));
   using stop = stopSignals();
@@ -196,6 +199,7 @@ function banner(
     `  Web app    ${stack.appUrl ?? "not built (npm run build:web)"}\n` +
     `  HTTP       ${server.url}/v1\n  WebSocket  ${ws}/v1/responses\n  Agent      ${ws}/v1/agent\n` +
     `  API key    ${key}\n` +
+    `  Store      ${stack.server.store.description}${stack.server.store.shared ? " (shared)" : ""}\n` +
     "Press Ctrl+C to stop.\n"
   );
 }

@@ -26,6 +26,8 @@ const SERVER_OPTIONS = [
   "maxConnections",
   "connectionLifetimeMs",
   "storeBytes",
+  "storeTtlMs",
+  "store",
 ] as const satisfies readonly (keyof SparkServerOptions)[];
 
 type ServerOptions = Pick<SparkServerOptions, (typeof SERVER_OPTIONS)[number]>;

@@ -1,8 +1,11 @@
 import { type Command, InvalidArgumentError, Option } from "commander";
 import { DEFAULT_SESSION_HEADER, UpstreamEngine } from "../engine/upstream/upstream-engine.js";
 import { SparkError } from "../protocol/errors.js";
+import type { ResponseStore } from "../server/response-store.js";
 import type { SparkServerOptions } from "../server/spark-server.js";
-import { keyFromFlags } from "./key-flags.js";
+import { RedisResponseStore } from "../server/store/redis-response-store.js";
+import { parseRedisUrl } from "../server/store/redis-url.js";
+import { keyFromFlags, readKeyFile } from "./key-flags.js";
 
 /** `spark serve`'s flags for upstream engines, admission control, metrics and logs. */
 export interface ServingFlags {
@@ -24,6 +27,10 @@ export interface ServingFlags {
   maxConnections?: number;
   connectionMinutes?: number;
   storeMb?: number;
+  /** `memory` or a Redis URL. */
+  store?: string;
+  storePasswordFile?: string;
+  storeTtlMinutes?: number;
 }
 
 export const SERVING_HELP = `
@@ -41,6 +48,9 @@ Admission control and observability:
   --max-connections 256 --store-mb 256                           memory bounds; 503 server_busy past the first
   --connection-minutes 60                                        a Responses WebSocket's lifetime; clients reconnect
   GET /metrics (Prometheus; needs the API key unless --metrics-public); --log json for JSON lines.
+
+Several servers sharing previous_response_id chains (behind a load balancer; see the README):
+  --store redis://redis-host:6379/0 --store-password-file ~/.redis-pass --store-ttl-minutes 1440
 `;
 
 function whole(min: number) {
@@ -137,6 +147,17 @@ export function addServingFlags(command: Command): Command {
       "MiB of stored responses kept for previous_response_id, least recently used evicted first (default: 256)",
       whole(1),
     )
+    .option(
+      "--store <url>",
+      "where stored responses are kept: memory (default), or a Redis shared by several servers: " +
+        "redis://[user:password@]host[:port][/db] or unix:///path/to/redis.sock[?db=N]",
+    )
+    .option("--store-password-file <file>", "a file holding the Redis password (instead of one in the URL)")
+    .option(
+      "--store-ttl-minutes <n>",
+      "minutes a stored response not used expires after; 0: never (default: 1440)",
+      whole(0),
+    )
     .option("--metrics-public", "serve GET /metrics without an API key", false)
     .addOption(
       new Option("--log <format>", "one line per request on stderr")
@@ -151,7 +172,13 @@ export function servingOptions(
   engine: { kind: "llama" | "scripted" | "upstream"; parallel: number },
 ): Pick<
   SparkServerOptions,
-  "admission" | "metricsPublic" | "log" | "maxConnections" | "connectionLifetimeMs" | "storeBytes"
+  | "admission"
+  | "metricsPublic"
+  | "log"
+  | "maxConnections"
+  | "connectionLifetimeMs"
+  | "storeBytes"
+  | "storeTtlMs"
 > {
   const maxConcurrent = flags.maxConcurrent ?? (engine.kind === "llama" ? engine.parallel : undefined);
   return {
@@ -169,7 +196,43 @@ export function servingOptions(
       ? { connectionLifetimeMs: flags.connectionMinutes * 60_000 }
       : {}),
     ...(flags.storeMb !== undefined ? { storeBytes: flags.storeMb * 1024 * 1024 } : {}),
+    ...(flags.storeTtlMinutes !== undefined ? { storeTtlMs: flags.storeTtlMinutes * 60_000 } : {}),
   };
+}
+
+/**
+ * The response store `--store` names, connected and checked; undefined for `memory` (the server's
+ * own default). Throws `invalid_request` for a bad URL, `store_unavailable` when Redis cannot be
+ * reached or refuses the login. The password is never part of a message.
+ */
+export async function openResponseStore(
+  flags: Pick<ServingFlags, "store" | "storePasswordFile">,
+  bounds: Pick<SparkServerOptions, "storeBytes" | "storeCapacity" | "storeTtlMs">,
+): Promise<ResponseStore | undefined> {
+  if (flags.store === undefined || flags.store === "memory") {
+    if (flags.storePasswordFile !== undefined)
+      throw new SparkError("invalid_request", "--store-password-file needs --store with a Redis URL.");
+    return undefined;
+  }
+  const target = parseRedisUrl(flags.store);
+  if (target.password !== undefined) {
+    if (flags.storePasswordFile !== undefined)
+      throw new SparkError(
+        "invalid_request",
+        "--store has a password and --store-password-file gives one: pass one.",
+      );
+    process.stderr.write(
+      "spark: warning: a password in --store shows to every local user (ps); pass it with --store-password-file instead.\n",
+    );
+  }
+  if (flags.storePasswordFile !== undefined)
+    target.password = readKeyFile(flags.storePasswordFile, "--store-password-file");
+  return RedisResponseStore.create({
+    target,
+    ...(bounds.storeBytes !== undefined ? { maxBytes: bounds.storeBytes } : {}),
+    ...(bounds.storeCapacity !== undefined ? { maxEntries: bounds.storeCapacity } : {}),
+    ...(bounds.storeTtlMs !== undefined ? { ttlMs: bounds.storeTtlMs } : {}),
+  });
 }
 
 /** `--engine upstream`: the replicas named by `--upstream`, health-checked once before serving. */

@@ -37,6 +37,7 @@ export type SparkErrorCode =
   | "limit_reached"
   | "server_busy"
   | "websocket_connection_limit_reached"
+  | "store_unavailable"
   | "server_error";
 
 export type SparkErrorType =
@@ -110,6 +111,8 @@ const STATUS: Record<SparkErrorCode, number> = {
   // The hosted API's code for a WebSocket past its lifetime (60 minutes), answered 400 there: the
   // client opens a new connection and goes on.
   websocket_connection_limit_reached: 400,
+  // The shared response store (Redis) did not answer: retryable, like upstream_unavailable.
+  store_unavailable: 503,
   server_error: 500,
 };
 

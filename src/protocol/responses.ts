@@ -53,7 +53,14 @@ export type OutputItem = MessageOutputItem | FunctionCallOutputItem | ReasoningO
 
 export interface ResponseUsage {
   input_tokens: number;
-  input_tokens_details: { cached_tokens: number };
+  input_tokens_details: {
+    cached_tokens: number;
+    /**
+     * Spark's own, present (true) only when the turn continued a chain this server did not run (it
+     * came from the shared store): the history missing from its KV cache was evaluated again.
+     */
+    chain_recomputed?: true;
+  };
   output_tokens: number;
   output_tokens_details: {
     reasoning_tokens: number;

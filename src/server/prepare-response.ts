@@ -18,6 +18,11 @@ export interface PrepareOptions {
   engine: Engine;
   /** Finds the response a `previous_response_id` names (connection cache first, then the store). */
   lookup: (id: string) => StoredResponse | undefined;
+  /**
+   * Whether this server ran the response (so its engine may still hold the chain's state). False
+   * marks the response `chainRecomputed`. Default: always true.
+   */
+  ranHere?: (id: string) => boolean;
   /** false pre-warms without generating. Default: true. */
   generate?: boolean;
   /** Messages that go before the request's own input (queued steering input). */
@@ -59,6 +64,9 @@ export function prepareResponse(body: ResponseCreateBody, options: PrepareOption
     input,
     generate: options.generate ?? true,
     conversation: parent?.conversation ?? id,
+    ...(parent && options.ranHere && !options.ranHere(parent.id) && options.engine.info.engine !== "upstream"
+      ? { chainRecomputed: true }
+      : {}),
     settings: {
       instructions: body.instructions ?? null,
       tools,

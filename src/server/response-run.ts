@@ -18,6 +18,8 @@ export interface PreparedResponse {
   conversation: string;
   /** false: evaluate the input into the conversation's state without generating. */
   generate: boolean;
+  /** The chain was run by another server (shared store): its KV state is recomputed here. */
+  chainRecomputed?: boolean;
 }
 
 export type AbortReason = Extract<IncompleteReason, "cancelled" | "steered">;
@@ -235,7 +237,10 @@ export class ResponseRun {
     const response = this.response;
     response.usage = {
       input_tokens: usage.inputTokens,
-      input_tokens_details: { cached_tokens: usage.cachedInputTokens },
+      input_tokens_details: {
+        cached_tokens: usage.cachedInputTokens,
+        ...(this.prepared.chainRecomputed ? { chain_recomputed: true as const } : {}),
+      },
       output_tokens: usage.outputTokens,
       output_tokens_details: {
         reasoning_tokens: 0,

@@ -48,86 +48,49 @@ export interface ResponseStoreOptions {
   /**
    * Bytes the kept responses take (each entry's own turn, settings and tools as JSON), counting the
    * earlier turns a kept response still needs; least recently used responses go first until the
-   * total fits. A response larger than the whole budget is not kept. Default: 256 MiB.
+   * total fits. A response whose chain is larger than the whole budget is not kept. Default: 256 MiB.
    */
   maxBytes?: number;
+  /**
+   * A response not stored, continued or read for this long expires (continuing or reading one keeps
+   * its earlier turns too). 0: never. Default: 24 hours.
+   */
+  ttlMs?: number;
 }
 
-interface Held {
-  bytes: number;
-  /** Kept children holding this entry through `parent`, plus one while it is kept itself. */
-  refs: number;
-}
+/** The defaults of {@link ResponseStoreOptions}, shared by every store. */
+export const STORE_DEFAULTS = {
+  maxEntries: 4096,
+  maxBytes: 256 * 1024 * 1024,
+  ttlMs: 24 * 60 * 60_000,
+} as const;
 
 /**
- * Responses kept for `previous_response_id`, least recently used evicted first, bounded by count
- * and by bytes. An evicted response whose turns a kept one still needs (its `parent` chain) stays
- * counted until no kept response needs it, so the byte budget bounds the memory really held.
+ * Where `previous_response_id` chains are kept: in this process (the default) or shared by several
+ * servers (Redis). Every store keeps the same bounds ({@link ResponseStoreOptions}) and passes the
+ * same contract suite; the server does not care which it has.
  */
-export class ResponseStore {
-  private readonly entries = new Map<string, StoredResponse>();
-  private readonly held = new Map<StoredResponse, Held>();
-  private heldBytes = 0;
-  private readonly maxEntries: number;
-  private readonly maxBytes: number;
+export interface ResponseStore {
+  /**
+   * The response with its whole chain (`parent` filled in); undefined when unknown, expired or
+   * evicted. Throws `store_unavailable` when the store cannot be reached.
+   */
+  get(id: string): Promise<StoredResponse | undefined>;
+  /**
+   * Keeps the response (its earlier turns are the chain it was given); a chain larger than the byte
+   * budget is not kept, as if evicted at once. Throws `store_unavailable` when the store cannot be
+   * reached.
+   */
+  put(entry: StoredResponse): Promise<void>;
+  /** True when other servers share it: a chain read here may have been run elsewhere. */
+  readonly shared: boolean;
+  /** What it is, for people (`memory`, `Redis at redis://host:6379/0`); never a password. */
+  readonly description: string;
+  /** Closes its connections; idempotent. */
+  dispose(): Promise<void>;
+}
 
-  constructor(options: ResponseStoreOptions = {}) {
-    this.maxEntries = options.maxEntries ?? 4096;
-    this.maxBytes = options.maxBytes ?? 256 * 1024 * 1024;
-  }
-
-  get(id: string): StoredResponse | undefined {
-    const entry = this.entries.get(id);
-    if (entry) {
-      this.entries.delete(id);
-      this.entries.set(id, entry);
-    }
-    return entry;
-  }
-
-  put(entry: StoredResponse): void {
-    const previous = this.entries.get(entry.id);
-    if (previous) {
-      this.entries.delete(entry.id);
-      this.release(previous);
-    }
-    this.entries.set(entry.id, entry);
-    this.hold(entry);
-    while (this.entries.size > this.maxEntries || this.heldBytes > this.maxBytes) {
-      const [oldestId, oldest] = this.entries.entries().next().value!;
-      this.entries.delete(oldestId);
-      this.release(oldest);
-    }
-  }
-
-  get size(): number {
-    return this.entries.size;
-  }
-
-  /** Bytes held: kept responses and the earlier turns they need. */
-  get bytes(): number {
-    return this.heldBytes;
-  }
-
-  private hold(entry: StoredResponse): void {
-    for (let at: StoredResponse | null = entry; at; at = at.parent) {
-      const held = this.held.get(at);
-      if (held) {
-        held.refs++;
-        return;
-      }
-      const bytes = Buffer.byteLength(JSON.stringify({ ...at, parent: null }));
-      this.held.set(at, { bytes, refs: 1 });
-      this.heldBytes += bytes;
-    }
-  }
-
-  private release(entry: StoredResponse): void {
-    for (let at: StoredResponse | null = entry; at; at = at.parent) {
-      const held = this.held.get(at);
-      if (!held || --held.refs > 0) return;
-      this.held.delete(at);
-      this.heldBytes -= held.bytes;
-    }
-  }
+/** The bytes a stored turn counts for in every store: its own fields as JSON, without the chain. */
+export function turnJson(entry: StoredResponse): string {
+  return JSON.stringify({ ...entry, parent: null });
 }

@@ -1,13 +1,24 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { SparkError } from "../protocol/errors.js";
+import type { ResponseStreamEvent } from "../protocol/responses.js";
 import { responseCreateBodySchema } from "../protocol/responses-request.js";
 import { validate } from "../protocol/validate.js";
 import { admitHttp } from "./admission/admit-http.js";
 import { DeltaCoalescer } from "./internal/delta-coalescer.js";
 import { SseWriter, sendError, sendJson } from "./internal/http-io.js";
 import { readJsonBody } from "./internal/json-body.js";
+import { snapshot } from "./internal/snapshot.js";
 import { prepareResponse } from "./prepare-response.js";
 import { type PreparedResponse, ResponseRun } from "./response-run.js";
-import { type ServerContext, withSequence } from "./server-context.js";
+import { keepResponse, type ServerContext, withSequence } from "./server-context.js";
+
+function isLast(event: ResponseStreamEvent): boolean {
+  return (
+    event.type === "response.completed" ||
+    event.type === "response.incomplete" ||
+    event.type === "response.failed"
+  );
+}
 
 /** `POST /v1/responses`: JSON, or SSE when `stream: true`. */
 export async function handleResponsesPost(
@@ -17,11 +28,14 @@ export async function handleResponsesPost(
 ): Promise<void> {
   const body = validate(responseCreateBodySchema, await readJsonBody(req, ctx));
   const engine = ctx.models.resolve(body.model);
-  const previous = body.previous_response_id ? ctx.running.get(body.previous_response_id) : undefined;
+  const previousId = body.previous_response_id ?? undefined;
+  const previous = previousId ? ctx.running.get(previousId) : undefined;
   if (previous) await previous;
+  const parent = previousId ? await ctx.store.get(previousId) : undefined;
   const prepared = prepareResponse(body, {
     engine,
-    lookup: (id) => ctx.store.get(id),
+    lookup: () => parent,
+    ranHere: (id) => !ctx.store.shared || ctx.ranHere.has(id),
     generate: body.generate !== false,
   });
   ctx.log.recordOf(req)?.set({ response_id: prepared.id });
@@ -52,7 +66,7 @@ async function respond(
       if (!res.writableFinished) run.abort("cancelled");
     });
     const outcome = await run.run();
-    if (outcome.stored && prepared.settings.store) ctx.store.put(outcome.stored);
+    if (outcome.stored) await keepResponse(ctx, prepared.settings, outcome.stored);
     if (outcome.response.status === "failed" && outcome.response.error) {
       const { error } = outcome.response;
       // Shed load (an upstream's 429 or 503 with Retry-After) keeps its status and says when to retry.
@@ -72,11 +86,25 @@ async function respond(
     isBusy: () => res.writableNeedDrain,
     whenDrained: (callback) => res.once("drain", callback),
   });
-  const run = new ResponseRun(prepared, (event) => events.push(event));
+  // The last event goes out once the response is stored, so a client that continues from it at
+  // once (on any server sharing the store) finds it.
+  let last: ResponseStreamEvent | null = null;
+  const run = new ResponseRun(prepared, (event) => {
+    if (isLast(event)) last = event;
+    else events.push(event);
+  });
   res.on("close", () => run.abort("cancelled"));
   try {
     const outcome = await run.run();
-    if (outcome.stored && prepared.settings.store) ctx.store.put(outcome.stored);
+    try {
+      if (outcome.stored) await keepResponse(ctx, prepared.settings, outcome.stored);
+    } catch (error) {
+      const response = snapshot(outcome.response);
+      response.status = "failed";
+      response.error = SparkError.from(error).toWire();
+      last = { type: "response.failed", response };
+    }
+    if (last) events.push(last);
   } catch (error) {
     sendError(res, error);
   } finally {

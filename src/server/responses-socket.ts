@@ -13,8 +13,8 @@ import { DeltaCoalescer } from "./internal/delta-coalescer.js";
 import { newRequestId, type RequestRecord } from "./metrics/request-log.js";
 import { prepareResponse } from "./prepare-response.js";
 import { type PreparedResponse, ResponseRun } from "./response-run.js";
-import { ResponseStore, type StoredResponse } from "./response-store.js";
-import type { ServerContext } from "./server-context.js";
+import type { StoredResponse } from "./response-store.js";
+import { keepResponse, type ServerContext } from "./server-context.js";
 import { clientEventOf, laneOfCreate, parseFrame } from "./socket-frames.js";
 import {
   type ActiveResponse,
@@ -25,6 +25,7 @@ import {
 } from "./socket-lane.js";
 import { SocketSender } from "./socket-sender.js";
 import { queuedSteer, steerFailed, steerPending, successorOf } from "./socket-steering.js";
+import { ResponseCache } from "./store/response-cache.js";
 import { prepareDraft, TypeAheadDrafts } from "./type-ahead-drafts.js";
 
 /** A response's place in admission control and its log record. */
@@ -60,7 +61,7 @@ export const DEFAULT_CONNECTION_LIFETIME_MS = 60 * 60_000;
  */
 export class ResponsesSocket {
   /** Responses this connection remembers for `previous_response_id`, even with `store: false`. */
-  private readonly cache: ResponseStore;
+  private readonly cache: ResponseCache;
   /** Lanes with a response running or waiting, by `stream_id` (undefined: the default lane). */
   private readonly lanes = new SocketLanes();
   /** Past its lifetime: no new work; closes once the lanes are idle. */
@@ -73,6 +74,8 @@ export class ResponsesSocket {
   private readonly waitingSteers = new Map<string, QueuedSteer[]>();
   private readonly requestId: string;
   private readonly drafts = new TypeAheadDrafts((event) => this.send(event));
+  /** Drafts waiting for their chain from the response store, in order; null when none. */
+  private drafting: Promise<void> | null = null;
 
   constructor(
     private readonly socket: WebSocket,
@@ -82,7 +85,7 @@ export class ResponsesSocket {
     this.requestId = connection.requestId ?? newRequestId();
     this.sender = new SocketSender(socket, connection.wire);
     this.stream = new DeltaCoalescer(this.sender);
-    this.cache = new ResponseStore(ctx.connectionCache);
+    this.cache = new ResponseCache(ctx.connectionCache);
     this.lifetime = setTimeout(() => this.expire(), connection.lifetimeMs ?? DEFAULT_CONNECTION_LIFETIME_MS);
     // A connection must not keep the process alive for its lifetime.
     this.lifetime.unref();
@@ -124,22 +127,65 @@ export class ResponsesSocket {
   private onCreate(event: ResponseCreateEvent): void {
     if (this.expired) throw lifetimeReached();
     const lane = this.lanes.place(event);
-    if (!lane) return;
-    try {
-      this.begin(lane, event);
-    } finally {
-      this.lanes.release(lane);
-    }
+    if (lane) this.launch(lane, event);
   }
 
-  /** Starts a create on its (free) lane; throws when it is refused before it starts. */
-  private begin(lane: SocketLane, event: ResponseCreateEvent): void {
+  /**
+   * Starts a create on its (free) lane once its chain is known: from this connection's cache at
+   * once, else from the response store (the lane stays taken meanwhile). A create refused before it
+   * starts is answered with an error on its lane, which goes on with its next create.
+   */
+  private launch(lane: SocketLane, event: ResponseCreateEvent): void {
+    const previous = event.previous_response_id ?? undefined;
+    if (!previous || this.cache.get(previous)) {
+      this.beginOrNext(lane, event, undefined);
+      return;
+    }
+    lane.resolving = true;
+    this.ctx.store.get(previous).then(
+      (stored) => {
+        lane.resolving = false;
+        // Closed meanwhile: nothing runs for nobody (onGone already dropped the lane's queue).
+        if (this.socket.readyState !== this.socket.OPEN) this.next(lane);
+        else this.beginOrNext(lane, event, stored ?? null);
+      },
+      (error: unknown) => {
+        lane.resolving = false;
+        this.sendError(error, lane.streamId);
+        this.next(lane);
+      },
+    );
+  }
+
+  private beginOrNext(
+    lane: SocketLane,
+    event: ResponseCreateEvent,
+    fetched: StoredResponse | null | undefined,
+  ): void {
+    try {
+      this.begin(lane, event, fetched);
+    } catch (error) {
+      this.sendError(error, lane.streamId);
+    }
+    if (!lane.active) this.next(lane);
+  }
+
+  /**
+   * Starts a create on its lane with its chain (`fetched` from the store, or undefined: from this
+   * connection's cache); throws when it is refused before it starts.
+   */
+  private begin(
+    lane: SocketLane,
+    event: ResponseCreateEvent,
+    fetched: StoredResponse | null | undefined,
+  ): void {
     const engine = this.ctx.models.resolve(event.model ?? undefined);
     const previous = event.previous_response_id ?? undefined;
     const queued = previous ? (this.waitingSteers.get(previous) ?? []) : [];
     const prepared = prepareResponse(event, {
       engine,
-      lookup: (id) => this.lookup(id),
+      lookup: (id) => this.cache.get(id) ?? fetched ?? undefined,
+      ranHere: (id) => !this.ctx.store.shared || this.ctx.ranHere.has(id),
       generate: event.generate !== false,
       prepend: queued.flatMap((steer) => steer.messages),
     });
@@ -152,13 +198,10 @@ export class ResponsesSocket {
 
   /** After a lane's response (and any successor) ended: the next waiting create, or the lane is let go. */
   private next(lane: SocketLane): void {
-    while (!lane.active && lane.queued.length > 0) {
-      const event = lane.queued.shift()!;
-      try {
-        this.begin(lane, event);
-      } catch (error) {
-        this.sendError(error, lane.streamId);
-      }
+    const event = lane.active || lane.resolving ? undefined : lane.queued.shift();
+    if (event) {
+      this.launch(lane, event);
+      return;
     }
     this.lanes.release(lane);
     this.closeIfExpired();
@@ -211,7 +254,11 @@ export class ResponsesSocket {
   ): boolean {
     if (stored) {
       this.cache.put(stored);
-      if (prepared.settings.store) this.ctx.store.put(stored);
+      // The connection goes on from its cache at once; the store (shared by other servers, maybe)
+      // gets it just after. A store that fails is reported on the lane; the chain goes on here.
+      keepResponse(this.ctx, prepared.settings, stored).catch((error: unknown) => {
+        if (this.socket.readyState === this.socket.OPEN) this.sendError(error, lane.streamId);
+      });
     }
     if (steers.length === 0 || this.socket.readyState !== this.socket.OPEN) return false;
 
@@ -251,7 +298,7 @@ export class ResponsesSocket {
       return;
     }
     if (!lane || !active || active.run.cancelled) {
-      const known = this.lookup(target) !== undefined || lane !== undefined;
+      const known = this.cache.get(target) !== undefined || lane !== undefined;
       const failed = known
         ? steerFailed(
             refused,
@@ -276,11 +323,29 @@ export class ResponsesSocket {
    */
   private onDraft(event: SparkDraftEvent): void {
     if (this.expired) throw lifetimeReached();
+    const previous = event.previous_response_id ?? undefined;
+    if (!this.drafting && (!previous || this.cache.get(previous))) {
+      this.draftWith(event, undefined);
+      return;
+    }
+    // The chain comes from the response store: drafts keep their order behind it.
+    const fetched = previous ? this.ctx.store.get(previous) : Promise.resolve(undefined);
+    const drafting: Promise<void> = (this.drafting ?? Promise.resolve())
+      .then(() => fetched)
+      .then((stored) => this.draftWith(event, stored ?? null))
+      .catch((error: unknown) => this.sendError(error))
+      .finally(() => {
+        if (this.drafting === drafting) this.drafting = null;
+      });
+    this.drafting = drafting;
+  }
+
+  private draftWith(event: SparkDraftEvent, fetched: StoredResponse | null | undefined): void {
     const engine = this.ctx.models.resolve(event.model ?? undefined);
     const previous = event.previous_response_id ?? undefined;
     const draft = prepareDraft(event, {
       engine,
-      lookup: (id) => this.lookup(id),
+      lookup: (id) => this.cache.get(id) ?? fetched ?? undefined,
       prepend: (previous ? (this.waitingSteers.get(previous) ?? []) : []).flatMap((steer) => steer.messages),
     });
     this.send({ type: "spark.draft.accepted", draft_id: draft.id });
@@ -340,10 +405,6 @@ export class ResponsesSocket {
     this.stream.flush();
     // 1001 (going away): a close the SDK counts as recoverable, so a reconnecting client reconnects.
     this.socket.close(1001, "websocket_connection_limit_reached");
-  }
-
-  private lookup(id: string): StoredResponse | undefined {
-    return this.cache.get(id) ?? this.ctx.store.get(id);
   }
 
   private send(event: LaneEvent): void {

@@ -33,11 +33,13 @@ export type LaneEvent = ResponseStreamEvent & { stream_id?: string };
 export class SocketLane {
   active: ActiveResponse | null = null;
   readonly queued: ResponseCreateEvent[] = [];
+  /** A create's chain is being read from the response store; the lane is taken meanwhile. */
+  resolving = false;
 
   constructor(readonly streamId: string | undefined) {}
 
   get idle(): boolean {
-    return this.active === null && this.queued.length === 0;
+    return this.active === null && this.queued.length === 0 && !this.resolving;
   }
 
   /** The event with this lane's `stream_id` (unchanged on the default lane). */

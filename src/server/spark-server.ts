@@ -22,14 +22,16 @@ import {
   SPARK_SUBPROTOCOL,
 } from "./internal/access.js";
 import { sendError, sendJson } from "./internal/http-io.js";
+import { RecentIds } from "./internal/recent-ids.js";
 import { serveStatic } from "./internal/static-files.js";
 import type { RequestLogOptions } from "./metrics/request-log.js";
 import type { ModelRegistry } from "./model-registry.js";
-import { ResponseStore } from "./response-store.js";
+import type { ResponseStore } from "./response-store.js";
 import { handleResponsesPost } from "./responses-http.js";
 import { ResponsesSocket } from "./responses-socket.js";
 import type { ServerContext } from "./server-context.js";
 import { countRefusal, sendMetrics, servingParts } from "./serving-parts.js";
+import { MemoryResponseStore } from "./store/memory-response-store.js";
 
 export interface SparkServerOptions {
   models: ModelRegistry;
@@ -54,6 +56,13 @@ export interface SparkServerOptions {
    * first. Default: 256 MiB.
    */
   storeBytes?: number;
+  /** Idle time after which a stored response expires; 0: never. Default: 24 hours. */
+  storeTtlMs?: number;
+  /**
+   * Where responses are kept: a store shared with other servers (see RedisResponseStore), disposed
+   * by `close()`. Default: in this process, bounded by the three options above.
+   */
+  store?: ResponseStore;
   /**
    * Bytes of the recent responses each Responses WebSocket remembers for `previous_response_id`
    * (16 at most), even with `store: false`. Default: 16 MiB.
@@ -106,7 +115,14 @@ export class SparkServer implements AsyncDisposable {
     const maxBytes = options.maxBodyBytes ?? DEFAULT_JSON_LIMITS.maxBytes;
     this.ctx = {
       models: options.models,
-      store: new ResponseStore({ maxEntries: options.storeCapacity, maxBytes: options.storeBytes }),
+      store:
+        options.store ??
+        new MemoryResponseStore({
+          maxEntries: options.storeCapacity,
+          maxBytes: options.storeBytes,
+          ttlMs: options.storeTtlMs,
+        }),
+      ranHere: new RecentIds(65_536),
       connectionCache: { maxEntries: 16, maxBytes: options.connectionCacheBytes ?? 16 * 1024 * 1024 },
       body: { maxBytes, timeoutMs: options.bodyTimeoutMs ?? 30_000 },
       json: { ...DEFAULT_JSON_LIMITS, maxBytes },
@@ -160,6 +176,11 @@ export class SparkServer implements AsyncDisposable {
       [...origins, ...(options.allowedOrigins ?? [])].map((o) => o.toLowerCase()),
     );
     return spark;
+  }
+
+  /** Where responses are kept for `previous_response_id`. */
+  get store(): ResponseStore {
+    return this.ctx.store;
   }
 
   get port(): number {
@@ -283,6 +304,7 @@ export class SparkServer implements AsyncDisposable {
     this.wss.close();
     this.server.closeAllConnections();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    await this.ctx.store.dispose();
   }
 
   async [Symbol.asyncDispose](): Promise<void> {

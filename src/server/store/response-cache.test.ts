@@ -1,5 +1,6 @@
 import { describe, expect, test } from "vitest";
-import { ResponseStore, type StoredResponse } from "./response-store.js";
+import type { StoredResponse } from "../response-store.js";
+import { ResponseCache } from "./response-cache.js";
 
 /** A stored turn of about `size` bytes (as JSON). */
 function turn(id: string, size: number, parent: StoredResponse | null = null): StoredResponse {
@@ -24,9 +25,9 @@ function turn(id: string, size: number, parent: StoredResponse | null = null): S
   };
 }
 
-describe("ResponseStore byte budget", () => {
+describe("ResponseCache byte budget", () => {
   test("evicts the least recently used responses first once their bytes pass the budget", () => {
-    const store = new ResponseStore({ maxBytes: 2_900 });
+    const store = new ResponseCache({ maxBytes: 2_900 });
     store.put(turn("a", 1000));
     store.put(turn("b", 1000));
     expect(store.get("a")?.id).toBe("a"); // a is now more recent than b
@@ -38,7 +39,7 @@ describe("ResponseStore byte budget", () => {
   });
 
   test("a response larger than the whole budget is not kept, and nothing is counted for it", () => {
-    const store = new ResponseStore({ maxBytes: 500 });
+    const store = new ResponseCache({ maxBytes: 500 });
     store.put(turn("big", 1000));
     expect(store.get("big")).toBeUndefined();
     expect(store.size).toBe(0);
@@ -46,7 +47,7 @@ describe("ResponseStore byte budget", () => {
   });
 
   test("earlier turns a kept response still needs stay counted after their own eviction", () => {
-    const store = new ResponseStore({ maxEntries: 1 });
+    const store = new ResponseCache({ maxEntries: 1 });
     const first = turn("r1", 1000);
     store.put(first);
     const alone = store.bytes;
@@ -58,7 +59,7 @@ describe("ResponseStore byte budget", () => {
   });
 
   test("a chain past the budget is evicted oldest first until what is held fits", () => {
-    const store = new ResponseStore({ maxBytes: 5_000 });
+    const store = new ResponseCache({ maxBytes: 5_000 });
     const r1 = turn("r1", 2000);
     store.put(r1);
     const r2 = turn("r2", 2000, r1);
@@ -70,7 +71,7 @@ describe("ResponseStore byte budget", () => {
   });
 
   test("putting the same response again counts it once; the count cap still holds", () => {
-    const store = new ResponseStore({ maxEntries: 2 });
+    const store = new ResponseCache({ maxEntries: 2 });
     const a = turn("a", 100);
     store.put(a);
     const once = store.bytes;
@@ -80,5 +81,43 @@ describe("ResponseStore byte budget", () => {
     store.put(turn("c", 100));
     expect(store.size).toBe(2);
     expect(store.get("a")).toBeUndefined();
+  });
+});
+
+describe("ResponseCache expiry", () => {
+  test("a response not used for the TTL expires; reading or continuing it keeps it (and its chain) alive", () => {
+    let now = 0;
+    const store = new ResponseCache({ ttlMs: 1_000, clock: () => now });
+    const first = turn("r1", 100);
+    store.put(first);
+    now = 900;
+    expect(store.get("r1")?.id).toBe("r1"); // read: its idle time starts again
+    now = 1_800;
+    store.put(turn("r2", 100, first));
+    expect(store.get("r1")?.id).toBe("r1");
+    now = 2_799;
+    expect(store.get("r2")?.messages).toHaveLength(1);
+    now = 3_800;
+    expect(store.get("r2")).toBeUndefined();
+    expect(store.get("r1")).toBeUndefined();
+  });
+
+  test("expired responses are dropped from the byte count at the next put", () => {
+    let now = 0;
+    const store = new ResponseCache({ ttlMs: 1_000, clock: () => now });
+    store.put(turn("old", 1000));
+    const held = store.bytes;
+    now = 1_000;
+    store.put(turn("new", 10));
+    expect(store.size).toBe(1);
+    expect(store.bytes).toBeLessThan(held);
+  });
+
+  test("ttlMs 0 never expires", () => {
+    let now = 0;
+    const store = new ResponseCache({ ttlMs: 0, clock: () => now });
+    store.put(turn("a", 10));
+    now = 10 ** 12;
+    expect(store.get("a")?.id).toBe("a");
   });
 });
