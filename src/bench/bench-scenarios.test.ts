@@ -48,7 +48,8 @@ beforeAll(async () => {
     sizes: {
       ...benchSizes(true),
       rttIterations: 10,
-      perTokenTokens: 2000,
+      // Enough that the server CPU it costs is many clock ticks (10 ms each), never zero.
+      perTokenTokens: 20_000,
       perTokenRuns: 1,
       specFileLines: 30,
       specOutputTokens: 40,
