@@ -11,6 +11,7 @@ import { validate } from "../protocol/validate.js";
 import { errorEvent, requestIdOf } from "./host-errors.js";
 import { ReplayBuffer } from "./replay-buffer.js";
 import { forkedInfo, forkedItems } from "./thread-fork.js";
+import { handleThreadRequest } from "./thread-requests.js";
 
 /**
  * One client connection as the host uses it: the server side of a `ws` WebSocket, or an in-memory
@@ -315,70 +316,23 @@ export class AgentHost {
         this.listWorkspaces.set(socket, request.workspace);
         await this.sendList(socket);
         return undefined;
-      case "turn.start": {
-        const { thread } = this.get(request.thread_id);
-        if (thread.busy)
-          throw new SparkError(
-            "response_in_progress",
-            "A turn is running; steer it, queue, or interrupt it.",
-          );
-        void thread.startTurn(request.input, { toolChoice: request.tool_choice, mode: request.mode });
-        break;
-      }
+      case "turn.start":
       case "thread.set_mode":
-        this.get(request.thread_id).thread.setMode(request.mode);
-        break;
       case "turn.steer":
-        this.get(request.thread_id).thread.steer(request.input);
-        break;
       case "turn.queue":
-        this.get(request.thread_id).thread.enqueue(request.input);
-        break;
       case "turn.interrupt":
-        this.get(request.thread_id).thread.interrupt();
-        break;
       case "turn.draft":
-        // A hint: how the server used it changes nothing the face shows.
-        void this.get(request.thread_id).thread.draft(request.input);
-        break;
       case "approval.respond":
-        if (!this.get(request.thread_id).thread.respondToApproval(request.approval_id, request.approved)) {
-          throw new SparkError(
-            "not_found",
-            `No pending approval ${request.approval_id} (answered, or its turn ended).`,
-            {
-              param: "approval_id",
-            },
-          );
-        }
-        break;
       case "subagent.cancel":
-        if (!this.get(request.thread_id).thread.cancelSubAgent(request.subagent_id)) {
-          throw new SparkError("not_found", `No running sub-agent ${request.subagent_id}.`, {
-            param: "subagent_id",
-          });
-        }
-        break;
-      case "thread.undo": {
-        const hosted = this.get(request.thread_id);
-        const undone = await hosted.thread.undoPatch();
-        if (!undone) throw new SparkError("not_found", "Nothing to undo.");
-        this.publish(hosted, { type: "patch.undone", item_id: undone.itemId, paths: undone.paths });
-        break;
-      }
-      case "thread.rewind": // the thread announces it to every subscriber (`thread.rewound`)
-        await this.get(request.thread_id).thread.rewind(request.item_id, request.restore);
-        break;
+      case "thread.undo":
+      case "thread.rewind":
       case "patch.accept":
-      case "patch.reject": {
+      case "patch.reject":
+      case "thread.set_model": {
         const hosted = this.get(request.thread_id);
-        const resolution = request.type === "patch.accept" ? "accepted" : "rejected";
-        await hosted.thread.resolvePatchFile(request.item_id, request.path, resolution);
-        this.publish(hosted, {
-          type: "patch.resolved",
-          item_id: request.item_id,
-          path: request.path,
-          resolution,
+        await handleThreadRequest(hosted.thread, request, {
+          publish: (event) => this.publish(hosted, event),
+          models: this.source.models?.() ?? [],
         });
         break;
       }
@@ -390,23 +344,6 @@ export class AgentHost {
           throw new SparkError("not_found", `No thread ${request.thread_id}.`, { param: "thread_id" });
         if (hosted) this.announceTitle(hosted);
         await this.sendList(socket);
-        break;
-      }
-      case "thread.set_model": {
-        const hosted = this.get(request.thread_id);
-        const models = this.source.models?.() ?? [];
-        if (!models.includes(request.model)) {
-          const known = models.length > 0 ? ` Available: ${models.join(", ")}.` : " This host has no others.";
-          throw new SparkError("invalid_request", `Unknown model '${request.model}'.${known}`, {
-            param: "model",
-          });
-        }
-        if (hosted.thread.busy)
-          throw new SparkError("response_in_progress", "A turn is running; switch models between turns.", {
-            param: "thread_id",
-          });
-        hosted.thread.setModel(request.model);
-        this.publish(hosted, { type: "thread.renamed", thread: { ...hosted.thread.info } });
         break;
       }
       case "thread.delete": {
