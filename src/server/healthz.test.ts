@@ -17,6 +17,11 @@ function gatedLoad() {
   return { loading, finish, fail };
 }
 
+async function ready(url: string): Promise<{ status: number; text: string }> {
+  const response = await fetch(`${url}/health`);
+  return { status: response.status, text: await response.text() };
+}
+
 async function health(url: string, key?: string): Promise<{ status: number; text: string }> {
   const response = await fetch(`${url}/healthz`, key ? { headers: { authorization: `Bearer ${key}` } } : {});
   return { status: response.status, text: await response.text() };
@@ -33,6 +38,8 @@ describe("GET /healthz", () => {
     await using server = await SparkServer.start({ models, apiKeys: [KEY] });
 
     expect(await health(server.url)).toEqual({ status: 200, text: '{"status":"loading"}' });
+    // What routers probe: unavailable until every model is ready, with or without a key.
+    expect(await ready(server.url)).toEqual({ status: 503, text: '{"status":"unavailable"}' });
     const loading = await health(server.url, KEY);
     expect(loading.status).toBe(200);
     expect(JSON.parse(loading.text)).toEqual({
@@ -52,6 +59,7 @@ describe("GET /healthz", () => {
       expect(refused).toEqual({ status: 503, text: '{"status":"error"}' });
       expect(refused.text).not.toContain("secret-project");
     }
+    expect(await ready(server.url)).toEqual({ status: 503, text: '{"status":"unavailable"}' });
     const failed = await health(server.url, KEY);
     expect(failed.status).toBe(503);
     expect(JSON.parse(failed.text)).toEqual({
@@ -68,6 +76,7 @@ describe("GET /healthz", () => {
     models.add("fast", new ScriptedEngine({ id: "fast" }));
     await using keyed = await SparkServer.start({ models, apiKeys: [KEY] });
     expect(await health(keyed.url)).toEqual({ status: 200, text: '{"status":"ok"}' });
+    expect(await ready(keyed.url)).toEqual({ status: 200, text: '{"status":"ok"}' });
     await using open = await SparkServer.start({ models });
     expect(JSON.parse((await health(open.url)).text)).toEqual({
       status: "ok",

@@ -147,6 +147,7 @@ export class SparkServer implements AsyncDisposable {
     });
     this.routes = {
       "GET /healthz": (req, res) => this.health(req, res),
+      "GET /health": (_req, res) => this.ready(res),
       "GET /v1/models": (_req, res) => this.listModels(res),
       "POST /v1/responses": handleResponsesPost,
       "POST /v1/chat/completions": handleChatCompletionsPost,
@@ -213,6 +214,16 @@ export class SparkServer implements AsyncDisposable {
     );
   }
 
+  /**
+   * What routers and load balancers probe (llama-server's, vLLM's and SGLang's `/health`): 200 only
+   * once every model is ready, 503 while one loads or after one failed, so no traffic is sent to a
+   * server that cannot answer yet. No key needed, nothing listed.
+   */
+  private ready(res: ServerResponse): void {
+    const ready = this.ctx.models.list().every((model) => model.status === "ready");
+    sendJson(res, ready ? 200 : 503, { status: ready ? "ok" : "unavailable" });
+  }
+
   private listModels(res: ServerResponse): void {
     const data = this.ctx.models
       .list()
@@ -239,7 +250,7 @@ export class SparkServer implements AsyncDisposable {
           ? new SparkError("method_not_allowed", `${req.method} is not allowed on ${path}.`)
           : new SparkError("not_found", `No route for ${req.method} ${path}.`);
       }
-      if (path !== "/healthz" && !(path === "/metrics" && this.options.metricsPublic))
+      if (path !== "/healthz" && path !== "/health" && !(path === "/metrics" && this.options.metricsPublic))
         checkApiKey(req, this.apiKeys);
       await route(req, res, this.ctx);
     } catch (error) {
