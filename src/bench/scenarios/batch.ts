@@ -91,42 +91,35 @@ async function ttftUnderLoad(
   return probed.first - probed.sent;
 }
 
-/** Concurrent streams' aggregate and TTFT on one model: Spark, then llama-server (when there is one). */
+/** Concurrent streams' aggregates and TTFTs on one model: Spark's, and llama-server's when there is one. */
 interface Measured {
   spark: Map<number, number>;
   ttfts: Map<number, number[]>;
   peer: Map<number, number> | undefined;
 }
 
+/** Runs `n` streams together on one side; returns their aggregate output tokens/s. */
+type Side = (n: number, maxOutputTokens: number) => Promise<number>;
+
 /**
  * Continuous batching: aggregate decode tokens/s with 1, 2, 4 and 8 concurrent streams on an engine
  * with 8 sequences, against llama-server with 8 slots (`--parallel`) and the same total context on
  * the same model, for each of `batchModels`; and, on the first, the time to first token of a new
- * request while the others decode.
+ * request while the others decode. Both servers stay up; each count runs on one then the other,
+ * in turns (A B, B A), so a change in the machine's load falls on both.
  */
 export async function batchScenario(ctx: BenchContext): Promise<BenchRow[]> {
   const result: BenchRow[] = [];
   if (!("binary" in ctx.llamaServer))
     ctx.log(`batch: rows against llama-server left out: ${ctx.llamaServer.missing}`);
-  for (const [i, model] of ctx.batchModels.entries()) {
-    const measured: Measured = {
-      ...(await sparkStreams(ctx, model, i === 0)),
-      peer: "binary" in ctx.llamaServer ? await peerStreams(ctx, ctx.llamaServer.binary, model) : undefined,
-    };
-    result.push(...batchRows(ctx, model, measured));
-  }
+  for (const [i, model] of ctx.batchModels.entries())
+    result.push(...batchRows(ctx, model, await measure(ctx, model, i === 0)));
   return result;
 }
 
-/** Spark's aggregate for each stream count, over WebSocket; with `probe`, the TTFT under load too. */
-async function sparkStreams(
-  ctx: BenchContext,
-  model: BatchModel,
-  probe: boolean,
-): Promise<Pick<Measured, "spark" | "ttfts">> {
+async function measure(ctx: BenchContext, model: BatchModel, probe: boolean): Promise<Measured> {
   const counts = ctx.sizes.batchStreams;
   const most = Math.max(...counts);
-  const probes = ctx.quick ? 3 : 5;
   await using engine = await LlamaEngine.create({
     modelPath: model.path,
     sequences: most,
@@ -135,73 +128,68 @@ async function sparkStreams(
   await using models = new ModelRegistry();
   models.add(engine.info.id, engine);
   await using server = await SparkServer.start({ models });
+  await using peer =
+    "binary" in ctx.llamaServer
+      ? await PeerServer.start({
+          binary: ctx.llamaServer.binary,
+          modelPath: model.path,
+          contextSize: SEQUENCE_CONTEXT * most,
+          threads: physicalCoreCount(),
+          parallel: most,
+        })
+      : undefined;
   const url = `${server.url.replace(/^http/, "ws")}/v1/responses`;
   const sockets = await Promise.all(Array.from({ length: most }, () => BenchSocket.open(url)));
   try {
-    // Warm-up: every sequence decodes once, unmeasured.
-    await aggregate(sockets, most, 4);
-    const spark = new Map<number, number>();
-    const ttfts = new Map<number, number[]>();
-    for (const n of counts) {
-      spark.set(n, await aggregate(sockets, n, model.outputTokens));
-      ctx.log(`batch ${model.label}, Spark, ${n} stream(s): ${spark.get(n)!.toFixed(1)} tok/s aggregate`);
-      if (!probe) continue;
-      const samples: number[] = [];
-      // Each probe gets its own background load: a probe that waits for the others to finish
-      // would leave the next one without any.
-      for (let i = 0; i < probes; i++)
-        samples.push(
-          await ttftUnderLoad(sockets.slice(0, n - 1), sockets[n - 1]!, `Probe ${i}`, model.outputTokens),
-        );
-      ttfts.set(n, samples);
-      ctx.log(
-        `  new request's TTFT with ${n - 1} decoding: ${samples.map((ms) => ms.toFixed(0)).join(", ")} ms`,
-      );
+    const sides: [string, Side, Map<number, number>][] = [
+      ["Spark", (n, tokens) => aggregate(sockets, n, tokens), new Map()],
+    ];
+    if (peer) sides.push(["llama-server", (n, tokens) => peerAggregate(peer.baseUrl, n, tokens), new Map()]);
+    // Warm-up: every sequence and slot decodes once, unmeasured.
+    for (const [, run] of sides) await run(most, 4);
+    for (const [i, n] of counts.entries()) {
+      for (const [name, run, rates] of i % 2 === 0 ? sides : [...sides].reverse()) {
+        rates.set(n, await run(n, model.outputTokens));
+        ctx.log(`batch ${model.label}, ${name}, ${n} stream(s): ${rates.get(n)!.toFixed(1)} tok/s aggregate`);
+      }
     }
-    return { spark, ttfts };
+    const ttfts = new Map<number, number[]>();
+    if (probe) {
+      const probes = ctx.quick ? 3 : 5;
+      for (const n of counts) {
+        const samples: number[] = [];
+        // Each probe gets its own background load: a probe that waits for the others to finish
+        // would leave the next one without any.
+        for (let i = 0; i < probes; i++)
+          samples.push(
+            await ttftUnderLoad(sockets.slice(0, n - 1), sockets[n - 1]!, `Probe ${i}`, model.outputTokens),
+          );
+        ttfts.set(n, samples);
+        ctx.log(
+          `batch ${model.label}: new request's TTFT with ${n - 1} decoding: ${samples.map((ms) => ms.toFixed(0)).join(", ")} ms`,
+        );
+      }
+    }
+    return { spark: sides[0]![2], ttfts, peer: sides[1]?.[2] };
   } finally {
     await Promise.all(sockets.map((socket) => socket[Symbol.asyncDispose]()));
   }
 }
 
-/** llama-server's aggregate for each stream count: as many slots as Spark's sequences, the same total context. */
-async function peerStreams(
-  ctx: BenchContext,
-  binary: string,
-  model: BatchModel,
-): Promise<Map<number, number>> {
-  const counts = ctx.sizes.batchStreams;
-  const most = Math.max(...counts);
-  await using peer = await PeerServer.start({
-    binary,
-    modelPath: model.path,
-    contextSize: SEQUENCE_CONTEXT * most,
-    threads: physicalCoreCount(),
-    parallel: most,
-  });
-  const run = async (n: number, maxTokens: number) => {
-    const runs = await Promise.all(
-      Array.from({ length: n }, (_, i) =>
-        streamChat(peer.baseUrl, {
-          messages: [{ role: "user", content: prompt(`Stream ${i}`) }],
-          max_tokens: maxTokens,
-          temperature: 0,
-        }),
-      ),
-    );
-    const start = Math.min(...runs.map((r) => r.sentAt));
-    const end = Math.max(...runs.map((r) => r.lastAt));
-    return (runs.reduce((sum, r) => sum + r.tokens, 0) * 1000) / (end - start);
-  };
-  await run(most, 4);
-  const rates = new Map<number, number>();
-  for (const n of counts) {
-    rates.set(n, await run(n, model.outputTokens));
-    ctx.log(
-      `batch ${model.label}, llama-server, ${n} stream(s): ${rates.get(n)!.toFixed(1)} tok/s aggregate`,
-    );
-  }
-  return rates;
+/** `n` streamed Chat Completions started together on llama-server: aggregate output tokens/s. */
+async function peerAggregate(baseUrl: string, n: number, maxTokens: number): Promise<number> {
+  const runs = await Promise.all(
+    Array.from({ length: n }, (_, i) =>
+      streamChat(baseUrl, {
+        messages: [{ role: "user", content: prompt(`Stream ${i}`) }],
+        max_tokens: maxTokens,
+        temperature: 0,
+      }),
+    ),
+  );
+  const start = Math.min(...runs.map((r) => r.sentAt));
+  const end = Math.max(...runs.map((r) => r.lastAt));
+  return (runs.reduce((sum, r) => sum + r.tokens, 0) * 1000) / (end - start);
 }
 
 /**
