@@ -67,7 +67,7 @@ export class DecodeSteps {
         this.timer ??= setTimeout(() => {
           this.timer = undefined;
           this.check();
-        }, Math.ceil(left)).unref();
+        }, Math.ceil(left));
         return;
       }
       for (const member of busy) member.lagging = true;
