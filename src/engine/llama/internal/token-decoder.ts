@@ -17,7 +17,8 @@ export interface DecodeOptions {
 /**
  * Where generated tokens come from: the addon's native greedy loop while one generation runs alone
  * (a native run holds the context to itself until stopped), else node-llama-cpp's batched
- * evaluation, which drafts with the sequence's predictor and samples.
+ * evaluation, which drafts with the sequence's predictor and samples, in decode steps shared by
+ * every stream on that path ({@link DecodeSteps}).
  */
 export class TokenDecoder {
   /** Native runs started so far, and how many of them verified drafts (tests read them). */
