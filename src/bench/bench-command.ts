@@ -8,9 +8,9 @@ import { ensureSyntheticModel, type SyntheticQuant } from "../engine/synthetic/s
 import { ModelRegistry } from "../server/model-registry.js";
 import { SparkServer } from "../server/spark-server.js";
 import { StatusLine } from "../terminal/status-line.js";
-import { type BenchContext, benchSizes } from "./bench-context.js";
+import { type BatchModel, type BenchContext, benchSizes } from "./bench-context.js";
 import { type BenchRow, detailLines, markdownTable } from "./bench-report.js";
-import { findLlamaServer } from "./internal/llama-server-binary.js";
+import { findLlamaServer, type LlamaServerLookup } from "./internal/llama-server-binary.js";
 import { smollm2ModelPath, trainedModelPath } from "./internal/repo-paths.js";
 import { type AgentModel, agentScenario } from "./scenarios/agent.js";
 import { agentStartScenario } from "./scenarios/agent-start.js";
@@ -167,7 +167,7 @@ async function bench(options: BenchOptions): Promise<void> {
       })),
     );
   }
-  if (scenarios.length > 0) rows.push(...(await benchScenarios(options, scenarios)));
+  if (scenarios.length > 0) rows.push(...(await benchScenarios(options, scenarios, llamaServer)));
   process.stderr.write(`All scenarios: ${((performance.now() - benchStarted) / 1000).toFixed(0)} s\n`);
   process.stdout.write(`${markdownTable(rows)}\n\n${detailLines(rows)}\n`);
   const out =
@@ -187,7 +187,11 @@ async function bench(options: BenchOptions): Promise<void> {
 }
 
 /** The scenarios that share one engine on `--model`, served in this process. */
-async function benchScenarios(options: BenchOptions, scenarios: ScenarioName[]): Promise<BenchRow[]> {
+async function benchScenarios(
+  options: BenchOptions,
+  scenarios: ScenarioName[],
+  llamaServer: LlamaServerLookup,
+): Promise<BenchRow[]> {
   const building = new StatusLine(`Building synthetic ${options.model} ${options.quant}`);
   const modelPath = await ensureSyntheticModel(options.modelsDir, options.model, options.quant, {
     onProgress: (f) => building.update(f),
@@ -207,6 +211,8 @@ async function benchScenarios(options: BenchOptions, scenarios: ScenarioName[]):
     quick: options.quick,
     historyTokens: 2000,
     sizes: benchSizes(options.quick),
+    batchModels: scenarios.includes("batch") ? await batchModels(options) : [],
+    llamaServer,
     ...(trained ? { trainedModelPath: trained } : {}),
     ...(chat ? { chatModelPath: chat } : {}),
     log: (line) => process.stderr.write(`  ${line}\n`),
@@ -222,6 +228,19 @@ async function benchScenarios(options: BenchOptions, scenarios: ScenarioName[]):
     process.stderr.write(`  (${((performance.now() - started) / 1000).toFixed(1)} s)\n`);
   }
   return rows;
+}
+
+/** The batch scenario's models: the synthetic SmolLM2-135M and Qwen2.5-1.5B shapes. */
+async function batchModels(options: BenchOptions): Promise<BatchModel[]> {
+  const models: BatchModel[] = [];
+  for (const [shape, label, tokens, quickTokens] of [
+    ["smollm2-135m", "135M shape", 128, 48],
+    ["qwen2.5-1.5b", "1.5B shape", 32, 12],
+  ] as const) {
+    const path = await ensureSyntheticModel(options.modelsDir, shape, options.quant);
+    models.push({ label, path, outputTokens: options.quick ? quickTokens : tokens });
+  }
+  return models;
 }
 
 /**

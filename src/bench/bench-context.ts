@@ -1,4 +1,5 @@
 import type { LlamaEngine } from "../engine/llama/llama-engine.js";
+import type { LlamaServerLookup } from "./internal/llama-server-binary.js";
 
 /** How much each scenario does; `spark bench` uses {@link benchSizes}, tests shrink them. */
 export interface BenchSizes {
@@ -18,8 +19,6 @@ export interface BenchSizes {
   specOutputTokens: number;
   /** batch: concurrent stream counts, ascending, starting at 1. Default: 1, 2, 4, 8. */
   batchStreams: number[];
-  /** batch: output tokens per stream. Default: 128, quick 48. */
-  batchOutputTokens: number;
   /** decode: buffer copied to measure memory bandwidth. Default: 256 MiB. */
   bandwidthBytes: number;
   /** load: concurrent WebSocket conversations. Default: 64. */
@@ -34,10 +33,18 @@ export function benchSizes(quick: boolean): BenchSizes {
     specFileLines: quick ? 150 : 300,
     specOutputTokens: quick ? 200 : 600,
     batchStreams: [1, 2, 4, 8],
-    batchOutputTokens: quick ? 48 : 128,
     bandwidthBytes: 256 * 1024 * 1024,
     loadConnections: 64,
   };
+}
+
+/** A model the batch scenario measures concurrent streams on. */
+export interface BatchModel {
+  /** How rows name it, e.g. "135M shape". */
+  label: string;
+  path: string;
+  /** Output tokens per stream. */
+  outputTokens: number;
 }
 
 /** What every scenario gets: one engine, served on loopback, and how long to spend. */
@@ -54,6 +61,10 @@ export interface BenchContext {
   /** Size of the conversation the TTFT scenario follows up on. Default in `spark bench`: 2000. */
   historyTokens: number;
   sizes: BenchSizes;
+  /** batch: the models it runs on (`spark bench`: the 135M and 1.5B synthetic shapes). */
+  batchModels: BatchModel[];
+  /** batch: llama-server for the `--parallel` baseline; without one those rows are left out (and logged). */
+  llamaServer: LlamaServerLookup;
   /**
    * A small trained model (e.g. `../shared/models/stories260K.gguf`) for an extra Predicted Outputs
    * check; random weights write token sequences a text prediction cannot always reproduce.

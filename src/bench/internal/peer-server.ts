@@ -10,6 +10,8 @@ export interface PeerServerOptions {
   modelPath: string;
   contextSize: number;
   threads: number;
+  /** Slots (`--parallel`): requests decoded together, `contextSize` shared among them. Default: 1. */
+  parallel?: number;
   /** More flags, e.g. `--jinja` and speculation settings. Default: none. */
   extraArgs?: readonly string[];
 }
@@ -17,8 +19,8 @@ export interface PeerServerOptions {
 /**
  * Plain llama.cpp `llama-server` in a child process: the baseline of `spark bench --scenario peer`
  * and `--scenario agent`.
- * One slot, the given context and thread count, on a free loopback port; ready once `/health`
- * answers 200.
+ * One slot unless told more, the given context and thread count, on a free loopback port; ready
+ * once `/health` answers 200.
  */
 export class PeerServer implements AsyncDisposable {
   private readonly exited: Promise<void>;
@@ -38,7 +40,7 @@ export class PeerServer implements AsyncDisposable {
       options.binary,
       [
         ...["--model", options.modelPath, "--ctx-size", String(options.contextSize)],
-        ...["--threads", threads, "--threads-batch", threads, "--parallel", "1"],
+        ...["--threads", threads, "--threads-batch", threads, "--parallel", String(options.parallel ?? 1)],
         ...["--host", "127.0.0.1", "--port", String(port)],
         ...(options.extraArgs ?? []),
       ],

@@ -1,11 +1,17 @@
 import { randomUUID } from "node:crypto";
+import { physicalCoreCount } from "../../engine/llama/internal/physical-cores.js";
 import { LlamaEngine } from "../../engine/llama/llama-engine.js";
 import { ModelRegistry } from "../../server/model-registry.js";
 import { SparkServer } from "../../server/spark-server.js";
-import type { BenchContext } from "../bench-context.js";
+import type { BatchModel, BenchContext } from "../bench-context.js";
 import { type BenchRow, infoRow, row } from "../bench-report.js";
 import { BenchSocket } from "../internal/bench-socket.js";
+import { streamChat } from "../internal/chat-stream.js";
+import { PeerServer } from "../internal/peer-server.js";
 import { median } from "../internal/stats.js";
+
+/** Tokens per sequence (llama-server: per slot, its context being this times its slots). */
+const SEQUENCE_CONTEXT = 1024;
 
 interface Streamed {
   sent: number;
@@ -85,82 +91,173 @@ async function ttftUnderLoad(
   return probed.first - probed.sent;
 }
 
+/** Concurrent streams' aggregates and TTFTs on one model: Spark's, and llama-server's when there is one. */
+interface Measured {
+  spark: Map<number, number>;
+  ttfts: Map<number, number[]>;
+  peer: Map<number, number> | undefined;
+}
+
+/** Runs `n` streams together on one side; returns their aggregate output tokens/s. */
+type Side = (n: number, maxOutputTokens: number) => Promise<number>;
+
 /**
- * Continuous batching: aggregate decode tokens/s with 1, 2, 4 and 8 concurrent WebSocket streams
- * on an engine with 8 sequences, and the time to first token of a new request while the others
- * decode.
+ * Continuous batching: aggregate decode tokens/s with 1, 2, 4 and 8 concurrent streams on an engine
+ * with 8 sequences, against llama-server with 8 slots (`--parallel`) and the same total context on
+ * the same model, for each of `batchModels`; and, on the first, the time to first token of a new
+ * request while the others decode. Both servers stay up; each count runs on one then the other,
+ * in turns (A B, B A), so a change in the machine's load falls on both.
  */
 export async function batchScenario(ctx: BenchContext): Promise<BenchRow[]> {
+  const result: BenchRow[] = [];
+  if (!("binary" in ctx.llamaServer))
+    ctx.log(`batch: rows against llama-server left out: ${ctx.llamaServer.missing}`);
+  for (const [i, model] of ctx.batchModels.entries())
+    result.push(...batchRows(ctx, model, await measure(ctx, model, i === 0)));
+  return result;
+}
+
+async function measure(ctx: BenchContext, model: BatchModel, probe: boolean): Promise<Measured> {
   const counts = ctx.sizes.batchStreams;
   const most = Math.max(...counts);
-  const maxOutputTokens = ctx.sizes.batchOutputTokens;
-  const probes = ctx.quick ? 3 : 5;
   await using engine = await LlamaEngine.create({
-    modelPath: ctx.modelPath,
+    modelPath: model.path,
     sequences: most,
-    contextSize: 1024,
+    contextSize: SEQUENCE_CONTEXT,
   });
   await using models = new ModelRegistry();
   models.add(engine.info.id, engine);
   await using server = await SparkServer.start({ models });
+  await using peer =
+    "binary" in ctx.llamaServer
+      ? await PeerServer.start({
+          binary: ctx.llamaServer.binary,
+          modelPath: model.path,
+          contextSize: SEQUENCE_CONTEXT * most,
+          threads: physicalCoreCount(),
+          parallel: most,
+        })
+      : undefined;
   const url = `${server.url.replace(/^http/, "ws")}/v1/responses`;
   const sockets = await Promise.all(Array.from({ length: most }, () => BenchSocket.open(url)));
   try {
-    // Warm-up: every sequence decodes once, unmeasured.
-    await aggregate(sockets, most, 4);
-    const rates = new Map<number, number>();
+    const sides: [string, Side, Map<number, number>][] = [
+      ["Spark", (n, tokens) => aggregate(sockets, n, tokens), new Map()],
+    ];
+    if (peer) sides.push(["llama-server", (n, tokens) => peerAggregate(peer.baseUrl, n, tokens), new Map()]);
+    // Warm-up: every sequence and slot decodes once, unmeasured.
+    for (const [, run] of sides) await run(most, 4);
+    for (const [i, n] of counts.entries()) {
+      for (const [name, run, rates] of i % 2 === 0 ? sides : [...sides].reverse()) {
+        rates.set(n, await run(n, model.outputTokens));
+        ctx.log(`batch ${model.label}, ${name}, ${n} stream(s): ${rates.get(n)!.toFixed(1)} tok/s aggregate`);
+      }
+    }
     const ttfts = new Map<number, number[]>();
-    for (const n of counts) {
-      rates.set(n, await aggregate(sockets, n, maxOutputTokens));
-      const probe = sockets[n - 1]!;
-      const samples: number[] = [];
-      // Each probe gets its own background load: a probe that waits for the others to finish
-      // would leave the next one without any.
-      for (let i = 0; i < probes; i++)
-        samples.push(await ttftUnderLoad(sockets.slice(0, n - 1), probe, `Probe ${i}`, maxOutputTokens));
-      ttfts.set(n, samples);
-      ctx.log(
-        `batch ${n} stream(s): ${rates.get(n)!.toFixed(1)} tok/s aggregate; new request's TTFT with ${n - 1} decoding ${ttfts
-          .get(n)!
-          .map((ms) => ms.toFixed(0))
-          .join(", ")} ms`,
-      );
+    if (probe) {
+      const probes = ctx.quick ? 3 : 5;
+      for (const n of counts) {
+        const samples: number[] = [];
+        // Each probe gets its own background load: a probe that waits for the others to finish
+        // would leave the next one without any.
+        for (let i = 0; i < probes; i++)
+          samples.push(
+            await ttftUnderLoad(sockets.slice(0, n - 1), sockets[n - 1]!, `Probe ${i}`, model.outputTokens),
+          );
+        ttfts.set(n, samples);
+        ctx.log(
+          `batch ${model.label}: new request's TTFT with ${n - 1} decoding: ${samples.map((ms) => ms.toFixed(0)).join(", ")} ms`,
+        );
+      }
     }
-    const single = rates.get(counts[0]!)!;
-    const result: BenchRow[] = [];
-    let previous = 1;
-    for (const n of counts.slice(1)) {
-      const ratio = rates.get(n)! / single;
-      const grew = ratio > previous;
-      previous = ratio;
-      result.push(
-        row(
-          {
-            scenario: "batch",
-            metric: `aggregate decode tokens/s: ${n} concurrent WebSocket streams vs ${counts[0]}`,
-            value: rates.get(n)!,
-            baseline: single,
-            unit: "tok/s",
-            target: "grows with N",
-            detail: `${maxOutputTokens} output tokens per stream, greedy, engine with ${most} sequences`,
-          },
-          () => grew,
-        ),
-      );
-    }
-    const loaded = counts.at(-1)!;
-    result.push(
-      infoRow({
-        scenario: "batch",
-        metric: `new request's TTFT with ${loaded - 1} other streams decoding vs alone`,
-        value: median(ttfts.get(loaded)!),
-        baseline: median(ttfts.get(counts[0]!)!),
-        unit: "ms",
-        detail: `median of ${probes} one-token requests, each sent once the others are decoding ${maxOutputTokens}-token responses; median / worst with ${counts.map((n) => `${n - 1} decoding: ${median(ttfts.get(n)!).toFixed(0)} / ${Math.max(...ttfts.get(n)!).toFixed(0)} ms`).join(", ")}`,
-      }),
-    );
-    return result;
+    return { spark: sides[0]![2], ttfts, peer: sides[1]?.[2] };
   } finally {
     await Promise.all(sockets.map((socket) => socket[Symbol.asyncDispose]()));
   }
+}
+
+/** `n` streamed Chat Completions started together on llama-server: aggregate output tokens/s. */
+async function peerAggregate(baseUrl: string, n: number, maxTokens: number): Promise<number> {
+  const runs = await Promise.all(
+    Array.from({ length: n }, (_, i) =>
+      streamChat(baseUrl, {
+        messages: [{ role: "user", content: prompt(`Stream ${i}`) }],
+        max_tokens: maxTokens,
+        temperature: 0,
+      }),
+    ),
+  );
+  const start = Math.min(...runs.map((r) => r.sentAt));
+  const end = Math.max(...runs.map((r) => r.lastAt));
+  return (runs.reduce((sum, r) => sum + r.tokens, 0) * 1000) / (end - start);
+}
+
+/**
+ * Whether a count's aggregate, as a ratio to one stream's, still grows: above 1x (a ratio below it
+ * never holds) and above the ratio of the count before it.
+ */
+export function growsWithN(ratio: number, previous: number): boolean {
+  return ratio > Math.max(1, previous);
+}
+
+function batchRows(ctx: BenchContext, model: BatchModel, { spark, ttfts, peer }: Measured): BenchRow[] {
+  const counts = ctx.sizes.batchStreams;
+  const most = Math.max(...counts);
+  const single = counts[0]!;
+  const rows: BenchRow[] = [];
+  const setup = `${model.outputTokens} output tokens per stream, greedy, ${most} sequences of ${SEQUENCE_CONTEXT} tokens`;
+  if (peer) {
+    for (const n of counts) {
+      rows.push(
+        row(
+          {
+            scenario: "batch",
+            metric: `${model.label}: aggregate decode tokens/s, ${n} concurrent streams vs llama-server --parallel ${most}`,
+            value: spark.get(n)!,
+            baseline: peer.get(n)!,
+            unit: "tok/s",
+            target: ">= 1.0x",
+            detail: `${setup}; Spark over WebSocket, llama-server over streamed Chat Completions with ${most} slots and a ${SEQUENCE_CONTEXT * most}-token context`,
+          },
+          (ratio) => ratio >= 1,
+        ),
+      );
+    }
+  }
+  let previous = 1;
+  for (const n of counts.slice(1)) {
+    const before = previous;
+    previous = spark.get(n)! / spark.get(single)!;
+    const peerScaling = peer
+      ? `; llama-server: ${(peer.get(n)! / peer.get(single)!).toFixed(2)}x its own`
+      : "";
+    rows.push(
+      row(
+        {
+          scenario: "batch",
+          metric: `${model.label}: aggregate decode tokens/s, ${n} concurrent WebSocket streams vs ${single}`,
+          value: spark.get(n)!,
+          baseline: spark.get(single)!,
+          unit: "tok/s",
+          target: "grows with N",
+          detail: `${setup}${peerScaling}`,
+        },
+        (ratio) => growsWithN(ratio, before),
+      ),
+    );
+  }
+  if (ttfts.size > 0) {
+    const loaded = counts.at(-1)!;
+    rows.push(
+      infoRow({
+        scenario: "batch",
+        metric: `${model.label}: new request's TTFT with ${loaded - 1} other streams decoding vs alone`,
+        value: median(ttfts.get(loaded)!),
+        baseline: median(ttfts.get(single)!),
+        unit: "ms",
+        detail: `median of ${ttfts.get(single)!.length} one-token requests, each sent once the others are decoding ${model.outputTokens}-token responses; median / worst with ${counts.map((n) => `${n - 1} decoding: ${median(ttfts.get(n)!).toFixed(0)} / ${Math.max(...ttfts.get(n)!).toFixed(0)} ms`).join(", ")}`,
+      }),
+    );
+  }
+  return rows;
 }
