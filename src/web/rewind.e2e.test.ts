@@ -3,7 +3,7 @@ import path from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, expect, test } from "vitest";
 import type { Script } from "../engine/scripted/scripted-engine.js";
-import { launchChromium, screenshot } from "./test-support/browser.js";
+import { launchChromium, screenshot, waitForValue } from "./test-support/browser.js";
 import { startWebHarness, type WebHarness } from "./test-support/web-harness.js";
 
 const patch = (from: string, to: string) =>
@@ -83,7 +83,7 @@ test("rewind from the web app: code only, refused over a hand edit, then the con
   await expect(users(page).count()).resolves.toBe(0);
   expect(await h.read("a.txt")).toBe("by hand\n");
   // The rewound message is back in the box, to edit and send again.
-  await expect(prompt(page).inputValue()).resolves.toBe("make alpha");
+  await waitForValue(prompt(page), "make alpha");
   await other.getByText('Rewound the conversation to before "make alpha".').waitFor();
   await expect(users(other).count()).resolves.toBe(0);
   await screenshot(page, "rewind-conversation");

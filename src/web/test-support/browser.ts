@@ -3,7 +3,7 @@ import { mkdir, mkdtemp } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { type Browser, chromium, type Page } from "playwright-core";
+import { type Browser, chromium, type Locator, type Page } from "playwright-core";
 
 /** Debian's chromium; `SPARK_CHROMIUM` points elsewhere. */
 export const CHROMIUM_PATH = process.env.SPARK_CHROMIUM ?? "/usr/bin/chromium";
@@ -43,4 +43,18 @@ export async function buildWebApp(): Promise<string> {
     stdio: "ignore",
   });
   return out;
+}
+
+/**
+ * Waits until the input or text area `locator` finds holds `value`: a page renders after the event
+ * that changes it, so reading the value at once may see the one before.
+ */
+export async function waitForValue(locator: Locator, value: string): Promise<void> {
+  const element = await locator.elementHandle();
+  await locator
+    .page()
+    .waitForFunction(([input, expected]) => (input as unknown as { value: string }).value === expected, [
+      element,
+      value,
+    ] as const);
 }

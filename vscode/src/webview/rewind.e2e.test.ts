@@ -5,7 +5,7 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { emptyView } from "../../../src/client-core/thread-view.js";
 import type { ThreadEvent } from "../../../src/protocol/agent.js";
-import { launchChromium } from "../../../src/web/test-support/browser.js";
+import { launchChromium, waitForValue } from "../../../src/web/test-support/browser.js";
 import type { FromWebview, ToWebview } from "./messages.js";
 
 /**
@@ -87,5 +87,5 @@ test("the VS Code chat: Rewind on a message offers code, conversation or both; t
   await page.getByText('Rewound the conversation to before "second".').waitFor();
   await expect(page.locator(".entry.user").count()).resolves.toBe(1);
   await expect(page.locator(".entry.agent").allTextContents()).resolves.toEqual(["one"]);
-  await expect(page.locator("#composer").inputValue()).resolves.toBe("second");
+  await waitForValue(page.locator("#composer"), "second");
 });
