@@ -332,7 +332,7 @@ export class AgentHost {
         const hosted = this.get(request.thread_id);
         await handleThreadRequest(hosted.thread, request, {
           publish: (event) => this.publish(hosted, event),
-          models: this.source.models?.() ?? [],
+          models: () => this.source.models?.() ?? [],
         });
         break;
       }

@@ -27,8 +27,8 @@ export type ThreadRequest = Extract<
 export interface ThreadRequestContext {
   /** Stamps an event and sends it to the thread's subscribers. */
   publish: (event: ThreadEvent | HostThreadEvent) => void;
-  /** The models (tiers) a thread may switch to. */
-  models: readonly string[];
+  /** The models (tiers) a thread may switch to (asked only by `thread.set_model`). */
+  models: () => readonly string[];
 }
 
 /**
@@ -94,7 +94,7 @@ export async function handleThreadRequest(
       return;
     }
     case "thread.set_model": {
-      const { models } = context;
+      const models = context.models();
       if (!models.includes(request.model)) {
         const known = models.length > 0 ? ` Available: ${models.join(", ")}.` : " This host has no others.";
         throw new SparkError("invalid_request", `Unknown model '${request.model}'.${known}`, {
