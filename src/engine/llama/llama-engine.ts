@@ -213,14 +213,6 @@ export class LlamaEngine implements Engine {
     return this.decoder.nativeRunCounts;
   }
 
-  /**
-   * Decode steps released on the batched path so far, and how many of them carried several
-   * concurrent streams (tests read them; see internal/decode-steps.ts).
-   */
-  get decodeStepCounts(): { readonly steps: number; readonly shared: number } {
-    return this.decoder.steps.counts;
-  }
-
   async *generate(request: GenerateRequest, options: GenerateOptions = {}): AsyncGenerator<EngineEvent> {
     // Real requests come first: running drafts stop (within one chunk) and give their sequences back.
     const resume = await this.typeAhead.preempt();

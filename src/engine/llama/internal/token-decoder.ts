@@ -1,6 +1,5 @@
 import type { LlamaContextSequence, LlamaGrammarEvaluationState, Token } from "node-llama-cpp";
 import type { GenerateRequest } from "../../engine.js";
-import { DecodeSteps } from "./decode-steps.js";
 import { NativeDecodeRun, type NativeDrafts } from "./native-decode.js";
 
 export interface DecodeOptions {
@@ -17,8 +16,7 @@ export interface DecodeOptions {
 /**
  * Where generated tokens come from: the addon's native greedy loop while one generation runs alone
  * (a native run holds the context to itself until stopped), else node-llama-cpp's batched
- * evaluation, which drafts with the sequence's predictor and samples, in decode steps shared by
- * every stream on that path ({@link DecodeSteps}).
+ * evaluation, which drafts with the sequence's predictor and samples.
  */
 export class TokenDecoder {
   /** Native runs started so far, and how many of them verified drafts (tests read them). */
@@ -26,8 +24,6 @@ export class TokenDecoder {
   /** Native greedy runs in progress: each holds the context to itself until stopped. */
   private readonly nativeRuns = new Set<NativeDecodeRun>();
   private generating = 0;
-  /** The batched path's streams, one decode step for all of them. */
-  readonly steps = new DecodeSteps();
 
   /** `nativeLoop`: the addon has the native loop and the engine may use it. */
   constructor(private readonly nativeLoop: boolean) {}
@@ -79,24 +75,11 @@ export class TokenDecoder {
       }
       if ((await run.finished).end !== "stopped") return;
     }
-    const tokens = sequence.evaluate([next], {
+    yield* sequence.evaluate([next], {
       temperature: request.temperature ?? 0,
       topP: request.topP,
       seed: request.seed,
       grammarEvaluationState: grammar,
     });
-    const step = this.steps.join();
-    try {
-      for (;;) {
-        await step.next();
-        const result = await tokens.next();
-        step.received();
-        if (result.done) return;
-        yield result.value;
-      }
-    } finally {
-      step.leave();
-      await tokens.return(undefined);
-    }
   }
 }
