@@ -24,6 +24,8 @@ export function historyFromItems(items: readonly ThreadItem[]): ConversationInpu
         out.push({ type: "function_call", call_id: item.id, name: item.name, arguments: item.arguments });
         out.push({ type: "function_call_output", call_id: item.id, output: item.output ?? "Aborted." });
         break;
+      // Earlier turns' reasoning is not sent back (chat templates such as Qwen3's drop it too).
+      case "reasoning":
       case "notice":
         break;
       default: {

@@ -194,8 +194,8 @@ export class TurnRunner {
   }
 
   /**
-   * One model response (following any steered successors), narrated as items: its text as an
-   * agent_message, each function call as a tool_call item from its first token on (`item.delta`
+   * One model response (following any steered successors), narrated as items: its reasoning as a
+   * reasoning item, its text as an agent_message, each function call as a tool_call item from its first token on (`item.delta`
    * carries the arguments as the model writes them). Returns the calls the model finished; a call
    * cut off (interrupt, steer) ends failed at once and is never run.
    */
@@ -219,7 +219,24 @@ export class TurnRunner {
       { signal: turn.controller.signal },
     );
     turn.stream = stream;
-    let message: { id: string; text: string } | null = null;
+    /** The reasoning or message being streamed; whatever the model writes next ends it. */
+    const streamed: { open: StreamedText | null } = { open: null };
+    const finish = () => {
+      if (streamed.open) log.complete(turn.id, streamed.open);
+      streamed.open = null;
+    };
+    const extend = (type: StreamedText["type"], delta: string) => {
+      turn.firstTokenAt ??= performance.now();
+      let item = streamed.open;
+      if (item === null || item.type !== type) {
+        finish();
+        item = { type, id: newItemId(), text: "" } as StreamedText;
+        streamed.open = item;
+        log.emit({ type: "item.started", turn_id: turn.id, item: { ...item } });
+      }
+      item.text += delta;
+      log.emit({ type: "item.delta", turn_id: turn.id, item_id: item.id, delta });
+    };
     const calls: FunctionCall[] = [];
     /** Calls being written, by output item id. */
     const writing = new Map<string, ToolCallItem>();
@@ -229,8 +246,7 @@ export class TurnRunner {
       for await (const event of stream) {
         if (event.type === "response.output_item.added" && event.item.type === "function_call") {
           turn.firstTokenAt ??= performance.now();
-          if (message) log.complete(turn.id, { type: "agent_message", id: message.id, text: message.text });
-          message = null;
+          finish();
           const item = callItem({ ...event.item, arguments: "" });
           writing.set(event.item.id, item);
           log.emit({ type: "item.started", turn_id: turn.id, item: { ...item } });
@@ -249,21 +265,12 @@ export class TurnRunner {
           if (!started) log.emit({ type: "item.started", turn_id: turn.id, item: callItem(event.item) });
           calls.push(event.item);
         } else if (event.type === "response.output_text.delta") {
-          turn.firstTokenAt ??= performance.now();
-          if (!message) {
-            message = { id: newItemId(), text: "" };
-            log.emit({
-              type: "item.started",
-              turn_id: turn.id,
-              item: { type: "agent_message", id: message.id, text: "" },
-            });
-          }
-          message.text += event.delta;
-          log.emit({ type: "item.delta", turn_id: turn.id, item_id: message.id, delta: event.delta });
-        } else if (event.type === "response.created" && message) {
+          extend("agent_message", event.delta);
+        } else if (event.type === "response.reasoning_text.delta") {
+          extend("reasoning", event.delta);
+        } else if (event.type === "response.created") {
           // A steered successor begins: what was said so far is one finished message.
-          log.complete(turn.id, { type: "agent_message", id: message.id, text: message.text });
-          message = null;
+          finish();
         }
       }
       const response = await stream.final;
@@ -276,7 +283,7 @@ export class TurnRunner {
       throw error;
     } finally {
       turn.stream = null;
-      if (message) log.complete(turn.id, { type: "agent_message", id: message.id, text: message.text });
+      finish();
       // Calls whose end never arrived (a cancel over HTTP ends the stream before their last event).
       for (const item of writing.values()) cutOff(item);
     }
@@ -363,6 +370,9 @@ interface FunctionCall {
 }
 
 type ToolCallItem = Extract<ThreadItem, { type: "tool_call" }>;
+
+/** A message or reasoning item as it streams. */
+type StreamedText = Extract<ThreadItem, { type: "agent_message" | "reasoning" }>;
 
 /** A call's tool_call item as it starts: running, named by the call's id. */
 function callItem(call: FunctionCall): ToolCallItem {

@@ -33,6 +33,12 @@ describe("scripted engine scripts (SPARK_TEST_ENGINE's script)", () => {
     expect(script(ask(user("hi"), tool), 2)).toEqual({ text: "Done." });
   });
 
+  test("an entry's reasoning is served before its text (the model thinks, then answers)", () => {
+    const script = parseScript(JSON.stringify([{ match: "why", reasoning: "Because.", text: "So." }]));
+    expect(script(ask(user("why?")), 0)).toEqual({ reasoning: "Because.", text: "So." });
+    expect(() => parseScript('[{"reasoning": 5, "text": "a"}]')).toThrow(/\[0\]\[reasoning\]/);
+  });
+
   test("bad scripts are refused naming the entry", async () => {
     expect(() => parseScript("{")).toThrow(/not JSON/);
     expect(() => parseScript("[]")).toThrow(/not a script/);

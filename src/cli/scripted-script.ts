@@ -11,6 +11,8 @@ const replySchema = z
      * request: a turn's follow-up after its tool calls, or a user message no entry matches.
      */
     match: z.string().min(1).optional(),
+    /** What the model thinks before it answers (streamed as reasoning, like Qwen3's `<think>`). */
+    reasoning: z.string().optional(),
     text: z.string().optional(),
     toolCalls: z
       .array(z.object({ name: z.string().min(1), arguments: z.string() }).strict())
@@ -86,6 +88,7 @@ export function loadScriptFile(file: string): Script {
 
 function reply(entry: ScriptFileEntry): ScriptedReply {
   return {
+    ...(entry.reasoning === undefined ? {} : { reasoning: entry.reasoning }),
     ...(entry.text === undefined ? {} : { text: entry.text }),
     ...(entry.toolCalls === undefined ? {} : { toolCalls: entry.toolCalls }),
   };

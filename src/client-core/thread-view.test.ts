@@ -214,6 +214,37 @@ describe("thread events", () => {
     );
     expect(view.entries).toEqual([{ kind: "notice", id: "n1", text: "Compacted.", tone: "dim" }]);
   });
+
+  test("reasoning is shown dimmed once complete; while it streams there is no entry and no answer", () => {
+    const streaming = fold(
+      stamp([
+        { type: "thread.started", thread },
+        { type: "turn.started", turn_id: "t1", input: "hi" },
+        { type: "item.started", turn_id: "t1", item: { type: "reasoning", id: "r1", text: "" } },
+        { type: "item.delta", turn_id: "t1", item_id: "r1", delta: "A greeting." },
+      ]),
+    );
+    expect(streaming.entries).toEqual([]);
+    expect(streamingMessage(streaming)).toBeNull();
+    const done = fold(
+      stamp(
+        [
+          {
+            type: "item.completed",
+            turn_id: "t1",
+            item: { type: "reasoning", id: "r1", text: "A greeting." },
+          },
+          { type: "item.started", turn_id: "t1", item: agent("a1", "") },
+        ],
+        4,
+      ),
+      streaming,
+    );
+    expect(done.entries).toEqual([
+      { kind: "notice", id: "r1", text: "A greeting.", tone: "dim" },
+      { kind: "agent", id: "a1", text: "", streaming: true },
+    ]);
+  });
 });
 
 describe("turn ends in the conversation", () => {

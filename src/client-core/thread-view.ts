@@ -284,6 +284,8 @@ function turnCompleted(
 }
 
 function upsertItem(view: ThreadView, item: ThreadItem, completed: boolean, now: number): ThreadView {
+  // Reasoning is shown once it is complete, dimmed (its deltas find no entry).
+  if (item.type === "reasoning" && !completed) return view;
   const at = view.entries.findIndex((entry) => entry.id === item.id);
   if (at !== -1) {
     const entries = [...view.entries];
@@ -354,6 +356,7 @@ function entryOf(
     case "tool_call":
       return { kind: "tool", id: item.id, item, files: existing?.kind === "tool" ? existing.files : {} };
     case "notice":
+    case "reasoning":
       return { kind: "notice", id: item.id, text: item.text, tone: "dim" };
     default: {
       const unknown: never = item;

@@ -68,6 +68,11 @@ export type ThreadItem =
   /** `mode: "plan"` marks the message that started a plan-mode turn. */
   | { type: "user_message"; id: string; text: string; mode?: "plan" }
   | { type: "agent_message"; id: string; text: string }
+  /**
+   * What a reasoning model thought before it answered (Qwen3's `<think>`, gpt-oss's analysis; the
+   * Responses API's `reasoning` item). Streamed like a message; never sent back to the model.
+   */
+  | { type: "reasoning"; id: string; text: string }
   | {
       type: "tool_call";
       id: string;

@@ -23,6 +23,7 @@ const script: ScriptFileEntry[] = [
     toolCalls: [{ name: "shell", arguments: JSON.stringify({ command: "echo hi-from-shell" }) }],
   },
   { match: "story", text: STORY },
+  { match: "ponder", reasoning: "They want a ponder.", text: "Pondered." },
   { match: "change course", text: "Steered: a short answer." },
   {
     match: "release",
@@ -298,6 +299,20 @@ describe("spark acp, driven by the ACP SDK's client", () => {
     expect(after.stopReason).toBe("end_turn");
   });
 
+  test("the model's reasoning streams as thought chunks, apart from the answer", async () => {
+    const done = await acp.agent.request("session/prompt", {
+      sessionId,
+      prompt: [{ type: "text", text: "ponder it" }],
+    });
+    expect(done.stopReason).toBe("end_turn");
+    const thoughts = acp
+      .of(sessionId, "agent_thought_chunk")
+      .map((u) => (u.content.type === "text" ? u.content.text : ""));
+    expect(thoughts.join("")).toBe("They want a ponder.");
+    expect(acp.text(sessionId)).toMatch(/Pondered\.$/);
+    expect(acp.text(sessionId)).not.toContain("They want");
+  });
+
   test("after a restart, the editor lists the session and loads it: the conversation is replayed before the answer", async () => {
     await acp.close();
     await using other = AcpTestClient.start(repo, env);
@@ -317,6 +332,13 @@ describe("spark acp, driven by the ACP SDK's client", () => {
     expect(replayed[0]).toBe("user_message_chunk");
     expect(replayed).toContain("agent_message_chunk");
     expect(replayed).toContain("tool_call");
+    // The reasoning replays as thoughts.
+    expect(
+      other
+        .of(sessionId, "agent_thought_chunk")
+        .map((u) => (u.content.type === "text" ? u.content.text : ""))
+        .join(""),
+    ).toBe("They want a ponder.");
     const userText = other
       .of(sessionId, "user_message_chunk")
       .map((u) => (u.content.type === "text" ? u.content.text : ""));

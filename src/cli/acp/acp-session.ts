@@ -66,6 +66,8 @@ export class AcpSession {
   private readonly steers: string[] = [];
   /** The message item the last message chunk belonged to (null after a user message). */
   private lastMessage: string | null = null;
+  /** The reasoning item the last thought chunk belonged to. */
+  private lastThought: string | null = null;
   /** A turn runs on the thread (this client's or another face's). */
   private turnActive = false;
   /** While a `session/resume` replays the thread: its history is not sent again. */
@@ -209,6 +211,8 @@ export class AcpSession {
           this.send(this.toolCall(event.item, "pending"));
         } else if (event.item.type === "agent_message" && event.item.text)
           this.message(event.item.text, event.item.id);
+        else if (event.item.type === "reasoning" && event.item.text)
+          this.thought(event.item.text, event.item.id);
         return;
       case "item.delta":
         this.onDelta(event.item_id, event.delta);
@@ -258,6 +262,9 @@ export class AcpSession {
     if (item.type === "agent_message") {
       item.text += delta;
       this.message(delta, item.id);
+    } else if (item.type === "reasoning") {
+      item.text += delta;
+      this.thought(delta, item.id);
     } else if (item.type === "tool_call") {
       item.arguments += delta;
       const content = streamingContent(item, this.root);
@@ -288,6 +295,9 @@ export class AcpSession {
         if (this.planTurns.has(turnId)) this.planTurns.set(turnId, item.text);
         // Streamed already, unless the item arrived whole.
         if (!known) this.message(item.text, item.id);
+        return;
+      case "reasoning":
+        if (!known) this.thought(item.text, item.id);
         return;
       case "tool_call":
         this.shown.delete(item.id);
@@ -334,6 +344,9 @@ export class AcpSession {
         return;
       case "agent_message":
         this.message(item.text, item.id);
+        return;
+      case "reasoning":
+        this.thought(item.text, item.id);
         return;
       case "tool_call":
         this.send(
@@ -433,6 +446,13 @@ export class AcpSession {
     const separate = this.lastMessage !== null && this.lastMessage !== itemId;
     this.lastMessage = itemId;
     this.send({ sessionUpdate: "agent_message_chunk", content: text(separate ? `\n\n${chunk}` : chunk) });
+  }
+
+  /** A chunk of reasoning item `itemId`, as a thought; another item's starts a new paragraph. */
+  private thought(chunk: string, itemId: string): void {
+    const separate = this.lastThought !== null && this.lastThought !== itemId;
+    this.lastThought = itemId;
+    this.send({ sessionUpdate: "agent_thought_chunk", content: text(separate ? `\n\n${chunk}` : chunk) });
   }
 
   private send(update: SessionUpdate): void {

@@ -59,6 +59,15 @@ describe("runPlain (spark exec)", () => {
     expect(await readFile(path.join(h.dir, "src/math.ts"), "utf8")).toContain("a + b");
   });
 
+  test("text: the model's reasoning stays off stdout (only the answer is there)", async () => {
+    await using h = await tuiHarness({}, { script: [{ reasoning: "Think first.", text: "The answer." }] });
+    const stdout = new Capture();
+    const stderr = new Capture();
+    expect(await runPlain(h.thread, { input: "hi", stdout, stderr, json: false })).toBe("completed");
+    expect(stdout.text).toBe("The answer.\n");
+    expect(stderr.text).toBe("");
+  });
+
   test("json: every thread event as one JSON line on stdout", async () => {
     await using h = await tuiHarness({}, { script: [{ text: "Hello there." }] });
     const stdout = new Capture();

@@ -41,16 +41,16 @@ export async function runPlain(thread: TerminalThread, options: PlainOptions): P
   let status: TurnStatus | null = null;
   /** Whether the agent text written so far ends a line (or nothing was written). */
   let atLineStart = true;
-  /** Tool calls that started: their deltas are arguments being written, not agent text. */
-  const toolCalls = new Set<string>();
+  /** Tool calls and reasoning that started: their deltas are arguments and thoughts, not agent text. */
+  const notAnswer = new Set<string>();
 
   const text = (event: ThreadEvent) => {
     switch (event.type) {
       case "item.started":
-        if (event.item.type === "tool_call") toolCalls.add(event.item.id);
+        if (event.item.type === "tool_call" || event.item.type === "reasoning") notAnswer.add(event.item.id);
         return;
       case "item.delta":
-        if (event.delta === "" || toolCalls.has(event.item_id)) return;
+        if (event.delta === "" || notAnswer.has(event.item_id)) return;
         stdout.write(event.delta);
         atLineStart = event.delta.endsWith("\n");
         return;
@@ -59,8 +59,10 @@ export async function runPlain(thread: TerminalThread, options: PlainOptions): P
         if (item.type === "agent_message") {
           if (!atLineStart) stdout.write("\n");
           atLineStart = true;
+        } else if (item.type === "reasoning") {
+          notAnswer.delete(item.id);
         } else if (item.type === "tool_call") {
-          toolCalls.delete(item.id);
+          notAnswer.delete(item.id);
           stderr.write(toolText(item));
         } else if (item.type === "notice") {
           stderr.write(`note: ${item.text}\n`);

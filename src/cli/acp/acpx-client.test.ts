@@ -1,0 +1,289 @@
+import { execFileSync, spawn } from "node:child_process";
+import { createHash } from "node:crypto";
+import { watch } from "node:fs";
+import { access, mkdir, mkdtemp, readdir, readFile, realpath, rm, writeFile } from "node:fs/promises";
+import { createRequire } from "node:module";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import type { ScriptFileEntry } from "../scripted-script.js";
+import { testEngineEnv } from "../test-engine.js";
+import { sparkBin } from "../test-support/spark-binary.js";
+
+/**
+ * `spark acp` driven by acpx (openclaw's headless ACP client, from npm) as a person would run it:
+ * `acpx --agent 'node bin/spark.js acp' ...`. acpx's `--format json` prints every JSON-RPC message
+ * of the connection, one per line; the tests read those and the files the turns changed.
+ */
+
+const acpxCli = path.join(
+  path.dirname(createRequire(import.meta.url).resolve("acpx/package.json")),
+  "dist",
+  "cli.js",
+);
+
+const script: ScriptFileEntry[] = [
+  { match: "hello", text: "Hello from Spark." },
+  { match: "ponder", reasoning: "The person wants a ponder.", text: "Pondered." },
+  {
+    match: "greet",
+    toolCalls: [{ name: "shell", arguments: JSON.stringify({ command: "echo hi > greeting.txt" }) }],
+  },
+  {
+    match: "salute",
+    toolCalls: [{ name: "shell", arguments: JSON.stringify({ command: "echo hi > salute.txt" }) }],
+  },
+  { text: "Done." },
+];
+
+/** A JSON-RPC message as acpx prints it. */
+interface Message {
+  jsonrpc: "2.0";
+  id?: number | string | null;
+  method?: string;
+  params?: Record<string, unknown> & { update?: Record<string, unknown> & { sessionUpdate: string } };
+  result?: Record<string, unknown>;
+  error?: { code: number; message: string };
+}
+
+interface AcpxRun {
+  code: number | null;
+  messages: Message[];
+  stderr: string;
+}
+
+let repo: string;
+let home: string;
+let sessions: string;
+let env: NodeJS.ProcessEnv;
+
+beforeAll(async () => {
+  repo = await realpath(await mkdtemp(path.join(os.tmpdir(), "spark-acpx-")));
+  const scratch = await mkdtemp(path.join(os.tmpdir(), "spark-acpx-state-"));
+  // acpx keeps its sessions and queue locks under ~/.acpx: a home of the test's own.
+  home = path.join(scratch, "home");
+  await mkdir(home);
+  sessions = path.join(scratch, "sessions");
+  execFileSync("git", ["init", "-q"], { cwd: repo });
+  const scriptFile = path.join(scratch, "script.json");
+  await writeFile(scriptFile, JSON.stringify(script));
+  await mkdir(path.join(scratch, "config", "spark"), { recursive: true });
+  await writeFile(path.join(scratch, "config", "spark", "config.toml"), "[diagnostics]\nenabled = false\n");
+  const { SPARK_HOME: _, SPARK_API_KEY: __, SPARK_CONFIG: ___, ...inherited } = process.env;
+  env = {
+    ...inherited,
+    HOME: home,
+    SPARK_SESSIONS_DIR: sessions,
+    XDG_STATE_HOME: path.join(scratch, "state"),
+    XDG_CONFIG_HOME: path.join(scratch, "config"),
+    ...testEngineEnv({ script: scriptFile, tokensPerSecond: 200 }),
+  };
+});
+
+afterAll(async () => {
+  // A persistent session's queue owner (and its `spark acp`) lives on for --ttl after its prompt.
+  await ownersGone();
+  // acpx puts its queue sockets in /tmp/acpx-<hash of HOME> (its ipc module), whatever TMPDIR says.
+  await rm(path.join("/tmp", `acpx-${createHash("sha256").update(home).digest("hex").slice(0, 10)}`), {
+    recursive: true,
+    force: true,
+  });
+});
+
+/** Runs acpx with Spark as its agent, to its end. */
+function acpx(args: string[]): Promise<AcpxRun> {
+  const agent = `${process.execPath} ${sparkBin} acp`;
+  return new Promise((resolve, reject) => {
+    const child = spawn(
+      process.execPath,
+      [
+        acpxCli,
+        "--agent",
+        agent,
+        "--cwd",
+        repo,
+        "--format",
+        "json",
+        "--json-strict",
+        "--timeout",
+        "60",
+        "--ttl",
+        "1",
+        ...args,
+      ],
+      { cwd: repo, env, stdio: ["ignore", "pipe", "pipe"] },
+    );
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk) => {
+      stdout += chunk;
+    });
+    child.stderr.on("data", (chunk) => {
+      stderr += chunk;
+    });
+    child.once("error", reject);
+    child.once("close", (code) => {
+      // Every line acpx printed is a JSON-RPC message: Spark's stdout carried protocol only.
+      const messages = stdout
+        .split("\n")
+        .filter((line) => line.trim() !== "")
+        .map((line) => JSON.parse(line) as Message);
+      resolve({ code, messages, stderr });
+    });
+  });
+}
+
+/** The session updates of a run, of one kind. */
+function updates(run: AcpxRun, kind: string): Record<string, unknown>[] {
+  return run.messages.flatMap((message) =>
+    message.method === "session/update" && message.params?.update?.sessionUpdate === kind
+      ? [message.params.update]
+      : [],
+  );
+}
+
+/** The text of a run's chunks of one kind (`agent_message_chunk`, `agent_thought_chunk`). */
+function chunkText(run: AcpxRun, kind: string): string {
+  return updates(run, kind)
+    .map((update) => (update.content as { text?: string }).text ?? "")
+    .join("");
+}
+
+/** The answer to the request of `method` (matched by id; agent and client number theirs apart). */
+function answerTo(run: AcpxRun, method: string): Message | undefined {
+  const requestAt = run.messages.findIndex(
+    (message) => message.method === method && message.id !== undefined,
+  );
+  if (requestAt === -1) return undefined;
+  const { id } = run.messages[requestAt]!;
+  return run.messages
+    .slice(requestAt + 1)
+    .find((message) => message.id === id && message.method === undefined);
+}
+
+const exists = (file: string) =>
+  access(file).then(
+    () => true,
+    () => false,
+  );
+
+/** Resolves once no acpx queue owner holds a lock (each removes its lock file as it exits). */
+async function ownersGone(): Promise<void> {
+  const queues = path.join(home, ".acpx", "queues");
+  if (!(await exists(queues))) return;
+  const empty = async () => (await readdir(queues)).filter((name) => name.endsWith(".lock")).length === 0;
+  await new Promise<void>((resolve, reject) => {
+    const watcher = watch(queues, () => {
+      empty().then((done) => {
+        if (done) {
+          watcher.close();
+          resolve();
+        }
+      }, reject);
+    });
+    // Checked after the watch began, so a removal in between is not missed.
+    empty().then((done) => {
+      if (done) {
+        watcher.close();
+        resolve();
+      }
+    }, reject);
+  });
+}
+
+describe("spark acp, driven by acpx (a real ACP client from npm)", () => {
+  test("exec: acpx initializes, opens a session, and the answer streams back as message chunks", async () => {
+    const run = await acpx(["exec", "hello there"]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(answerTo(run, "initialize")?.result).toMatchObject({
+      protocolVersion: 1,
+      agentInfo: { name: "spark" },
+      agentCapabilities: { loadSession: true },
+    });
+    expect(answerTo(run, "session/new")?.result?.sessionId).toMatch(/^thr_/);
+    expect(chunkText(run, "agent_message_chunk")).toBe("Hello from Spark.");
+    expect(answerTo(run, "session/prompt")?.result).toEqual({ stopReason: "end_turn" });
+  });
+
+  test("exec: the model's reasoning reaches acpx as thought chunks, apart from the answer", async () => {
+    const run = await acpx(["exec", "ponder this"]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(chunkText(run, "agent_thought_chunk")).toBe("The person wants a ponder.");
+    expect(chunkText(run, "agent_message_chunk")).toBe("Pondered.");
+    // Thought first, then the answer.
+    const kinds = run.messages.flatMap((m) => (m.params?.update ? [m.params.update.sessionUpdate] : []));
+    expect(kinds.lastIndexOf("agent_thought_chunk")).toBeLessThan(kinds.indexOf("agent_message_chunk"));
+  });
+
+  test("--approve-all: the command's permission request is allowed, and it runs", async () => {
+    const run = await acpx(["--approve-all", "exec", "greet me"]);
+    expect(run.code, run.stderr).toBe(0);
+    const asked = run.messages.find((m) => m.method === "session/request_permission");
+    expect(asked?.params).toMatchObject({
+      toolCall: { title: "$ echo hi > greeting.txt", kind: "execute" },
+      options: [{ optionId: "allow" }, { optionId: "reject" }],
+    });
+    expect(answerTo(run, "session/request_permission")?.result).toEqual({
+      outcome: { outcome: "selected", optionId: "allow" },
+    });
+    const finished = updates(run, "tool_call_update").at(-1);
+    expect(finished).toMatchObject({
+      status: "completed",
+      rawOutput: expect.stringContaining("Exit code: 0"),
+    });
+    expect(await readFile(path.join(repo, "greeting.txt"), "utf8")).toBe("hi\n");
+    expect(answerTo(run, "session/prompt")?.result).toEqual({ stopReason: "end_turn" });
+  });
+
+  test("--deny-all: the permission request is rejected, nothing runs, and the model reads the denial", async () => {
+    const run = await acpx(["--deny-all", "exec", "salute me"]);
+    // acpx's exit code when every permission asked was denied.
+    expect(run.code, run.stderr).toBe(5);
+    expect(answerTo(run, "session/request_permission")?.result).toEqual({
+      outcome: { outcome: "selected", optionId: "reject" },
+    });
+    const finished = updates(run, "tool_call_update").at(-1);
+    // rawOutput is the tool output the model got back.
+    expect(finished).toMatchObject({ status: "failed", rawOutput: expect.stringMatching(/denied/) });
+    expect(await exists(path.join(repo, "salute.txt"))).toBe(false);
+    // The turn went on after the denial: the model answered it.
+    expect(chunkText(run, "agent_message_chunk")).toBe("Done.");
+    expect(answerTo(run, "session/prompt")?.result).toEqual({ stopReason: "end_turn" });
+  });
+
+  test("a named session: a later prompt, from a new acpx and a new spark acp, resumes the same Spark thread", async () => {
+    const created = await acpx(["sessions", "new", "--name", "work"]);
+    expect(created.code, created.stderr).toBe(0);
+    const record = created.messages[0] as unknown as { action: string; acpxRecordId: string };
+    expect(record.action).toBe("session_ensured");
+    const recordFile = path.join(home, ".acpx", "sessions", `${record.acpxRecordId}.json`);
+    const sessionOf = async () =>
+      (JSON.parse(await readFile(recordFile, "utf8")) as { acp_session_id: string }).acp_session_id;
+
+    const first = await acpx(["prompt", "-s", "work", "hello one"]);
+    expect(first.code, first.stderr).toBe(0);
+    expect(chunkText(first, "agent_message_chunk")).toBe("Hello from Spark.");
+    const threadId = await sessionOf();
+    expect(threadId).toMatch(/^thr_/);
+
+    // The queue owner (and the spark acp it started) exits after --ttl: the next prompt starts both anew.
+    await ownersGone();
+    const second = await acpx(["prompt", "-s", "work", "hello two"]);
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.messages.some((m) => m.method === "session/new")).toBe(false);
+    const resumed = second.messages.find((m) => m.method === "session/resume" || m.method === "session/load");
+    expect(resumed?.params?.sessionId).toBe(threadId);
+    expect(answerTo(second, resumed!.method!)?.error).toBeUndefined();
+    expect(chunkText(second, "agent_message_chunk")).toBe("Hello from Spark.");
+    expect(await sessionOf()).toBe(threadId);
+
+    // Both prompts are turns of one thread, in Spark's own transcript.
+    const transcript = await readFile(path.join(sessions, `${threadId}.jsonl`), "utf8");
+    const asked = transcript
+      .split("\n")
+      .filter((line) => line !== "")
+      .map((line) => JSON.parse(line) as { kind: string; item?: { type: string; text?: string } })
+      .flatMap((entry) => (entry.item?.type === "user_message" ? [entry.item.text] : []));
+    expect(asked).toEqual(["hello one", "hello two"]);
+  });
+});
