@@ -37,10 +37,13 @@ const PERMISSION_OPTIONS: PermissionOption[] = [
   { optionId: "reject", name: "Reject", kind: "reject_once" },
 ];
 
+/** How a prompt's turn ended: as the host reported it, or unknown (the connection to the host was lost). */
+type PromptEnd = { status: TurnStatus; error?: WireError } | { lost: true };
+
 interface RunningPrompt {
   /** The turn `turn.start` began; null until its `turn.started` arrives. */
   turnId: string | null;
-  done: (completed: { status: TurnStatus; error?: WireError }) => void;
+  done: (end: PromptEnd) => void;
 }
 
 /**
@@ -72,7 +75,7 @@ export class AcpSession {
   private turnActive = false;
   /** While a `session/resume` replays the thread: its history is not sent again. */
   private quietHistory = false;
-  private readonly off: () => void;
+  private readonly off: (() => void)[];
 
   constructor(
     private readonly client: HostClient,
@@ -82,9 +85,16 @@ export class AcpSession {
     private readonly root: string,
     private readonly log: (line: string) => void,
   ) {
-    this.off = client.on("event", (event) => {
-      if (event.thread_id === this.info.id) this.onEvent(event);
-    });
+    this.off = [
+      client.on("event", (event) => {
+        if (event.thread_id === this.info.id) this.onEvent(event);
+      }),
+      // A host that restarts or stops (an attached spark serve) never reports the turn's end: the
+      // prompt ends at once. The session keeps following the thread, resumed when the host is back.
+      client.on("status", (status) => {
+        if (status !== "open") this.running?.done({ lost: true });
+      }),
+    ];
   }
 
   get id(): string {
@@ -114,14 +124,20 @@ export class AcpSession {
         "A prompt of this session is running: cancel it, or steer it with _spark/steer.",
       );
     const running: RunningPrompt = { turnId: null, done: () => {} };
-    const ended = new Promise<{ status: TurnStatus; error?: WireError }>((resolve) => {
+    const ended = new Promise<PromptEnd>((resolve) => {
       running.done = resolve;
     });
     this.running = running;
     try {
       await this.client.request({ type: "turn.start", thread_id: this.id, input });
-      const { status, error } = await ended;
+      const end = await ended;
       await this.sending;
+      if ("lost" in end)
+        throw RequestError.internalError(
+          { code: "disconnected" },
+          "The connection to Spark's agent host was lost during the turn (spark serve stopped or restarted): how the turn ended is unknown. Send the prompt again once it is back.",
+        );
+      const { status, error } = end;
       switch (status) {
         case "completed":
           return "end_turn";
@@ -179,7 +195,7 @@ export class AcpSession {
   /** Stops following the thread (it goes on in the host); a running turn is interrupted. */
   close(): void {
     this.cancel();
-    this.off();
+    for (const off of this.off) off();
     this.client.forget(this.id);
   }
 
