@@ -64,6 +64,24 @@ describe("ConversationStore", () => {
     expect(view.phase).toBe("thinking");
   });
 
+  test("reasoning: the phase stays thinking while it streams; once complete it prints dimmed before the answer", () => {
+    const { apply } = storeWithClock();
+    const thought = (type: "item.started" | "item.completed", text: string): ThreadEvent => ({
+      type,
+      turn_id: T,
+      item: { type: "reasoning", id: "r1", text },
+    });
+    let view = apply(started, thought("item.started", ""), delta("Mull it", "r1"));
+    expect(view.phase).toBe("thinking");
+    expect(view.entries.filter((e) => e.kind === "notice")).toEqual([]);
+    view = apply(thought("item.completed", "Mull it over."), message(), delta("Answer.\n"));
+    const printed = view.entries.filter((e) => e.kind === "notice" || e.kind === "agent");
+    expect(printed).toMatchObject([
+      { kind: "notice", text: "Mull it over.", tone: "dim" },
+      { kind: "agent", text: "Answer." },
+    ]);
+  });
+
   test("leading and trailing blank lines of a message are dropped", () => {
     const { apply } = storeWithClock();
     let view = apply(
