@@ -1,7 +1,8 @@
 import { EventEmitter } from "node:events";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type { WebSocket } from "ws";
-import type { AgentThread, AgentThreadOptions } from "../agent/agent-thread.js";
+import type { AgentThread } from "../agent/agent-thread.js";
+import type { AgentThreadOptions } from "../agent/agent-thread-options.js";
 import type { HostEvent, ThreadInfo, ThreadItem } from "../protocol/agent.js";
 import { AgentHost, type AgentHostOptions, type HostThreadSource } from "./agent-host.js";
 import {
