@@ -4,13 +4,13 @@ import {
   diffOf,
   type Entry,
   emptyView,
-  meterText,
   type PendingApproval,
   reduceView,
   type SubAgentView,
   type ThreadView,
   type TurnRecord,
 } from "../../../src/client-core/thread-view.js";
+import { meterText } from "../../../src/client-core/turn-meter.js";
 import {
   type FileDiff,
   type McpServerInfo,
