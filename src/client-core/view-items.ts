@@ -1,8 +1,12 @@
 import type { ThreadItem } from "../protocol/agent.js";
 import type { Entry, ThreadView } from "./thread-view.js";
 
-/** How item events (`item.started`, `item.completed`, `item.delta`) change a thread's entries. */
+// How item events (`item.started`, `item.completed`, `item.delta`) change a thread's entries.
 
+/**
+ * An item started or completed: its entry is replaced in place, or appended (a user message is
+ * marked as a steer while `turn.steered` announced one).
+ */
 export function upsertItem(view: ThreadView, item: ThreadItem, completed: boolean, now: number): ThreadView {
   const at = view.entries.findIndex((entry) => entry.id === item.id);
   if (at !== -1) {
@@ -49,6 +53,7 @@ export function delta(view: ThreadView, itemId: string, text: string, now: numbe
   return { ...view, entries, turn };
 }
 
+/** The entry that shows `item` (`existing`: the one it replaces, whose streamed text or file states it keeps). */
 export function entryOf(
   item: ThreadItem,
   how: { completed: boolean; steer: boolean; existing: Entry | undefined },
