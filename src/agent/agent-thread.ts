@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { DraftAnswer, ResponsesClient } from "../client/responses-client.js";
+import type { DraftAnswer } from "../client/responses-client.js";
 import type {
   AgentMode,
   PatchResolution,
@@ -10,76 +10,24 @@ import type {
 } from "../protocol/agent.js";
 import type { TurnToolChoice } from "../protocol/agent-requests.js";
 import { SparkError } from "../protocol/errors.js";
-import type { ApprovalPolicy } from "./approval.js";
+import type { AgentThreadOptions } from "./agent-thread-options.js";
 import { Checkpoints } from "./checkpoints.js";
 import { historyFromItems } from "./conversation-history.js";
-import { agentRun } from "./definitions/agent-definitions.js";
-import type { Skill } from "./definitions/skills.js";
-import type { EditDiagnostics } from "./diagnostics/edit-diagnostics.js";
+import { namedAgentRun } from "./definitions/agent-definitions.js";
 import { EditJournal } from "./edit-journal.js";
-import { type HookSet, ThreadHooks } from "./hooks/thread-hooks.js";
-import { ItemLog, newItemId, type ThreadListener } from "./item-log.js";
+import { ThreadHooks } from "./hooks/thread-hooks.js";
+import { ItemLog, type ThreadListener } from "./item-log.js";
 import { PatchReview } from "./patch-review.js";
 import { PendingApprovals } from "./pending-approvals.js";
 import { requestSettings } from "./request-settings.js";
 import { ResponseChain } from "./response-chain.js";
 import { CommandSandbox } from "./sandbox/command-sandbox.js";
-import { type DelegateOptions, SubAgents } from "./sub-agents.js";
+import { SubAgents } from "./sub-agents.js";
 import { type Rewound, ThreadRewind } from "./thread-rewind.js";
 import { toolsFor } from "./tools/index.js";
-import { type Tool, type ToolContext, ToolError } from "./tools/tool.js";
-import { type ActiveTurn, type TurnOutcome, TurnRunner } from "./turn-runner.js";
-import type { Workspace } from "./workspace.js";
-
-export interface AgentThreadOptions {
-  client: ResponsesClient;
-  workspace: Workspace;
-  /** The system prompt (see buildSystemPrompt). */
-  instructions: string;
-  /** Model id sent with each request. Default: "" (the server's default). */
-  model?: string;
-  /**
-   * Whether commands (and untrusted MCP calls) wait for the person's yes. The model may ask for a
-   * command on any turn; nothing the person writes changes this. Default: "ask".
-   */
-  approvalPolicy?: ApprovalPolicy;
-  /** Where approved commands run. Default: a `workspace-write` sandbox. */
-  sandbox?: CommandSandbox;
-  /** The workspace's language servers, for the errors each patch introduced. Default: none asked. */
-  diagnostics?: EditDiagnostics;
-  /** Token budget of the conversation; past 80% of it old turns are compacted. Default: 128K. */
-  contextBudget?: number;
-  /** Model responses with tool calls one turn may run; the next call ends it. Default: 50. */
-  maxToolRounds?: number;
-  /** Sampling temperature. Default: the server's. */
-  temperature?: number;
-  /**
-   * Tools beyond Spark's own, e.g. the MCP servers' (McpHub.tools): read when the thread's first
-   * turn starts and kept for the whole conversation, since the tool list is part of the prompt
-   * prefix. A server that becomes ready later joins the next new thread. Default: none.
-   */
-  // biome-ignore lint/suspicious/noExplicitAny: a registry holds tools of every argument type
-  moreTools?: () => Tool<any>[];
-  /** Offer the `delegate` tool: background sub-agents on this model (tier). Default: none. */
-  delegate?: DelegateOptions<AgentThread>;
-  /** The session's skills: `load_skill` is offered when there are any. Default: none. */
-  skills?: readonly Skill[];
-  /**
-   * The only tools offered (by name), Spark's and the extra ones alike: a defined agent's thread
-   * (see agentRun). Default: all.
-   */
-  allowedTools?: readonly string[];
-  /** Items of a saved session to continue. */
-  resume?: { thread: ThreadInfo; items: ThreadItem[] };
-  /** Where each turn's file changes are kept for `rewind` (see Checkpoints). Default: in memory. */
-  checkpoints?: Checkpoints;
-  /** Turns waiting behind the running one (`enqueue`); beyond it `limit_reached`. Default: 32. */
-  maxQueuedTurns?: number;
-  /** UTF-8 bytes of the inputs waiting behind the running turn; beyond it `limit_reached`. Default: 4 MiB. */
-  maxQueuedBytes?: number;
-  /** Hooks (hooks.json) run at the points of each turn, in {@link sandbox}. Default: none. */
-  hooks?: HookSet;
-}
+import type { Tool, ToolContext } from "./tools/tool.js";
+import { TurnInbox } from "./turn-inbox.js";
+import { type ActiveTurn, TurnRunner } from "./turn-runner.js";
 
 /**
  * One conversation with the coding agent. It talks to a model only through the Responses client,
@@ -89,15 +37,16 @@ export interface AgentThreadOptions {
  * The concerns live beside it: the item log and its events (item-log.ts), the response chain
  * (response-chain.ts), the turn loop with tool dispatch and compaction (turn-runner.ts), approvals
  * (pending-approvals.ts), patch review (patch-review.ts), the settings every request repeats
- * (request-settings.ts) and sub-agents (sub-agents.ts). This class queues, steers and interrupts
- * turns and is the one public face of all of them.
+ * (request-settings.ts), sub-agents (sub-agents.ts), input steered into or queued behind the running
+ * turn (turn-inbox.ts) and rewinds (thread-rewind.ts). This class starts and interrupts turns and is
+ * the one public face of all of them.
  */
 export class AgentThread {
   readonly info: ThreadInfo;
   readonly journal = new EditJournal();
   private readonly log: ItemLog;
   private readonly chain: ResponseChain;
-  private readonly queue: string[] = [];
+  private readonly inbox: TurnInbox;
   private readonly approvals: PendingApprovals;
   private readonly patches: PatchReview;
   private readonly runner: TurnRunner;
@@ -127,6 +76,12 @@ export class AgentThread {
     this.log = new ItemLog(options.resume?.items);
     this.chain = new ResponseChain(options.resume ? historyFromItems(options.resume.items) : null);
     const emit = this.log.emit.bind(this.log);
+    this.inbox = new TurnInbox({
+      client: options.client,
+      log: this.log,
+      maxQueuedTurns: options.maxQueuedTurns,
+      maxQueuedBytes: options.maxQueuedBytes,
+    });
     this.approvals = new PendingApprovals({ policy: options.approvalPolicy, emit });
     this.patches = new PatchReview({
       journal: this.journal,
@@ -152,24 +107,13 @@ export class AgentThread {
               ...(delegate.contextBudget ? { contextBudget: delegate.contextBudget } : {}),
               ...(agent ? { instructions: agent.instructions, allowedTools: agent.tools } : {}),
             }),
-          resolveAgent: (name) => {
-            const agent = delegate.agents?.find((candidate) => candidate.name === name);
-            if (!agent) {
-              const names = (delegate.agents ?? []).map((candidate) => candidate.name);
-              throw new ToolError(
-                "not_found",
-                names.length === 0
-                  ? `No agent '${name}': none is defined. Delegate without an agent.`
-                  : `No agent '${name}'. The agents: ${names.join(", ")}.`,
-              );
-            }
-            return agentRun(agent, {
+          resolveAgent: (name) =>
+            namedAgentRun(delegate.agents ?? [], name, {
               instructions: this.options.instructions,
               parentTools: this.offeredTools(),
               delegateModel: delegate.model,
               tiers: delegate.tiers ?? [],
-            });
-          },
+            }),
           client: options.client,
           delegate,
           emit,
@@ -283,7 +227,7 @@ export class AgentThread {
 
   /** Turns waiting behind the running one. */
   get queuedTurns(): number {
-    return this.queue.length;
+    return this.inbox.length;
   }
 
   /**
@@ -291,31 +235,13 @@ export class AgentThread {
    * the queue holds `maxQueuedTurns` turns or `maxQueuedBytes` bytes already; nothing is dropped.
    */
   enqueue(input: string): void {
-    const maxTurns = this.options.maxQueuedTurns ?? 32;
-    const maxBytes = this.options.maxQueuedBytes ?? 4 * 1024 * 1024;
-    if (this.active && this.queue.length >= maxTurns) {
-      throw new SparkError("limit_reached", `${maxTurns} turns are queued already; wait for one to start.`);
-    }
-    const bytes = this.queue.reduce(
-      (sum, queued) => sum + Buffer.byteLength(queued),
-      Buffer.byteLength(input),
-    );
-    if (this.active && bytes > maxBytes) {
-      throw new SparkError(
-        "limit_reached",
-        `Queued inputs would take ${bytes} bytes, over the ${maxBytes}-byte limit; wait for a turn to start.`,
-      );
-    }
+    if (this.active) this.inbox.checkRoom(input);
     this.queueTurn(input);
   }
 
   private queueTurn(input: string): void {
-    if (!this.active) {
-      this.startTurn(input);
-      return;
-    }
-    this.queue.push(input);
-    this.log.emit({ type: "turn.queued", input });
+    if (this.active) this.inbox.push(input);
+    else this.startTurn(input);
   }
 
   /** The mode of the next turns (see AgentMode); a running turn keeps the mode it started in. */
@@ -360,35 +286,8 @@ export class AgentThread {
    * take (it was interrupted, failed or hit its round limit) is reported by a notice.
    */
   steer(input: string): void {
-    const turn = this.active;
-    if (!turn) {
-      this.startTurn(input);
-      return;
-    }
-    if (turn.closed) {
-      this.queueTurn(input);
-      return;
-    }
-    this.log.emit({ type: "turn.steered", turn_id: turn.id, input });
-    this.log.recordUserMessage(turn.id, input);
-    if (!turn.stream) {
-      turn.steers.push(input);
-      return;
-    }
-    const refused = () => {
-      if (turn.closed) this.reportUndelivered(turn, [input]);
-      else turn.steers.push(input);
-    };
-    // "pending" (over HTTP) leaves the input to the next request, as a refusal does.
-    const answered: Promise<void> = this.options.client
-      .steer(turn.stream, input)
-      .then((outcome) => {
-        if (outcome.status !== "accepted") refused();
-      }, refused)
-      .then(() => {
-        turn.steersInFlight.delete(answered);
-      });
-    turn.steersInFlight.add(answered);
+    if (this.active) this.inbox.steer(this.active, input);
+    else this.startTurn(input);
   }
 
   /**
@@ -413,7 +312,7 @@ export class AgentThread {
   interrupt(): void {
     const turn = this.active;
     if (!turn) return;
-    this.queue.length = 0;
+    this.inbox.clear();
     turn.controller.abort();
     turn.stream?.cancel();
     this.approvals.denyAll();
@@ -471,7 +370,7 @@ export class AgentThread {
     while (input !== undefined) {
       await this.runTurn(input, choice);
       choice = undefined;
-      input = this.queue.shift();
+      input = this.inbox.shift();
     }
   }
 
@@ -493,29 +392,11 @@ export class AgentThread {
       this.toolsFixed = true;
     }
     const outcome = await this.runner.run(turn, input);
-    this.reportUndelivered(turn, turn.steers.splice(0), outcome);
+    this.inbox.reportUndelivered(turn, turn.steers.splice(0), outcome);
     // Idle before `turn.completed`: a listener may start the next turn.
     this.active = null;
     this.info.updatedAt = new Date().toISOString();
     this.log.emit({ type: "turn.completed", turn_id: turn.id, ...outcome });
-  }
-
-  /** Tells every face that these steers of `turn` never reached the model. */
-  private reportUndelivered(turn: ActiveTurn, steers: string[], outcome?: TurnOutcome): void {
-    const why = turn.controller.signal.aborted
-      ? "the turn was interrupted"
-      : outcome?.error?.code === "limit_reached"
-        ? "the turn reached its limit of tool rounds"
-        : outcome?.status === "failed"
-          ? "the turn failed"
-          : "the turn had ended";
-    for (const steer of steers) {
-      this.log.complete(turn.id, {
-        type: "notice",
-        id: newItemId(),
-        text: `Not sent to the model (${why}): "${steer}". Send it again if it still applies.`,
-      });
-    }
   }
 
   private toolContext(turn: ActiveTurn): ToolContext {

@@ -1,6 +1,6 @@
 import { EventEmitter } from "node:events";
 import { type WebSocketLike, WS_OPEN } from "../client-core/socket.js";
-import type { HostSocket } from "../host/agent-host.js";
+import type { HostSocket } from "../host/host-clients.js";
 
 const CLOSED = 3;
 

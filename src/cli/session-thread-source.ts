@@ -2,7 +2,7 @@ import { realpath, rm } from "node:fs/promises";
 import path from "node:path";
 import type { AgentThread } from "../agent/agent-thread.js";
 import { checkpointsFile, listSessions, readSession, sessionsDir, Transcript } from "../agent/transcript.js";
-import type { HostThreadSource } from "../host/agent-host.js";
+import type { HostThreadSource } from "../host/host-thread-source.js";
 import type { ThreadInfo, ThreadItem } from "../protocol/agent.js";
 import { SparkError } from "../protocol/errors.js";
 import type { AgentRuntime } from "./agent-runtime.js";

@@ -3,8 +3,6 @@ import type { ThreadInfo, ThreadItem, TurnStats } from "../protocol/agent.js";
 import {
   diffOf,
   emptyView,
-  liveMeter,
-  meterText,
   reduceView,
   runningTools,
   type StampedEvent,
@@ -13,6 +11,7 @@ import {
   type ThreadView,
   type ViewAction,
 } from "./thread-view.js";
+import { liveMeter, meterText } from "./turn-meter.js";
 
 const thread: ThreadInfo = {
   id: "thr_1",

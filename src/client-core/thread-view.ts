@@ -11,11 +11,13 @@ import type {
 } from "../protocol/agent.js";
 import { approvalTitle } from "../protocol/agent.js";
 import type { WireError } from "../protocol/errors.js";
+import { delta, entryOf, upsertItem } from "./view-items.js";
 
 /**
  * The one thread-view reducer of every face (terminal UI, web app, VS Code extension): a pure
  * function from a view and one event to the next view. Each face renders the view its own way; how
- * events change what is shown is decided here, once.
+ * events change what is shown is decided here, once (item events in view-items.ts; the turn's
+ * numbers in turn-meter.ts).
  */
 
 /** A thread event as the host sends it: stamped with its thread, per-thread `seq` and host `epoch`. */
@@ -283,94 +285,6 @@ function turnCompleted(
   return next;
 }
 
-function upsertItem(view: ThreadView, item: ThreadItem, completed: boolean, now: number): ThreadView {
-  // Reasoning is shown once it is complete, dimmed (its deltas find no entry).
-  if (item.type === "reasoning" && !completed) return view;
-  const at = view.entries.findIndex((entry) => entry.id === item.id);
-  if (at !== -1) {
-    const entries = [...view.entries];
-    entries[at] = entryOf(item, { completed, steer: false, existing: view.entries[at] });
-    return { ...view, entries };
-  }
-  const steer = item.type === "user_message" && view.pendingSteers > 0;
-  const entry = entryOf(item, { completed, steer, existing: undefined });
-  // A tool call settles the time to first token: the model's first output may be the call itself.
-  const turn =
-    view.turn && item.type === "tool_call" && view.turn.firstTokenAt === null
-      ? { ...view.turn, firstTokenAt: now }
-      : view.turn;
-  return {
-    ...view,
-    entries: [...view.entries, entry],
-    pendingSteers: steer ? view.pendingSteers - 1 : view.pendingSteers,
-    turn,
-  };
-}
-
-/**
- * A streamed piece of an agent message's text, or of a running tool call's arguments (the model
- * writing the call, e.g. an `apply_patch` shown as it grows). Either counts toward the live rate.
- */
-function delta(view: ThreadView, itemId: string, text: string, now: number): ThreadView {
-  const at = view.entries.findIndex((entry) => entry.id === itemId);
-  const entry = view.entries[at];
-  const entries = [...view.entries];
-  if (entry?.kind === "agent") entries[at] = { ...entry, text: entry.text + text };
-  else if (entry?.kind === "tool" && entry.item.status === "running")
-    entries[at] = { ...entry, item: { ...entry.item, arguments: entry.item.arguments + text } };
-  else return view;
-  const turn = view.turn
-    ? {
-        ...view.turn,
-        firstTokenAt: view.turn.firstTokenAt ?? now,
-        deltas: view.turn.deltas + 1,
-        firstDeltaAt: view.turn.firstDeltaAt ?? now,
-        lastDeltaAt: now,
-      }
-    : null;
-  return { ...view, entries, turn };
-}
-
-function entryOf(
-  item: ThreadItem,
-  how: { completed: boolean; steer: boolean; existing: Entry | undefined },
-): Entry {
-  const { existing } = how;
-  switch (item.type) {
-    case "user_message":
-      return {
-        kind: "user",
-        id: item.id,
-        text: item.text,
-        steer: how.steer || (existing?.kind === "user" && existing.steer),
-        ...(item.mode === "plan" ? { plan: true as const } : {}),
-      };
-    case "agent_message":
-      // item.completed carries the whole text; item.started an empty one, filled by deltas.
-      return {
-        kind: "agent",
-        id: item.id,
-        text: how.completed || existing?.kind !== "agent" ? item.text : existing.text,
-        streaming: !how.completed,
-      };
-    case "tool_call":
-      return { kind: "tool", id: item.id, item, files: existing?.kind === "tool" ? existing.files : {} };
-    case "notice":
-    case "reasoning":
-      return { kind: "notice", id: item.id, text: item.text, tone: "dim" };
-    default: {
-      const unknown: never = item;
-      const { id, type } = unknown as { id: string; type: string };
-      return {
-        kind: "notice",
-        id,
-        text: `This view does not know the item "${type}" (a newer Spark?).`,
-        tone: "warn",
-      };
-    }
-  }
-}
-
 /**
  * A rewind: with the conversation, the entries from the turn's user message on are gone (and the
  * turns that ended after it); either way a notice says what went back.
@@ -454,61 +368,4 @@ export function streamingMessage(view: ThreadView): Extract<Entry, { kind: "agen
     if (entry.kind === "agent" && entry.streaming) return entry;
   }
   return null;
-}
-
-/** The shortest span of deltas a live rate is computed over: a shorter one is mostly noise. */
-export const MIN_RATE_SPAN_MS = 200;
-
-export interface Meter {
-  /** Since the turn started (live), or null after it. */
-  elapsedMs: number | null;
-  ttftMs: number | null;
-  tokensPerSecond: number | null;
-  /** True while the turn runs: the numbers are the face's own estimate, not the agent's. */
-  live: boolean;
-}
-
-/**
- * The turn's numbers. While it runs, measured here: each delta is about one token while the
- * socket keeps up, so the rate is (deltas - 1) over the time from the first delta to the latest,
- * once that spans {@link MIN_RATE_SPAN_MS}. After it, the agent's own numbers. Null before any turn.
- */
-export function liveMeter(view: ThreadView, now: number): Meter | null {
-  const turn = view.turn;
-  if (turn) {
-    const span =
-      turn.firstDeltaAt !== null && turn.lastDeltaAt !== null ? turn.lastDeltaAt - turn.firstDeltaAt : 0;
-    return {
-      elapsedMs: now - turn.startedAt,
-      ttftMs: turn.firstTokenAt === null ? null : turn.firstTokenAt - turn.startedAt,
-      tokensPerSecond:
-        span >= MIN_RATE_SPAN_MS && turn.deltas >= 2 ? ((turn.deltas - 1) * 1000) / span : null,
-      live: true,
-    };
-  }
-  const stats = view.turns.at(-1)?.stats;
-  if (!stats) return null;
-  return {
-    elapsedMs: null,
-    ttftMs: stats.timeToFirstTokenMs,
-    tokensPerSecond: stats.tokensPerSecond,
-    live: false,
-  };
-}
-
-/** The meter line, alike in every face: `1.2 s · ttft 120 ms · ~31 tok/s` (`~`: a live estimate). */
-export function meterText(view: ThreadView, now: number): string {
-  const meter = liveMeter(view, now);
-  if (!meter) return "";
-  const parts: string[] = [];
-  if (meter.elapsedMs !== null) parts.push(`${(meter.elapsedMs / 1000).toFixed(1)} s`);
-  if (meter.ttftMs !== null) parts.push(`ttft ${Math.round(meter.ttftMs)} ms`);
-  if (meter.tokensPerSecond !== null)
-    parts.push(`${meter.live ? "~" : ""}${formatRate(meter.tokensPerSecond)} tok/s`);
-  return parts.join(" · ");
-}
-
-/** A token rate as every face shows it: one decimal below 100, whole above. */
-export function formatRate(rate: number): string {
-  return rate >= 100 ? String(Math.round(rate)) : rate.toFixed(1);
 }

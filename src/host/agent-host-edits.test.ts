@@ -10,7 +10,8 @@ import { type Script, ScriptedEngine } from "../engine/scripted/scripted-engine.
 import type { ThreadInfo, ThreadItem } from "../protocol/agent.js";
 import { ModelRegistry } from "../server/model-registry.js";
 import { SparkServer } from "../server/spark-server.js";
-import { AgentHost, type HostThreadSource } from "./agent-host.js";
+import { AgentHost } from "./agent-host.js";
+import type { HostThreadSource } from "./host-thread-source.js";
 import { connectHost, type HostTestEvent } from "./test-support/host-client.js";
 
 const patch = (lines: string[]) =>

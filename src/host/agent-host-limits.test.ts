@@ -1,9 +1,11 @@
 import { EventEmitter } from "node:events";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type { WebSocket } from "ws";
-import type { AgentThread, AgentThreadOptions } from "../agent/agent-thread.js";
+import type { AgentThread } from "../agent/agent-thread.js";
+import type { AgentThreadOptions } from "../agent/agent-thread-options.js";
 import type { HostEvent, ThreadInfo, ThreadItem } from "../protocol/agent.js";
-import { AgentHost, type AgentHostOptions, type HostThreadSource } from "./agent-host.js";
+import { AgentHost, type AgentHostOptions } from "./agent-host.js";
+import type { HostThreadSource } from "./host-thread-source.js";
 import {
   echoScript,
   manyWords,

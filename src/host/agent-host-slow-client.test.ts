@@ -10,7 +10,8 @@ import { ResponsesClient } from "../client/responses-client.js";
 import { ScriptedEngine } from "../engine/scripted/scripted-engine.js";
 import { ModelRegistry } from "../server/model-registry.js";
 import { SparkServer } from "../server/spark-server.js";
-import { AgentHost, SLOW_CLIENT_CLOSE_CODE } from "./agent-host.js";
+import { AgentHost } from "./agent-host.js";
+import { SLOW_CLIENT_CLOSE_CODE } from "./host-clients.js";
 import { connectHost } from "./test-support/host-client.js";
 
 const BUDGET = 1024 * 1024;

@@ -1,59 +1,18 @@
 import { randomBytes } from "node:crypto";
 import type { AgentThread } from "../agent/agent-thread.js";
-import { type Catalog, catalogInfo } from "../agent/definitions/catalog.js";
+import type { Catalog } from "../agent/definitions/catalog.js";
 import type { McpServerList } from "../agent/mcp/mcp-server-list.js";
-import type { HostEvent, HostThreadEvent, ThreadEvent, ThreadInfo, ThreadItem } from "../protocol/agent.js";
+import type { HostEvent, HostThreadEvent, ThreadEvent, ThreadInfo } from "../protocol/agent.js";
 import { HOST_REQUEST_SCHEMAS, type HostRequest, type HostRequestType } from "../protocol/agent-requests.js";
 import { SparkError } from "../protocol/errors.js";
 import { DEFAULT_JSON_LIMITS, parseUntrustedJson } from "../protocol/json-guard.js";
-import { MCP_SERVERS_LIMITS } from "../protocol/mcp-servers.js";
 import { validate } from "../protocol/validate.js";
+import { HostClients, type HostSocket } from "./host-clients.js";
 import { errorEvent, requestIdOf } from "./host-errors.js";
+import type { HostThreadSource } from "./host-thread-source.js";
 import { ReplayBuffer } from "./replay-buffer.js";
 import { forkedInfo, forkedItems } from "./thread-fork.js";
 import { handleThreadRequest } from "./thread-requests.js";
-
-/**
- * One client connection as the host uses it: the server side of a `ws` WebSocket, or an in-memory
- * one (the terminal's own host, see cli/in-memory-socket.ts).
- */
-export interface HostSocket {
-  readonly readyState: number;
-  readonly OPEN: number;
-  /** Bytes sent but not yet written to the network (a `ws` socket's); absent: never backed up. */
-  readonly bufferedAmount?: number;
-  send(line: string): void;
-  /** Closes the connection with a close code (a `ws` socket's); needed with `bufferedAmount`. */
-  close?(code: number, reason: string): void;
-  on(event: "message", listener: (data: Buffer, isBinary: boolean) => void): unknown;
-  on(event: "close", listener: () => void): unknown;
-  on(event: "error", listener: (error: Error) => void): unknown;
-}
-
-export interface HostThreadSource {
-  /**
-   * A new thread; with `worktree`, in a git worktree of the host's repository (`thread.start
-   * {worktree}`), or an error saying why not.
-   */
-  create(options?: { worktree?: { name?: string } }): Promise<AgentThread>;
-  /** A saved session continued under its id, or null if there is none. */
-  resume(threadId: string): Promise<AgentThread | null>;
-  /** A new thread continuing `items` under `info` (`thread.fork`). Default: none (refused). */
-  fork?(info: ThreadInfo, items: ThreadItem[]): Promise<AgentThread>;
-  /** Saved sessions, newest first. */
-  list(): Promise<ThreadInfo[]>;
-  /** Renames a thread (saved or live) in its transcript; the updated info, or null if there is none. */
-  rename(threadId: string, title: string): Promise<ThreadInfo | null>;
-  /** Deletes a thread's transcript; false if there was none. The host never deletes a running thread. */
-  remove(threadId: string): Promise<boolean>;
-  /**
-   * The models (tiers) a thread may switch to with `thread.set_model`. Default: none (the request
-   * is refused).
-   */
-  models?(): readonly string[];
-  /** The host let an idle thread go (it stays resumable from its transcript). Default: nothing. */
-  release?(threadId: string): void;
-}
 
 export interface AgentHostOptions {
   /**
@@ -83,23 +42,11 @@ export interface AgentHostOptions {
   catalog?: Catalog;
   /**
    * Bytes a client may leave unread: a client whose socket still holds more than this when the
-   * next event is due is closed with {@link SLOW_CLIENT_CLOSE_CODE} (it resumes by `seq`).
+   * next event is due is closed with SLOW_CLIENT_CLOSE_CODE (host-clients.ts; it resumes by `seq`).
    * Default: 8 MiB.
    */
   clientBufferBytes?: number;
 }
-
-/**
- * The close code of a client that did not read its events fast enough (see `clientBufferBytes`).
- * In the private-use range (4000-4999) of RFC 6455; a client reconnects and resumes its threads.
- */
-export const SLOW_CLIENT_CLOSE_CODE = 4008;
-
-/**
- * Changes of the MCP server list within this long go out as one `mcp.servers` (servers starting
- * together change state in separate callbacks).
- */
-const MCP_COALESCE_MS = 10;
 
 interface HostedThread {
   thread: AgentThread;
@@ -131,41 +78,30 @@ export class AgentHost {
   /** Threads being created or loaded, counted against `maxThreads`. */
   private opening = 0;
   private readonly replayBytes: number;
-  private readonly clientBufferBytes: number;
   private readonly maxThreads: number;
   private readonly idleMs: number;
   private readonly sweeper: ReturnType<typeof setInterval>;
-  /** The workspace each client last listed (`thread.list {workspace}`); later lists keep to it. */
-  private readonly listWorkspaces = new WeakMap<HostSocket, string | undefined>();
-  /** Every connected client, told when a new session appears (started by any face). */
-  private readonly clients = new Set<HostSocket>();
-  private readonly mcp: McpServerList | undefined;
-  private readonly stopMcp: () => void;
-  /** A coalesced `mcp.servers` is due (unref'd: it never keeps the process alive). */
-  private mcpTimer: ReturnType<typeof setTimeout> | null = null;
-  /** The `catalog` line each client gets on connecting; null: nothing to list. */
-  private catalogLine: string | null = null;
+  private readonly clients: HostClients;
 
   constructor(
     private readonly source: HostThreadSource,
     options: AgentHostOptions = {},
   ) {
     this.replayBytes = options.replayBytes ?? 4 * 1024 * 1024;
-    this.clientBufferBytes = options.clientBufferBytes ?? 8 * 1024 * 1024;
     this.maxThreads = options.maxThreads ?? 32;
     this.idleMs = options.idleMs ?? 10 * 60_000;
     this.sweeper = setInterval(() => this.evictIdle(), Math.max(1000, Math.min(this.idleMs, 60_000)));
     this.sweeper.unref();
-    this.mcp = options.mcp;
-    this.stopMcp = this.mcp?.onChange(() => this.scheduleMcpServers()) ?? (() => {});
+    this.clients = new HostClients({
+      clientBufferBytes: options.clientBufferBytes ?? 8 * 1024 * 1024,
+      mcp: options.mcp,
+    });
     if (options.catalog) this.listCatalog(options.catalog);
   }
 
   /** Lists `catalog` to every client, now and on connecting (once the runtime has read it). */
   listCatalog(catalog: Catalog): void {
-    if (catalog.skills.length === 0 && catalog.agents.length === 0) return;
-    this.catalogLine = JSON.stringify({ type: "catalog", ...catalogInfo(catalog) } satisfies HostEvent);
-    for (const socket of this.clients) this.send(socket, this.catalogLine);
+    this.clients.listCatalog(catalog);
   }
 
   /** Serves one client connection. */
@@ -174,8 +110,6 @@ export class AgentHost {
     socket.on("error", () => {});
     socket.on("message", (data, isBinary) => void this.onMessage(socket, data, isBinary));
     this.clients.add(socket);
-    if (this.mcp) this.send(socket, this.mcpServersLine(this.mcp));
-    if (this.catalogLine) this.send(socket, this.catalogLine);
     socket.on("close", () => {
       this.clients.delete(socket);
       for (const hosted of this.threads.values())
@@ -203,48 +137,7 @@ export class AgentHost {
   /** Stops the idle sweep and listening to the MCP servers. Idempotent. */
   dispose(): void {
     clearInterval(this.sweeper);
-    this.stopMcp();
-    if (this.mcpTimer) clearTimeout(this.mcpTimer);
-    this.mcpTimer = null;
-  }
-
-  /**
-   * Sends one line, unless the client still has more than its budget unread from before: then it
-   * is closed (its memory here is freed once the close goes through, or ws gives up on it) and
-   * sent nothing more. A single event larger than the budget still reaches a client that keeps up,
-   * and so does a replay (`budgeted: false`), bounded by `replayBytes` instead.
-   */
-  private send(socket: HostSocket, line: string, budgeted = true): void {
-    if (socket.readyState !== socket.OPEN) return;
-    if (budgeted && (socket.bufferedAmount ?? 0) > this.clientBufferBytes && socket.close) {
-      socket.close(SLOW_CLIENT_CLOSE_CODE, "too slow: events were not read");
-      return;
-    }
-    socket.send(line);
-  }
-
-  private scheduleMcpServers(): void {
-    if (this.mcpTimer) return;
-    this.mcpTimer = setTimeout(() => {
-      this.mcpTimer = null;
-      if (!this.mcp) return;
-      const line = this.mcpServersLine(this.mcp);
-      for (const socket of this.clients) this.send(socket, line);
-    }, MCP_COALESCE_MS);
-    this.mcpTimer.unref();
-  }
-
-  /** The list as it is now; an error text past the wire's bound is shortened, not dropped. */
-  private mcpServersLine(mcp: McpServerList): string {
-    const max = MCP_SERVERS_LIMITS.errorChars;
-    const servers = mcp
-      .list()
-      .map((server) =>
-        server.error !== undefined && server.error.length > max
-          ? { ...server, error: `${server.error.slice(0, max - 1)}…` }
-          : server,
-      );
-    return JSON.stringify({ type: "mcp.servers", servers } satisfies HostEvent);
+    this.clients.dispose();
   }
 
   /**
@@ -265,9 +158,9 @@ export class AgentHost {
         request_id: requestId,
         ...(threadId ? { thread_id: threadId } : {}),
       };
-      this.send(socket, JSON.stringify(ack));
+      this.clients.send(socket, JSON.stringify(ack));
     } catch (error) {
-      this.send(socket, errorEvent(error, requestId));
+      this.clients.send(socket, errorEvent(error, requestId));
     }
   }
 
@@ -313,7 +206,7 @@ export class AgentHost {
         return fork.thread.info.id;
       }
       case "thread.list":
-        this.listWorkspaces.set(socket, request.workspace);
+        this.clients.setListWorkspace(socket, request.workspace);
         await this.sendList(socket);
         return undefined;
       case "turn.start":
@@ -360,7 +253,7 @@ export class AgentHost {
           thread_id: request.thread_id,
         } satisfies HostEvent);
         for (const subscriber of new Set([socket, ...(hosted?.subscribers ?? [])]))
-          this.send(subscriber, line);
+          this.clients.send(subscriber, line);
         if (hosted) {
           hosted.unsubscribe();
           this.threads.delete(request.thread_id);
@@ -382,7 +275,7 @@ export class AgentHost {
    * no transcript of those).
    */
   private async sendList(socket: HostSocket): Promise<void> {
-    const workspace = this.listWorkspaces.get(socket);
+    const workspace = this.clients.listWorkspace(socket);
     const inWorkspace = (info: ThreadInfo) => workspace === undefined || info.cwd === workspace;
     const live = [...this.threads.values()]
       .filter((h) => hasUserMessage(h.thread))
@@ -392,7 +285,7 @@ export class AgentHost {
     const saved = (await this.source.list()).filter(
       (info) => !this.threads.has(info.id) && inWorkspace(info),
     );
-    this.send(
+    this.clients.send(
       socket,
       JSON.stringify({ type: "thread.list", threads: [...live, ...saved] } satisfies HostEvent),
     );
@@ -474,12 +367,7 @@ export class AgentHost {
    * another workspace. Nothing is read from disk for it.
    */
   private announceSession(hosted: HostedThread): void {
-    const info = { ...hosted.thread.info };
-    const line = JSON.stringify({ type: "thread.listed", thread: info } satisfies HostEvent);
-    for (const socket of this.clients) {
-      const workspace = this.listWorkspaces.get(socket);
-      if (workspace === undefined || workspace === info.cwd) this.send(socket, line);
-    }
+    this.clients.announceSession({ ...hosted.thread.info });
   }
 
   private announceTitle(hosted: HostedThread): void {
@@ -493,7 +381,7 @@ export class AgentHost {
     hosted.lastActive = Date.now();
     const line = this.stamp(hosted, event);
     hosted.replay.push(line);
-    for (const socket of hosted.subscribers) this.send(socket, line);
+    for (const socket of hosted.subscribers) this.clients.send(socket, line);
   }
 
   private stamp(hosted: HostedThread, event: ThreadEvent | HostThreadEvent): string {
@@ -513,10 +401,10 @@ export class AgentHost {
   private subscribe(socket: HostSocket, hosted: HostedThread, afterSeq: number, epoch?: string): void {
     const continues = (epoch === undefined || epoch === this.epoch) && afterSeq <= hosted.seq;
     const missed = continues ? hosted.replay.since(afterSeq + 1) : null;
-    if (missed) for (const line of missed) this.send(socket, line, false);
+    if (missed) for (const line of missed) this.clients.send(socket, line, false);
     else {
       const { thread } = hosted;
-      this.send(
+      this.clients.send(
         socket,
         this.stamp(hosted, {
           type: "thread.history",

@@ -1,5 +1,5 @@
 import * as vscode from "vscode";
-import { meterText } from "../../src/client-core/thread-view.js";
+import { meterText } from "../../src/client-core/turn-meter.js";
 import type { ChatController } from "./chat-controller.js";
 import type { SparkConnection } from "./spark-connection.js";
 

@@ -194,3 +194,22 @@ export function agentRun(agent: AgentDefinition, options: AgentRunOptions): Agen
     tools,
   };
 }
+
+/** How the agent named `name` among `agents` runs (see agentRun); a ToolError for the model when none has that name. */
+export function namedAgentRun(
+  agents: readonly AgentDefinition[],
+  name: string,
+  options: AgentRunOptions,
+): AgentRun {
+  const agent = agents.find((candidate) => candidate.name === name);
+  if (!agent) {
+    const names = agents.map((candidate) => candidate.name);
+    throw new ToolError(
+      "not_found",
+      names.length === 0
+        ? `No agent '${name}': none is defined. Delegate without an agent.`
+        : `No agent '${name}'. The agents: ${names.join(", ")}.`,
+    );
+  }
+  return agentRun(agent, options);
+}

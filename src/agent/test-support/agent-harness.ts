@@ -6,7 +6,8 @@ import { type CreateBody, ResponsesClient } from "../../client/responses-client.
 import { ScriptedEngine, type ScriptedEngineOptions } from "../../engine/scripted/scripted-engine.js";
 import type { ThreadEvent } from "../../protocol/agent.js";
 import { startTestServer, type TestServer } from "../../server/test-support/test-server.js";
-import { AgentThread, type AgentThreadOptions } from "../agent-thread.js";
+import { AgentThread } from "../agent-thread.js";
+import type { AgentThreadOptions } from "../agent-thread-options.js";
 import { Workspace } from "../workspace.js";
 
 export interface Harness extends AsyncDisposable {

@@ -1,6 +1,7 @@
 import { Box, Text, useWindowSize } from "ink";
 import React from "react";
-import { formatRate, liveMeter, type ThreadView } from "../../client-core/thread-view.js";
+import type { ThreadView } from "../../client-core/thread-view.js";
+import { formatRate, liveMeter } from "../../client-core/turn-meter.js";
 import type { ConversationView } from "./conversation-store.js";
 
 const h = React.createElement;

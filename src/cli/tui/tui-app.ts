@@ -1,19 +1,18 @@
 import { Box, type Key, Static, useInput, usePaste, useStdout } from "ink";
 import React, { useEffect, useReducer, useRef, useSyncExternalStore } from "react";
-import { agentsLines, skillsLines } from "../../client-core/catalog-lines.js";
-import { rewindPoints } from "../../client-core/rewind-points.js";
 import type { McpServerInfo, McpServerState } from "../../protocol/agent.js";
 import { DraftPacer } from "../../protocol/draft-pacer.js";
 import type { TerminalThread } from "../terminal-thread.js";
 import type { ConversationStoreOptions, Entry } from "./conversation-store.js";
 import { EntryView } from "./entry-view.js";
-import { forkTarget } from "./fork-command.js";
+import { editKey, pickerKeyOf } from "./key-bindings.js";
 import { type EditorState, EMPTY_EDITOR, edit, InputHistory } from "./line-editor.js";
 import { LiveView } from "./live-view.js";
 import { mcpServerNotices } from "./mcp-server-notices.js";
 import { PromptBox } from "./prompt-box.js";
 import { type PickerKey, pickerKey, type RewindPicker, RewindPickerView } from "./rewind-picker.js";
-import { helpLines, parseSlashCommand, type SlashCommand } from "./slash-commands.js";
+import { runSlashCommand, type SlashCommandContext } from "./slash-command-actions.js";
+import { parseSlashCommand } from "./slash-commands.js";
 import { type StartupState, startupLabel } from "./startup-status.js";
 import { StartupView } from "./startup-view.js";
 import { StatusBar } from "./status-bar.js";
@@ -61,7 +60,6 @@ interface AppState {
 
 const NO_STARTUP: StartupState = { phase: "starting" };
 const noStartup = () => () => {};
-const NO_CATALOG = { skills: [], agents: [] };
 
 /**
  * The interactive view: the conversation (finished entries printed once), the live part, the
@@ -137,132 +135,7 @@ export function TuiApp({ options, session, onExit, storeOptions }: TuiAppProps):
       });
   };
 
-  const runCommand = (command: SlashCommand) => {
-    const { thread, store: current } = s.session;
-    if (command.name === "help") return current.notice(helpLines().join("\n"));
-    if (command.name === "exit") return quit();
-    if (command.name === "mcp") {
-      if (options.mcp && !s.mcp) return current.notice("/mcp works once Spark has started.", "warn");
-      return current.showMcpServers(s.mcp?.mcpServers ?? []);
-    }
-    if (command.name === "skills") {
-      if (options.mcp && !s.mcp) return current.notice("/skills works once Spark has started.", "warn");
-      return current.notice(skillsLines(s.mcp?.catalog ?? NO_CATALOG).join("\n"));
-    }
-    if (!thread) {
-      current.notice(`/${command.name} works once the session has started.`, "warn");
-      return;
-    }
-    switch (command.name) {
-      case "undo":
-        thread.undo().then(
-          (paths) =>
-            current.notice(
-              paths.length > 0 ? `Undid the last patch: restored ${paths.join(", ")}` : "Nothing to undo.",
-            ),
-          (error: unknown) => current.notice(`Undo failed: ${messageOf(error)}`, "error"),
-        );
-        return;
-      case "rewind": {
-        if (thread.busy)
-          return current.notice("A turn is running; interrupt it (Esc) before rewinding.", "warn");
-        const points = rewindPoints(current.coreEntries);
-        if (points.length === 0) return current.notice("Nothing to rewind yet.", "warn");
-        s.rewind = { step: "turn", points, index: 0 };
-        rerender();
-        return;
-      }
-      case "new":
-        runActivity("starting a new session", async () => {
-          if (thread.busy) thread.interrupt();
-          const next = await options.newThread();
-          if (s.exited) return;
-          switchTo(next, s.session.modelId, true);
-          s.session.store.notice("New session.", "dim");
-        });
-        return;
-      case "fork": {
-        const target = forkTarget(command.args, thread.history);
-        if ("lines" in target) return current.notice(target.lines.join("\n"));
-        const fork = options.onFork;
-        if (!fork) return current.notice("Forking is not available here.", "warn");
-        if (thread.busy) return current.notice("A turn is running; fork once it ends.", "warn");
-        runActivity(`forking from turn ${target.number}`, async () => {
-          const next = await fork(target.itemId);
-          if (s.exited) return;
-          switchTo(next, s.session.modelId, true);
-          s.session.store.notice(`Forked from turn ${target.number}: ${next.info.title}.`, "dim");
-        });
-        return;
-      }
-      case "model":
-        changeModel(command.args);
-        return;
-      case "agents": {
-        const subs = thread.subAgents;
-        current.notice(
-          [
-            ...agentsLines(s.mcp?.catalog ?? NO_CATALOG),
-            ...(subs.length === 0
-              ? ["No sub-agents in this session."]
-              : subs.map(
-                  (sub) =>
-                    `${sub.id} ${sub.status} on ${sub.model}: ${sub.task} (${sub.progress}, ${sub.outputTokens} tok)`,
-                )),
-          ].join("\n"),
-        );
-        return;
-      }
-      case "cancel": {
-        const running = thread.subAgents.filter((sub) => sub.status === "running");
-        const id = command.args || running.at(-1)?.id;
-        if (!id || !thread.cancelSubAgent(id))
-          current.notice(id ? `No running sub-agent ${id}.` : "No sub-agent is running.", "warn");
-        return;
-      }
-      default: {
-        const unknown: never = command.name;
-        void unknown;
-      }
-    }
-  };
-
-  const changeModel = (name: string) => {
-    const { modelId, store: current, thread } = s.session;
-    if (!thread) return;
-    // Unknown list: the agent host has it, and refuses a name it does not serve.
-    const models = options.models;
-    const others = models && models.length > 0 ? ` Available: ${models.join(", ")}.` : "";
-    const change = models?.length === 0 ? undefined : options.onModelChange;
-    if (!name) {
-      current.notice(
-        `Model: ${modelId || "the server's default"}.${others}${change ? " Switch with /model <name>." : ""}`,
-      );
-      return;
-    }
-    if (name === modelId) {
-      current.notice(`Already using ${modelId}.`);
-      return;
-    }
-    if (!change) {
-      current.notice(
-        `Switching models is not available here; the model is ${modelId || "the server's default"}.`,
-        "warn",
-      );
-      return;
-    }
-    if (models && !models.includes(name)) {
-      current.notice(`Unknown model '${name}'.${others}`, "error");
-      return;
-    }
-    runActivity(`switching to ${name}`, async () => {
-      if (thread.busy) thread.interrupt();
-      const next = await change(name);
-      if (s.exited) return;
-      switchTo(next, name, false);
-      s.session.store.notice(`Switched to ${name}.`);
-    });
-  };
+  const commands: SlashCommandContext = { state: s, options, quit, rerender, runActivity, switchTo };
 
   const submit = (mode: "send" | "queue") => {
     const text = s.editor.text.trim();
@@ -276,7 +149,7 @@ export function TuiApp({ options, session, onExit, storeOptions }: TuiAppProps):
       return;
     }
     if (command) {
-      runCommand(command);
+      runSlashCommand(commands, command);
       return;
     }
     const thread = s.session.thread;
@@ -359,15 +232,7 @@ export function TuiApp({ options, session, onExit, storeOptions }: TuiAppProps):
       return;
     }
     if (s.rewind) {
-      const pick: PickerKey | null = key.upArrow
-        ? "up"
-        : key.downArrow
-          ? "down"
-          : key.return
-            ? "enter"
-            : key.escape
-              ? "escape"
-              : null;
+      const pick = pickerKeyOf(key);
       if (pick) return onPickerKey(s.rewind, pick);
       if (!(key.ctrl && input === "c")) return;
       s.rewind = null;
@@ -522,37 +387,6 @@ const EntryStatic = Static<Entry>;
 
 function renderEntry(entry: Entry): React.ReactElement {
   return h(EntryView, { key: entry.key, entry });
-}
-
-/** The editing operation a key stands for, if any. */
-function editKey(input: string, key: Key): ((state: EditorState) => EditorState) | null {
-  if (key.leftArrow) return key.ctrl || key.meta ? edit.wordLeft : edit.left;
-  if (key.rightArrow) return key.ctrl || key.meta ? edit.wordRight : edit.right;
-  if (key.home) return edit.home;
-  if (key.end) return edit.end;
-  if (key.backspace) return key.meta ? edit.deleteWord : edit.backspace;
-  if (key.delete) return edit.deleteForward;
-  if (key.ctrl) {
-    const ctrl: Record<string, (state: EditorState) => EditorState> = {
-      a: edit.home,
-      e: edit.end,
-      b: edit.left,
-      f: edit.right,
-      h: edit.backspace,
-      u: edit.killToStart,
-      k: edit.killToEnd,
-      w: edit.deleteWord,
-    };
-    return ctrl[input] ?? null;
-  }
-  if (key.meta) {
-    if (input === "b") return edit.wordLeft;
-    if (input === "f") return edit.wordRight;
-    return null;
-  }
-  // Ctrl+J (a bare line feed) inserts a newline.
-  if (input === "\n") return (state) => edit.insert(state, "\n");
-  return null;
 }
 
 function messageOf(error: unknown): string {

@@ -1,5 +1,6 @@
 import { useEffect, useState } from "preact/hooks";
-import { liveMeter, type ThreadView, type TurnRecord } from "../../client-core/thread-view.js";
+import type { ThreadView, TurnRecord } from "../../client-core/thread-view.js";
+import { liveMeter } from "../../client-core/turn-meter.js";
 
 const ms = (value: number | null) =>
   value === null ? "—" : value >= 1000 ? `${(value / 1000).toFixed(2)} s` : `${Math.round(value)} ms`;

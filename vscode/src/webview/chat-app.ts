@@ -1,31 +1,20 @@
 import { agentsLines, skillsLines } from "../../../src/client-core/catalog-lines.js";
-import { mcpServerLabels } from "../../../src/client-core/mcp-server-labels.js";
 import {
-  diffOf,
   type Entry,
   emptyView,
-  meterText,
-  type PendingApproval,
   reduceView,
-  type SubAgentView,
   type ThreadView,
   type TurnRecord,
 } from "../../../src/client-core/thread-view.js";
-import {
-  type FileDiff,
-  type McpServerInfo,
-  type RewindRestore,
-  sandboxLabel,
-} from "../../../src/protocol/agent.js";
+import { meterText } from "../../../src/client-core/turn-meter.js";
+import type { McpServerInfo, RewindRestore } from "../../../src/protocol/agent.js";
 import type { DecodedCatalog } from "../../../src/protocol/catalog.js";
-import { type DiffTextLine, hunkLines, type PreviewFileView, patchPreviewView } from "../core/diff-lines.js";
-import { MarkdownView, renderMarkdown } from "./markdown.js";
-import type { ConnectionState, FromWebview, ToWebview } from "./messages.js";
-
-declare function acquireVsCodeApi(): { postMessage(message: FromWebview): void };
-
-const vscode = acquireVsCodeApi();
-const post = (message: FromWebview) => vscode.postMessage(message);
+import { button, h } from "./dom.js";
+import { MarkdownView } from "./markdown.js";
+import type { ConnectionState, ToWebview } from "./messages.js";
+import { renderApproval, renderMcpServers, renderSubAgent } from "./side-panels.js";
+import { renderTool } from "./tool-card.js";
+import { post } from "./vscode-api.js";
 
 let view: ThreadView = emptyView();
 let connection: ConnectionState = { status: "idle", detail: "" };
@@ -36,26 +25,6 @@ type Row = Entry | { kind: "turn"; id: string; record: TurnRecord };
 const rendered = new Map<string, { row: Entry | TurnRecord; element: HTMLElement }>();
 /** Each agent message's Markdown, kept across its deltas so only the streaming tail is parsed again. */
 const messages = new Map<string, MarkdownView>();
-
-function h<K extends keyof HTMLElementTagNameMap>(
-  tag: K,
-  props: { className?: string; text?: string; title?: string; id?: string } = {},
-  ...children: (Node | string | null)[]
-): HTMLElementTagNameMap[K] {
-  const element = document.createElement(tag);
-  if (props.className) element.className = props.className;
-  if (props.text !== undefined) element.textContent = props.text;
-  if (props.title) element.title = props.title;
-  if (props.id) element.id = props.id;
-  for (const child of children) if (child !== null) element.append(child);
-  return element;
-}
-
-function button(label: string, className: string, onClick: () => void, title?: string): HTMLButtonElement {
-  const element = h("button", { className, text: label, ...(title ? { title } : {}) });
-  element.addEventListener("click", onClick);
-  return element;
-}
 
 // Layout: header (connection, title, meter), the conversation, queued messages, the composer.
 const root = document.getElementById("spark-chat-root")!;
@@ -161,7 +130,7 @@ window.addEventListener("message", (event: MessageEvent<ToWebview>) => {
       break;
     case "mcp":
       mcpServers = message.servers;
-      renderMcpServers();
+      renderMcpServers(mcp, mcpServers);
       return;
     case "catalog":
       catalog = message.catalog;
@@ -323,196 +292,6 @@ function rewindAction(itemId: string): HTMLElement {
     );
   closed();
   return box;
-}
-
-function renderMcpServers(): void {
-  mcp.hidden = mcpServers.length === 0;
-  const counts = new Map<string, number>();
-  for (const server of mcpServers) counts.set(server.state, (counts.get(server.state) ?? 0) + 1);
-  const summary = [...counts].map(([state, count]) => `${count} ${state}`).join(", ");
-  const failing = mcpServers.some((server) => server.state === "failed" || server.state === "stopped");
-  mcp.classList.toggle("failing", failing);
-  mcp.replaceChildren(
-    h("summary", { text: `MCP servers: ${summary}` }),
-    h(
-      "ul",
-      {},
-      ...mcpServers.map((server) => {
-        const labels = mcpServerLabels(server);
-        const badge = h("span", { className: `badge ${server.state}`, text: labels.state });
-        badge.setAttribute("aria-label", labels.stateDescription);
-        return h(
-          "li",
-          { className: `mcp-server ${server.state}` },
-          h("div", { className: "mcp-head" }, h("strong", { text: server.name }), badge),
-          h("div", { className: "hint", text: labels.detail }),
-          labels.tools
-            ? h("div", { className: "mcp-tools", text: `${labels.tools}: ${server.tools.join(", ")}` })
-            : null,
-          labels.error ? h("div", { className: "mcp-error", text: labels.error }) : null,
-        );
-      }),
-    ),
-  );
-}
-
-function renderSubAgent(sub: SubAgentView): HTMLElement {
-  const details = [
-    sub.status,
-    sub.model,
-    `${sub.outputTokens} tokens`,
-    sub.status === "running" ? sub.progress : "",
-  ]
-    .filter(Boolean)
-    .join(" · ");
-  const element = h(
-    "div",
-    { className: `entry subagent ${sub.status}` },
-    h(
-      "div",
-      { className: "tool-head" },
-      h("span", { className: "tool-name", text: "sub-agent" }),
-      h("span", { text: sub.task }),
-    ),
-    h("div", { className: "tool-status", text: details }),
-  );
-  if (sub.result) element.append(renderMarkdown(document, sub.result));
-  if (sub.error) element.append(h("div", { className: "error", text: sub.error }));
-  return element;
-}
-
-/** What an approval would do: a command with its directory and sandbox, or an MCP tool call. */
-function approvalDetails(approval: PendingApproval): HTMLElement[] {
-  if (approval.kind === "mcp") {
-    return [
-      h("div", { className: "label", text: "Call this MCP tool?" }),
-      h("pre", { className: "command", text: `${approval.server} · ${approval.tool}` }),
-      h("pre", { className: "arguments", text: approval.arguments }),
-    ];
-  }
-  return [
-    h("div", { className: "label", text: "Run this command?" }),
-    h("pre", { className: "command", text: approval.command }),
-    h("div", { className: "cwd", text: `in ${approval.cwd}` }),
-    h("div", {
-      className: approval.sandbox === "danger-full-access" ? "sandbox unsandboxed" : "sandbox",
-      text: sandboxLabel(approval.sandbox),
-    }),
-  ];
-}
-
-/** A command waiting for an answer; once answered, the view notes it in the conversation. */
-function renderApproval(approval: PendingApproval): HTMLElement {
-  const respond = (approved: boolean) => () =>
-    post({ type: "approval", approvalId: approval.approval_id, approved });
-  return h(
-    "div",
-    { className: "entry approval pending" },
-    ...approvalDetails(approval),
-    h(
-      "div",
-      { className: "buttons" },
-      button("Approve", "primary", respond(true)),
-      button("Deny", "secondary", respond(false)),
-    ),
-  );
-}
-
-function renderTool(entry: Extract<Entry, { kind: "tool" }>): HTMLElement {
-  const { item } = entry;
-  const files = diffOf(entry);
-  const undone =
-    files !== null && files.length > 0 && files.every((file) => entry.files[file.path] === "undone");
-  // An apply_patch the model is still writing: the patch so far, growing line by line.
-  const preview = patchPreviewView(item);
-  const element = h(
-    "div",
-    { className: `entry tool ${item.status}${undone ? " undone" : ""}${preview ? " streaming" : ""}` },
-    h(
-      "div",
-      { className: "tool-head" },
-      h("span", { className: "tool-name", text: item.name }),
-      h("span", { className: "tool-status", text: undone ? "undone" : (preview?.status ?? item.status) }),
-    ),
-  );
-  const display = item.display;
-  if (preview) {
-    for (const file of preview.files) element.append(renderPreviewFile(file));
-    if (preview.truncated)
-      element.append(
-        h("div", { className: "tool-status", text: "The rest shows once the patch is applied." }),
-      );
-  } else if (display?.kind === "diff") {
-    for (const file of display.files) element.append(renderFile(entry, file));
-    // Under the diff: the errors the edit introduced, then why some files were not checked.
-    for (const d of display.diagnostics ?? [])
-      element.append(
-        h("div", { className: "diagnostic", text: `${d.path}:${d.line}:${d.column}: ${d.message}` }),
-      );
-    for (const text of display.diagnosticsNotices ?? [])
-      element.append(h("div", { className: "tool-status", text }));
-  } else if (display?.kind === "command") {
-    element.append(h("pre", { className: "command", text: `$ ${display.command}` }));
-    const details = h("details", {}, h("summary", { text: `exit ${display.exitCode ?? "?"}` }));
-    details.append(h("pre", { className: "output", text: display.output }));
-    element.append(details);
-  } else if (item.status === "failed" && item.output) {
-    element.append(h("pre", { className: "output", text: item.output }));
-  }
-  return element;
-}
-
-function renderFile(entry: Extract<Entry, { kind: "tool" }>, file: FileDiff): HTMLElement {
-  const resolution = entry.files[file.path];
-  const row = h(
-    "div",
-    { className: "file-row" },
-    h("span", {
-      className: "file-path",
-      text: file.from ? `${file.from} → ${file.path}` : file.path,
-      title: file.kind,
-    }),
-    h("span", { className: "added", text: `+${file.added}` }),
-    h("span", { className: "removed", text: `−${file.removed}` }),
-  );
-  const settled = resolution !== undefined;
-  row.append(
-    button("Open", "link", () => post({ type: "patch", itemId: entry.id, path: file.path, action: "open" })),
-  );
-  if (!settled && entry.item.status === "completed") {
-    row.append(
-      button("Accept", "link accept", () =>
-        post({ type: "patch", itemId: entry.id, path: file.path, action: "accept" }),
-      ),
-      button("Reject", "link reject", () =>
-        post({ type: "patch", itemId: entry.id, path: file.path, action: "reject" }),
-      ),
-    );
-  } else if (resolution) {
-    row.append(h("span", { className: `resolution ${resolution.replace(" ", "-")}`, text: resolution }));
-  }
-  const details = h("details", { className: "diff" }, h("summary", { text: `${file.hunks.length} hunk(s)` }));
-  for (const hunk of file.hunks) details.append(renderHunk(hunkLines(hunk)));
-  return h("div", { className: "file" }, row, details);
-}
-
-/** A file of a patch being written: its name and counts so far, its hunks open (nothing to review yet). */
-function renderPreviewFile(file: PreviewFileView): HTMLElement {
-  const kind = file.kind === "add" ? " (new file)" : file.kind === "delete" ? " (deleted)" : "";
-  const row = h(
-    "div",
-    { className: "file-row" },
-    h("span", { className: "file-path", text: `${file.label}${kind}`, title: file.kind }),
-    h("span", { className: "added", text: `+${file.added}` }),
-    h("span", { className: "removed", text: `−${file.removed}` }),
-  );
-  return h("div", { className: "file" }, row, ...file.hunks.map(renderHunk));
-}
-
-function renderHunk(lines: DiffTextLine[]): HTMLElement {
-  const pre = h("pre", { className: "hunk" });
-  for (const line of lines) pre.append(h("div", { className: line.className, text: line.text }));
-  return pre;
 }
 
 function renderTurnEnd(entry: TurnRecord): HTMLElement {

@@ -1,11 +1,7 @@
 import { describe, expect, test } from "vitest";
 import type { ToolDefinition } from "../../../protocol/chat.js";
-import {
-  endOfJsonValue,
-  OutputParser,
-  type OutputParserOptions,
-  type ParsedOutput,
-} from "./output-parser.js";
+import { endOfJsonValue } from "./calls-parser.js";
+import { OutputParser, type OutputParserOptions, type ParsedOutput } from "./output-parser.js";
 import {
   type CallSyntax,
   GEMMA4_CALL_SYNTAX,

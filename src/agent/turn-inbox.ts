@@ -1,0 +1,112 @@
+import type { ResponsesClient } from "../client/responses-client.js";
+import { SparkError } from "../protocol/errors.js";
+import { type ItemLog, newItemId } from "./item-log.js";
+import type { ActiveTurn, TurnOutcome } from "./turn-runner.js";
+
+export interface TurnInboxOptions {
+  client: ResponsesClient;
+  log: ItemLog;
+  /** Turns waiting behind the running one; beyond it `limit_reached`. Default: 32. */
+  maxQueuedTurns?: number | undefined;
+  /** UTF-8 bytes of the inputs waiting behind the running turn; beyond it `limit_reached`. Default: 4 MiB. */
+  maxQueuedBytes?: number | undefined;
+}
+
+/**
+ * What the person writes while a turn runs: steered into the running turn, or queued behind it
+ * (bounded). A steer never vanishes: one the turn cannot take is queued or reported.
+ */
+export class TurnInbox {
+  private readonly queue: string[] = [];
+
+  constructor(private readonly options: TurnInboxOptions) {}
+
+  /** Turns waiting behind the running one. */
+  get length(): number {
+    return this.queue.length;
+  }
+
+  /**
+   * Throws `limit_reached` when the queue holds `maxQueuedTurns` turns or `maxQueuedBytes` bytes
+   * already, counting `input`; nothing is dropped.
+   */
+  checkRoom(input: string): void {
+    const maxTurns = this.options.maxQueuedTurns ?? 32;
+    const maxBytes = this.options.maxQueuedBytes ?? 4 * 1024 * 1024;
+    if (this.queue.length >= maxTurns) {
+      throw new SparkError("limit_reached", `${maxTurns} turns are queued already; wait for one to start.`);
+    }
+    const bytes = this.queue.reduce(
+      (sum, queued) => sum + Buffer.byteLength(queued),
+      Buffer.byteLength(input),
+    );
+    if (bytes > maxBytes) {
+      throw new SparkError(
+        "limit_reached",
+        `Queued inputs would take ${bytes} bytes, over the ${maxBytes}-byte limit; wait for a turn to start.`,
+      );
+    }
+  }
+
+  /** Queues `input` as a turn after the running one, and tells every face. */
+  push(input: string): void {
+    this.queue.push(input);
+    this.options.log.emit({ type: "turn.queued", input });
+  }
+
+  /** The next queued turn's input, if any. */
+  shift(): string | undefined {
+    return this.queue.shift();
+  }
+
+  clear(): void {
+    this.queue.length = 0;
+  }
+
+  /** Redirects the running `turn` with `input` (see AgentThread.steer). */
+  steer(turn: ActiveTurn, input: string): void {
+    const { client, log } = this.options;
+    if (turn.closed) {
+      this.push(input);
+      return;
+    }
+    log.emit({ type: "turn.steered", turn_id: turn.id, input });
+    log.recordUserMessage(turn.id, input);
+    if (!turn.stream) {
+      turn.steers.push(input);
+      return;
+    }
+    const refused = () => {
+      if (turn.closed) this.reportUndelivered(turn, [input]);
+      else turn.steers.push(input);
+    };
+    // "pending" (over HTTP) leaves the input to the next request, as a refusal does.
+    const answered: Promise<void> = client
+      .steer(turn.stream, input)
+      .then((outcome) => {
+        if (outcome.status !== "accepted") refused();
+      }, refused)
+      .then(() => {
+        turn.steersInFlight.delete(answered);
+      });
+    turn.steersInFlight.add(answered);
+  }
+
+  /** Tells every face that these steers of `turn` never reached the model. */
+  reportUndelivered(turn: ActiveTurn, steers: string[], outcome?: TurnOutcome): void {
+    const why = turn.controller.signal.aborted
+      ? "the turn was interrupted"
+      : outcome?.error?.code === "limit_reached"
+        ? "the turn reached its limit of tool rounds"
+        : outcome?.status === "failed"
+          ? "the turn failed"
+          : "the turn had ended";
+    for (const steer of steers) {
+      this.options.log.complete(turn.id, {
+        type: "notice",
+        id: newItemId(),
+        text: `Not sent to the model (${why}): "${steer}". Send it again if it still applies.`,
+      });
+    }
+  }
+}

@@ -1,0 +1,159 @@
+import { agentsLines, skillsLines } from "../../client-core/catalog-lines.js";
+import { rewindPoints } from "../../client-core/rewind-points.js";
+import type { TerminalThread } from "../terminal-thread.js";
+import { forkTarget } from "./fork-command.js";
+import type { RewindPicker } from "./rewind-picker.js";
+import { helpLines, type SlashCommand } from "./slash-commands.js";
+import type { McpServersFeed, TuiOptions } from "./tui-options.js";
+import type { TuiSession } from "./tui-session.js";
+
+const NO_CATALOG = { skills: [], agents: [] };
+
+/** What a slash command acts on: the view's state (read and written as keys arrive) and its operations. */
+export interface SlashCommandContext {
+  state: {
+    readonly session: TuiSession;
+    readonly mcp: McpServersFeed | null;
+    rewind: RewindPicker | null;
+    readonly exited: boolean;
+  };
+  options: TuiOptions;
+  quit(): void;
+  rerender(): void;
+  /** Runs UI work that replaces the session; input waits until it is done, and an error is shown. */
+  runActivity(label: string, work: () => Promise<void>): void;
+  /** Continues in `thread` (a new session, a fork, another model); `clear` clears the screen. */
+  switchTo(thread: TerminalThread, modelId: string, clear: boolean): void;
+}
+
+/** Carries out a slash command entered at the prompt; what it has to say is a notice. */
+export function runSlashCommand(ctx: SlashCommandContext, command: SlashCommand) {
+  const { state: s, options } = ctx;
+  const { thread, store: current } = s.session;
+  if (command.name === "help") return current.notice(helpLines().join("\n"));
+  if (command.name === "exit") return ctx.quit();
+  if (command.name === "mcp") {
+    if (options.mcp && !s.mcp) return current.notice("/mcp works once Spark has started.", "warn");
+    return current.showMcpServers(s.mcp?.mcpServers ?? []);
+  }
+  if (command.name === "skills") {
+    if (options.mcp && !s.mcp) return current.notice("/skills works once Spark has started.", "warn");
+    return current.notice(skillsLines(s.mcp?.catalog ?? NO_CATALOG).join("\n"));
+  }
+  if (!thread) {
+    current.notice(`/${command.name} works once the session has started.`, "warn");
+    return;
+  }
+  switch (command.name) {
+    case "undo":
+      thread.undo().then(
+        (paths) =>
+          current.notice(
+            paths.length > 0 ? `Undid the last patch: restored ${paths.join(", ")}` : "Nothing to undo.",
+          ),
+        (error: unknown) =>
+          current.notice(`Undo failed: ${error instanceof Error ? error.message : String(error)}`, "error"),
+      );
+      return;
+    case "rewind": {
+      if (thread.busy)
+        return current.notice("A turn is running; interrupt it (Esc) before rewinding.", "warn");
+      const points = rewindPoints(current.coreEntries);
+      if (points.length === 0) return current.notice("Nothing to rewind yet.", "warn");
+      s.rewind = { step: "turn", points, index: 0 };
+      ctx.rerender();
+      return;
+    }
+    case "new":
+      ctx.runActivity("starting a new session", async () => {
+        if (thread.busy) thread.interrupt();
+        const next = await options.newThread();
+        if (s.exited) return;
+        ctx.switchTo(next, s.session.modelId, true);
+        s.session.store.notice("New session.", "dim");
+      });
+      return;
+    case "fork": {
+      const target = forkTarget(command.args, thread.history);
+      if ("lines" in target) return current.notice(target.lines.join("\n"));
+      const fork = options.onFork;
+      if (!fork) return current.notice("Forking is not available here.", "warn");
+      if (thread.busy) return current.notice("A turn is running; fork once it ends.", "warn");
+      ctx.runActivity(`forking from turn ${target.number}`, async () => {
+        const next = await fork(target.itemId);
+        if (s.exited) return;
+        ctx.switchTo(next, s.session.modelId, true);
+        s.session.store.notice(`Forked from turn ${target.number}: ${next.info.title}.`, "dim");
+      });
+      return;
+    }
+    case "model":
+      changeModel(ctx, command.args);
+      return;
+    case "agents": {
+      const subs = thread.subAgents;
+      current.notice(
+        [
+          ...agentsLines(s.mcp?.catalog ?? NO_CATALOG),
+          ...(subs.length === 0
+            ? ["No sub-agents in this session."]
+            : subs.map(
+                (sub) =>
+                  `${sub.id} ${sub.status} on ${sub.model}: ${sub.task} (${sub.progress}, ${sub.outputTokens} tok)`,
+              )),
+        ].join("\n"),
+      );
+      return;
+    }
+    case "cancel": {
+      const running = thread.subAgents.filter((sub) => sub.status === "running");
+      const id = command.args || running.at(-1)?.id;
+      if (!id || !thread.cancelSubAgent(id))
+        current.notice(id ? `No running sub-agent ${id}.` : "No sub-agent is running.", "warn");
+      return;
+    }
+    default: {
+      const unknown: never = command.name;
+      void unknown;
+    }
+  }
+}
+
+/** `/model [name]`: shows the model, or switches the following turns to `name`. */
+function changeModel(ctx: SlashCommandContext, name: string): void {
+  const { state: s, options } = ctx;
+  const { modelId, store: current, thread } = s.session;
+  if (!thread) return;
+  // Unknown list: the agent host has it, and refuses a name it does not serve.
+  const models = options.models;
+  const others = models && models.length > 0 ? ` Available: ${models.join(", ")}.` : "";
+  const change = models?.length === 0 ? undefined : options.onModelChange;
+  if (!name) {
+    current.notice(
+      `Model: ${modelId || "the server's default"}.${others}${change ? " Switch with /model <name>." : ""}`,
+    );
+    return;
+  }
+  if (name === modelId) {
+    current.notice(`Already using ${modelId}.`);
+    return;
+  }
+  if (!change) {
+    current.notice(
+      `Switching models is not available here; the model is ${modelId || "the server's default"}.`,
+      "warn",
+    );
+    return;
+  }
+  if (models && !models.includes(name)) {
+    current.notice(`Unknown model '${name}'.${others}`, "error");
+    return;
+  }
+  ctx.runActivity(`switching to ${name}`, async () => {
+    if (thread.busy) thread.interrupt();
+    const next = await change(name);
+    if (s.exited) return;
+    ctx.switchTo(next, name, false);
+    s.session.store.notice(`Switched to ${name}.`);
+  });
+}
