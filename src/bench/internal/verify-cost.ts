@@ -11,8 +11,8 @@ export async function verifyCost(
   modelPath: string,
   counts: number[],
   runs: number,
+  threads = physicalCoreCount(),
 ): Promise<Map<number, number>> {
-  const threads = physicalCoreCount();
   const llama = await getLlama({
     gpu: false,
     build: "never",

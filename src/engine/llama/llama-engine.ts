@@ -248,12 +248,13 @@ export class LlamaEngine implements Engine {
       );
     }
 
-    this.decoder.enter();
+    // Taking a sequence and evaluating the prompt need the context: native runs give way meanwhile.
+    const prefilling = this.decoder.claim();
     let slot: Slot;
     try {
       slot = await this.pool.acquire(rendered.tokens, request.conversation, signal);
     } catch (error) {
-      this.decoder.leave();
+      prefilling();
       if (error instanceof SparkError && error.code === "cancelled") {
         const inputTokens = rendered.tokens.length;
         yield done({
@@ -269,9 +270,9 @@ export class LlamaEngine implements Engine {
     }
     this.warmLoop.acquire();
     try {
-      yield* this.run(slot, request, rendered, options, started);
+      yield* this.run(slot, request, rendered, options, started, prefilling);
     } finally {
-      this.decoder.leave();
+      prefilling();
       this.warmLoop.release();
       this.pool.release(slot);
     }
@@ -284,6 +285,7 @@ export class LlamaEngine implements Engine {
     rendered: RenderedPrompt,
     { signal, onPrefillProgress }: GenerateOptions,
     started: number,
+    prefilled: () => void,
   ): AsyncGenerator<EngineEvent> {
     const { sequence } = slot;
     const { model, chatWrapper } = this;
@@ -302,8 +304,13 @@ export class LlamaEngine implements Engine {
       signal,
       onProgress: onPrefillProgress,
     });
-    const prefilled = performance.now();
-    const prompt = { inputTokens: tokens.length, cachedInputTokens: reused, started, prefilled };
+    prefilled();
+    const prompt = {
+      inputTokens: tokens.length,
+      cachedInputTokens: reused,
+      started,
+      prefilled: performance.now(),
+    };
     if (!complete || prefillOnly || signal?.aborted) {
       yield done({ ...prompt, stopReason: complete && prefillOnly ? "stop" : "cancelled" });
       return;

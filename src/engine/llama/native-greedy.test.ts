@@ -81,4 +81,25 @@ describe("native greedy loop", () => {
     expect(firstText).toBe(expectedFirst.text);
     expect((await secondRun!).text).toBe(expectedSecond.text);
   });
+
+  test("concurrent greedy streams each run natively, together, and give the tokens each has alone", async () => {
+    await using together = await LlamaEngine.create({
+      modelPath: await testModelPath(),
+      contextSize: 4096,
+      sequences: 3,
+    });
+    const requests = ["Write a stack.", "Write a queue.", "Write a heap."].map((question) => ({
+      messages: ask(question),
+      maxOutputTokens: 32,
+    }));
+    const alone: string[] = [];
+    for (const request of requests) alone.push((await collect(batched, request)).text);
+    const runsBefore = together.nativeRunCounts.runs;
+    const texts = await Promise.all(requests.map(async (request) => (await collect(together, request)).text));
+    expect(texts).toEqual(alone);
+    // Each stream's prompt stops the others' native runs for a moment; every stream then decodes
+    // natively, beside the others (one native run at a time would leave two on the batched path).
+    if (together.binary.nativeLoop)
+      expect(together.nativeRunCounts.runs - runsBefore).toBeGreaterThanOrEqual(3);
+  });
 });

@@ -96,7 +96,7 @@ class ReplyGeneration {
     for (;;) {
       const next = yield* this.consume(evaluation);
       if (next === "end") break;
-      evaluation = next === "calls_ended" ? this.afterCalls() : await this.callUnderGrammar(next);
+      evaluation = next === "calls_ended" ? this.afterCalls() : this.callUnderGrammar(next);
     }
     const stoppedByTrigger = parser.stopped;
     reply.readLast(parser.finish());
@@ -161,21 +161,17 @@ class ReplyGeneration {
   }
 
   /** A call began outside the grammar: its tokens from `point` on are generated again under it. */
-  private async callUnderGrammar(point: RewindPoint): Promise<AsyncGenerator<Token>> {
-    const { sequence, prompt, grammars, speculation } = this.options;
+  private callUnderGrammar(point: RewindPoint): AsyncGenerator<Token> {
+    const { prompt, grammars, speculation } = this.options;
     this.text.rewind(point);
     const generated = this.text.tokens;
     const last = generated.at(-1) ?? prompt[prompt.length - 1]!;
-    // `last` goes back in at its own position: everything from there on is generated again.
-    const position = prompt.length - 1 + generated.length;
-    if (position < sequence.nextTokenIndex) {
-      await sequence.eraseContextTokenRanges([{ start: position, end: sequence.nextTokenIndex }]);
-    }
     this.grammar = grammars.state(
       callGrammar(this.syntax!, this.tools, { choice: this.choice, lead: point.lead }),
     );
     speculation.pause();
-    return this.decode(last, 0);
+    // `last` goes back in at its own position: everything from there on is generated again.
+    return this.decode(last, 0, prompt.length - 1 + generated.length);
   }
 
   /** The calls ended: the model writes freely again, with drafts, natively where it may. */
@@ -187,14 +183,18 @@ class ReplyGeneration {
     return this.decode(generated.at(-1)!, speculation.native ? this.maxOutput - generated.length : 0);
   }
 
-  /** The tokens after `lastToken`, up to `nativeTokens` of them from the native loop. */
-  private decode(lastToken: Token, nativeTokens: number): AsyncGenerator<Token> {
+  /**
+   * The tokens after `lastToken`, up to `nativeTokens` of them from the native loop; the sequence
+   * is first cut back to `eraseFrom` when given.
+   */
+  private decode(lastToken: Token, nativeTokens: number, eraseFrom?: number): AsyncGenerator<Token> {
     const { decoder, sequence, request, speculation, prompt } = this.options;
     return decoder.decode(sequence, lastToken, request, {
       nativeTokens,
       nativeDrafts: () => speculation.nativeDrafts(prompt, this.text.tokens, this.text.text),
       onNativeDrafted: (result) => speculation.countNative(result),
       grammar: this.grammar,
+      eraseFrom,
     });
   }
 }

@@ -5,81 +5,170 @@ import { NativeDecodeRun, type NativeDrafts } from "./native-decode.js";
 export interface DecodeOptions {
   /** Most tokens the native loop may generate; 0 keeps them all on the batched path. */
   nativeTokens: number;
-  /** What a native run drafts from; asked when the run starts. */
+  /** What a native run drafts from; asked whenever a native run starts. */
   nativeDrafts?: () => Promise<NativeDrafts | undefined>;
   /** Called when a native run ends, with the drafts it verified and how many it kept. */
   onNativeDrafted?: (result: { drafted: number; accepted: number }) => void;
   /** A call's grammar: its tokens are sampled on the batched path. */
   grammar?: LlamaGrammarEvaluationState;
+  /** The sequence's tokens from here on are erased first (they are generated again). */
+  eraseFrom?: number;
+}
+
+/** What node-llama-cpp keeps of a batched draft it has evaluated but not yet checked. */
+interface LoadedPredictions {
+  readonly _loadedTokenPredictions: readonly unknown[];
 }
 
 /**
- * Where generated tokens come from: the addon's native greedy loop while one generation runs alone
- * (a native run holds the context to itself until stopped), else node-llama-cpp's batched
- * evaluation, which drafts with the sequence's predictor and samples.
+ * Where generated tokens come from. Greedy generations without a grammar decode in the addon's
+ * native loop, which steps all of them in one batch (as llama-server's slots share one). Whatever
+ * else needs the context — a request evaluating its prompt, a generation that samples or writes
+ * under a grammar (node-llama-cpp's batched path), an erase — {@link claim}s it: the native runs
+ * stop after their step and go on in the batched path, beside it, and return to the native loop
+ * once no claim is left.
  */
 export class TokenDecoder {
   /** Native runs started so far, and how many of them verified drafts (tests read them). */
   readonly nativeRunCounts = { runs: 0, withDrafts: 0 };
-  /** Native greedy runs in progress: each holds the context to itself until stopped. */
+  /** Native runs in progress: together they hold the context until they stop. */
   private readonly nativeRuns = new Set<NativeDecodeRun>();
-  private generating = 0;
+  private claims = 0;
+  /**
+   * Generations that would decode natively but are on the batched path for a claim. None may go
+   * back before all have left it: one waiting there for a batch would wait for the native runs.
+   */
+  private batched = 0;
+  private waiting: (() => void)[] = [];
 
   /** `nativeLoop`: the addon has the native loop and the engine may use it. */
   constructor(private readonly nativeLoop: boolean) {}
 
   /**
-   * A generation begins. A native run holds the context until stopped (even erasing waits for it):
-   * from here on it goes on in the batched path, beside the new one.
+   * The context is needed outside the native loop until the returned function is called (calling
+   * it again does nothing): native runs stop now, and none starts meanwhile.
    */
-  enter(): void {
+  claim(): () => void {
+    this.claims++;
     for (const run of this.nativeRuns) run.stop();
-    this.generating++;
-  }
-
-  /** A generation that {@link enter}ed is over. */
-  leave(): void {
-    this.generating--;
+    this.changed();
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.claims--;
+      this.changed();
+    };
   }
 
   /**
-   * The generated tokens after `lastToken`. Up to `nativeTokens` of them come from the native loop,
-   * when this is the only generation running and no grammar applies, with drafts from
-   * `nativeDrafts()` verified there; the rest (all of them otherwise) from the batched path.
+   * The generated tokens after `lastToken`. Up to `nativeTokens` of them come from the native loop
+   * while no claim holds the context and no grammar applies, with drafts from `nativeDrafts()`
+   * verified there; the rest from the batched path.
    */
   async *decode(
     sequence: LlamaContextSequence,
     lastToken: Token,
     request: GenerateRequest,
-    { nativeTokens, nativeDrafts, onNativeDrafted, grammar }: DecodeOptions,
+    { nativeTokens, nativeDrafts, onNativeDrafted, grammar, eraseFrom }: DecodeOptions,
   ): AsyncGenerator<Token> {
     let next = lastToken;
-    const nativeNow = () => nativeTokens > 0 && !grammar && this.nativeLoop && this.generating === 1;
-    // Getting the drafts ready may wait (the draft model catching up): another request may come.
-    const drafts = nativeNow() ? await nativeDrafts?.() : undefined;
-    if (nativeNow()) {
-      const run = new NativeDecodeRun(sequence, next, Math.min(nativeTokens, 2 ** 31 - 1), drafts);
-      this.nativeRunCounts.runs++;
-      if (drafts) this.nativeRunCounts.withDrafts++;
-      this.nativeRuns.add(run);
-      try {
-        for await (const token of run) {
-          next = token;
-          yield token;
-        }
-      } finally {
-        this.nativeRuns.delete(run);
-        // Also when the consumer stopped early: the loop has stopped by now.
-        const result = await run.finished.catch(() => undefined);
-        if (result) onNativeDrafted?.(result);
+    let nativeLeft = this.nativeLoop && !grammar ? nativeTokens : 0;
+    const unclaimed = () => nativeLeft > 0 && this.claims === 0;
+    // Decoding that can never be native holds its claim throughout.
+    const release = nativeLeft > 0 ? undefined : this.claim();
+    try {
+      if (eraseFrom !== undefined && eraseFrom < sequence.nextTokenIndex) {
+        await this.exclusively(release, () =>
+          sequence.eraseContextTokenRanges([{ start: eraseFrom, end: sequence.nextTokenIndex }]),
+        );
       }
-      if ((await run.finished).end !== "stopped") return;
+      for (;;) {
+        while (unclaimed() && this.batched > 0) await this.change();
+        if (unclaimed() && hasLoadedPredictions(sequence)) {
+          // A batched step's unchecked draft: dropped (while no native run holds the context).
+          const index = sequence.nextTokenIndex;
+          await this.exclusively(release, () =>
+            sequence.eraseContextTokenRanges([{ start: index, end: index + 1 }]),
+          );
+        }
+        // Getting the drafts ready may wait (the draft model catching up): a claim may come.
+        const drafts = unclaimed() ? await nativeDrafts?.() : undefined;
+        if (unclaimed() && this.batched === 0) {
+          const run = new NativeDecodeRun(sequence, next, Math.min(nativeLeft, 2 ** 31 - 1), drafts);
+          this.nativeRunCounts.runs++;
+          if (drafts) this.nativeRunCounts.withDrafts++;
+          this.nativeRuns.add(run);
+          try {
+            for await (const token of run) {
+              next = token;
+              nativeLeft--;
+              yield token;
+            }
+          } finally {
+            this.nativeRuns.delete(run);
+            // Also when the consumer stopped early: the loop has stopped by now.
+            const result = await run.finished.catch(() => undefined);
+            if (result) onNativeDrafted?.(result);
+          }
+          if ((await run.finished).end !== "stopped") return;
+          // Stopped by a claim: on in the batched path until none is left.
+          continue;
+        }
+        if (unclaimed()) continue;
+        let backToNative = false;
+        const counted = release === undefined;
+        if (counted) this.batched++;
+        try {
+          for await (const token of sequence.evaluate([next], {
+            temperature: request.temperature ?? 0,
+            topP: request.topP,
+            seed: request.seed,
+            grammarEvaluationState: grammar,
+          })) {
+            next = token;
+            nativeLeft--;
+            yield token;
+            if (unclaimed()) {
+              backToNative = true;
+              break;
+            }
+          }
+        } finally {
+          if (counted) {
+            this.batched--;
+            this.changed();
+          }
+        }
+        if (!backToNative) return;
+      }
+    } finally {
+      release?.();
     }
-    yield* sequence.evaluate([next], {
-      temperature: request.temperature ?? 0,
-      topP: request.topP,
-      seed: request.seed,
-      grammarEvaluationState: grammar,
-    });
   }
+
+  /** Runs `operation` under a claim of its own, unless `held` is one already. */
+  private async exclusively<T>(held: (() => void) | undefined, operation: () => Promise<T>): Promise<T> {
+    const release = held ? undefined : this.claim();
+    try {
+      return await operation();
+    } finally {
+      release?.();
+    }
+  }
+
+  /** Resolves at the next claim, release, or generation leaving the batched path. */
+  private change(): Promise<void> {
+    return new Promise((resolve) => this.waiting.push(resolve));
+  }
+
+  private changed(): void {
+    const waiting = this.waiting;
+    this.waiting = [];
+    for (const wake of waiting) wake();
+  }
+}
+
+function hasLoadedPredictions(sequence: LlamaContextSequence): boolean {
+  return ((sequence as unknown as Partial<LoadedPredictions>)._loadedTokenPredictions?.length ?? 0) > 0;
 }
