@@ -133,14 +133,25 @@ describe("spark serve on the llama engine (synthetic model) with the official SD
       expect(cancelledResponse.incomplete_details.reason).toBe("cancelled");
       expect(cancelledResponse.usage.output_tokens).toBeLessThan(400);
 
+      // A follow-up of the cancelled response starts from its live state.
       let mark = log.events.length;
       ws.send({
         type: "response.create",
         model: "",
         previous_response_id: cancelledResponse.id,
-        input: "Now a function.",
-        max_output_tokens: 400,
+        input: "Go on.",
+        max_output_tokens: 4,
       });
+      const followUp = (await log.end(mark)).response as { usage: Usage };
+      expect(followUp.usage.input_tokens_details.cached_tokens).toBeGreaterThanOrEqual(
+        cancelledResponse.usage.input_tokens + cancelledResponse.usage.output_tokens - 1,
+      );
+
+      // Steered on a fresh conversation: a random model's greedy reply is the same every run only
+      // for the same prompt, and the cut above moves with timing (a reply that ended by itself
+      // before the steer could not be steered).
+      mark = log.events.length;
+      ws.send({ type: "response.create", model: "", input: "Now a function.", max_output_tokens: 400 });
       const created = await log.type("response.created", mark);
       const runningId = (created.response as { id: string }).id;
       await log.type("response.output_text.delta", mark);

@@ -106,6 +106,28 @@ describe("an optional draft model on the llama engine (greedy)", () => {
     expect(drafted.again.result.usage.acceptedPredictionTokens).toBeGreaterThan(OUTPUT / 2);
   });
 
+  test("concurrent requests with a draft model both run to the end, each drafted by the model", async () => {
+    const engine = await create({
+      draftModelPath: mainPath,
+      draftMinConfidence: 0,
+      draftTokens: 8,
+      sequences: 2,
+      contextSize: 2048,
+    });
+    const other: ChatMessage[] = [{ role: "user", content: "Write a function that sorts a list." }];
+    // Each one's native runs stop for the other's prompt and for the draft model catching up; a
+    // random model's greedy text may differ from alone (a batch's numerics tip near-ties).
+    const both = await Promise.all([
+      collect(engine, { messages, maxOutputTokens: OUTPUT }),
+      collect(engine, { messages: other, maxOutputTokens: OUTPUT }),
+    ]);
+    for (const { result } of both) {
+      expect(result.stopReason).toBe("length");
+      expect(result.usage.outputTokens).toBe(OUTPUT);
+      expect(result.usage.acceptedPredictionTokens).toBeGreaterThan(OUTPUT / 2);
+    }
+  });
+
   test("a draft model that mostly disagrees changes nothing but speed", async () => {
     const engine = await create({ draftModelPath: otherSeedPath });
     const drafted = await collect(engine, { messages, maxOutputTokens: OUTPUT });

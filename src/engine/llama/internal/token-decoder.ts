@@ -39,10 +39,20 @@ export class TokenDecoder {
    * back before all have left it: one waiting there for a batch would wait for the native runs.
    */
   private batched = 0;
+  /** Generations in {@link decode}. */
+  private decoding = 0;
   private waiting: (() => void)[] = [];
 
-  /** `nativeLoop`: the addon has the native loop and the engine may use it. */
-  constructor(private readonly nativeLoop: boolean) {}
+  /**
+   * `nativeLoop`: the addon has the native loop and the engine may use it. `sharedSteps`: several
+   * generations may run in it together; without (an engine with a draft model, whose native drafts
+   * stop matching when two sequences draft on its context) one runs there only while it decodes
+   * alone.
+   */
+  constructor(
+    private readonly nativeLoop: boolean,
+    private readonly sharedSteps = true,
+  ) {}
 
   /**
    * The context is needed outside the native loop until the returned function is called (calling
@@ -74,7 +84,9 @@ export class TokenDecoder {
   ): AsyncGenerator<Token> {
     let next = lastToken;
     let nativeLeft = this.nativeLoop && !grammar ? nativeTokens : 0;
-    const unclaimed = () => nativeLeft > 0 && this.claims === 0;
+    const unclaimed = () => nativeLeft > 0 && this.claims === 0 && (this.sharedSteps || this.decoding === 1);
+    this.decoding++;
+    if (!this.sharedSteps) for (const run of this.nativeRuns) run.stop();
     // Decoding that can never be native holds its claim throughout.
     const release = nativeLeft > 0 ? undefined : this.claim();
     try {
@@ -143,6 +155,8 @@ export class TokenDecoder {
         if (!backToNative) return;
       }
     } finally {
+      this.decoding--;
+      this.changed();
       release?.();
     }
   }
