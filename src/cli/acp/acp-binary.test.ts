@@ -1,14 +1,14 @@
 import { execFileSync, spawn } from "node:child_process";
-import { mkdir, mkdtemp, readFile, realpath, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, realpath, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { createInterface } from "node:readline";
 import { RequestError } from "@agentclientprotocol/sdk";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type { ScriptFileEntry } from "../scripted-script.js";
-import { testEngineEnv } from "../test-engine.js";
 import { sparkBin } from "../test-support/spark-binary.js";
 import { AcpTestClient } from "./test-support/acp-test-client.js";
+import { scriptedAcpEnv } from "./test-support/acp-test-env.js";
 
 const APP = "export const port = 8080;\n";
 const PATCH =
@@ -40,19 +40,7 @@ beforeAll(async () => {
   const scratch = await mkdtemp(path.join(os.tmpdir(), "spark-acp-state-"));
   await writeFile(path.join(repo, "app.ts"), APP);
   execFileSync("git", ["init", "-q"], { cwd: repo });
-  const scriptFile = path.join(scratch, "script.json");
-  await writeFile(scriptFile, JSON.stringify(script));
-  // No language servers after edits: they are another test's subject, and slow to start.
-  await mkdir(path.join(scratch, "config", "spark"), { recursive: true });
-  await writeFile(path.join(scratch, "config", "spark", "config.toml"), "[diagnostics]\nenabled = false\n");
-  const { SPARK_HOME: _, SPARK_API_KEY: __, SPARK_CONFIG: ___, ...inherited } = process.env;
-  env = {
-    ...inherited,
-    SPARK_SESSIONS_DIR: path.join(scratch, "sessions"),
-    XDG_STATE_HOME: path.join(scratch, "state"),
-    XDG_CONFIG_HOME: path.join(scratch, "config"),
-    ...testEngineEnv({ script: scriptFile, tokensPerSecond: 200 }),
-  };
+  env = await scriptedAcpEnv(scratch, script);
 });
 
 describe("spark acp, driven by the ACP SDK's client", () => {

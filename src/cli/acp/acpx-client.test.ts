@@ -1,14 +1,14 @@
 import { execFileSync, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { watch } from "node:fs";
-import { access, mkdir, mkdtemp, readdir, readFile, realpath, rm, writeFile } from "node:fs/promises";
+import { access, mkdir, mkdtemp, readdir, readFile, realpath, rm } from "node:fs/promises";
 import { createRequire } from "node:module";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type { ScriptFileEntry } from "../scripted-script.js";
-import { testEngineEnv } from "../test-engine.js";
 import { sparkBin } from "../test-support/spark-binary.js";
+import { scriptedAcpEnv } from "./test-support/acp-test-env.js";
 
 /**
  * `spark acp` driven by acpx (openclaw's headless ACP client, from npm) as a person would run it:
@@ -65,19 +65,7 @@ beforeAll(async () => {
   await mkdir(home);
   sessions = path.join(scratch, "sessions");
   execFileSync("git", ["init", "-q"], { cwd: repo });
-  const scriptFile = path.join(scratch, "script.json");
-  await writeFile(scriptFile, JSON.stringify(script));
-  await mkdir(path.join(scratch, "config", "spark"), { recursive: true });
-  await writeFile(path.join(scratch, "config", "spark", "config.toml"), "[diagnostics]\nenabled = false\n");
-  const { SPARK_HOME: _, SPARK_API_KEY: __, SPARK_CONFIG: ___, ...inherited } = process.env;
-  env = {
-    ...inherited,
-    HOME: home,
-    SPARK_SESSIONS_DIR: sessions,
-    XDG_STATE_HOME: path.join(scratch, "state"),
-    XDG_CONFIG_HOME: path.join(scratch, "config"),
-    ...testEngineEnv({ script: scriptFile, tokensPerSecond: 200 }),
-  };
+  env = { ...(await scriptedAcpEnv(scratch, script)), HOME: home };
 });
 
 afterAll(async () => {
