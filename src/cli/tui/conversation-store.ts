@@ -163,12 +163,15 @@ export class ConversationStore {
       this.printedUpTo = 0;
       this.printing.clear();
     }
+    const running = this.view.turn !== null;
     this.view = reduceView(this.view, stamped, this.now());
     // A rewound conversation is shorter: what follows it (its notice first) is printed from there.
     if (stamped.type === "thread.rewound")
       this.printedUpTo = Math.min(this.printedUpTo, this.view.entries.length - 1);
     if (!this.view.turn) this.interrupting = false;
     this.changed();
+    // The end of a turn is drawn at once: the answer's last words are not held by the pacing.
+    if (running && !this.view.turn) this.flush();
   }
 
   /**
