@@ -90,8 +90,9 @@ interface Printing {
  * running in this process) fold into the core view; what the terminal prints once (`<Static>`)
  * and its phase are derived from it. Finished lines of a streaming message become entries as soon
  * as their newline arrives, so only the last partial line is redrawn while the model types.
- * Changes are published at most once per frame (listeners get one call per batch of events);
- * {@link flush} publishes at once.
+ * Changes are published at most once per frame (listeners get one call per batch of events),
+ * frames paced by what the last one took to draw ({@link FramePacer}); the end of a turn and
+ * {@link flush} publish at once.
  */
 export class ConversationStore {
   private readonly pacer: FramePacer;
