@@ -78,6 +78,8 @@ export function styleAgentText(text: string, fence: string | null): Line[] {
 
 /** The fence line of the code block open at the end of `text` (which starts in `fence`), or null. */
 export function fenceOpenAfter(text: string, fence: string | null): string | null {
+  // Without a fence line nothing opens or closes a code block (the store asks for each line).
+  if (!text.includes("```") && !text.includes("~~~")) return fence;
   let block = parseMarkdown(fence === null ? text : `${fence}\n${text}`).at(-1);
   for (;;) {
     if (block?.kind === "list") block = block.items.at(-1)?.blocks.at(-1);

@@ -129,6 +129,22 @@ describe("ConversationStore", () => {
     expect(store.getSnapshot().streaming?.text).toContain("w99");
   });
 
+  test("publishes the end of a turn at once, with the answer's last words", () => {
+    const store = new ConversationStore();
+    let published = 0;
+    store.subscribe(() => published++);
+    store.apply(started);
+    store.apply(message());
+    store.apply(delta("last words"));
+    store.apply(done("last words"));
+    expect(published).toBe(0);
+    store.apply({ type: "turn.completed", turn_id: T, status: "completed", stats: STATS });
+    expect(published).toBe(1);
+    expect(agentTexts(store.getSnapshot().entries)).toEqual(["last words"]);
+    expect(store.getSnapshot().phase).toBe("idle");
+    store.dispose();
+  });
+
   test("queued messages show until their turn starts; an interrupt drops them", () => {
     const { apply } = storeWithClock();
     let view = apply(started, { type: "turn.queued", input: "two" }, { type: "turn.queued", input: "three" });

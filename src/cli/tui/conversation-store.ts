@@ -13,7 +13,8 @@ import {
   type Tone,
 } from "../../client-core/thread-view.js";
 import type { HostThreadEvent, McpServerInfo, ThreadEvent, ThreadItem } from "../../protocol/agent.js";
-import { fenceOpenAfter, loadHighlighter } from "./agent-markdown.js";
+import { fenceOpenAfter } from "./agent-markdown.js";
+import { FramePacer } from "./frame-pacer.js";
 import type { ToolCallItem } from "./tool-summary.js";
 
 export type { PendingApproval, Tone };
@@ -65,6 +66,8 @@ export interface ConversationView {
 export interface ConversationStoreOptions {
   /** Least time between two published snapshots, so a fast stream costs one redraw per frame. Default: 16 ms. */
   frameMs?: number;
+  /** The share of the main thread drawing may take (see {@link FramePacer}). Default: 0.05. */
+  frameShare?: number;
   /** Clock in ms. Default: `performance.now`. */
   now?: () => number;
 }
@@ -87,11 +90,12 @@ interface Printing {
  * running in this process) fold into the core view; what the terminal prints once (`<Static>`)
  * and its phase are derived from it. Finished lines of a streaming message become entries as soon
  * as their newline arrives, so only the last partial line is redrawn while the model types.
- * Changes are published at most once per frame (listeners get one call per batch of events);
- * {@link flush} publishes at once.
+ * Changes are published at most once per frame (listeners get one call per batch of events),
+ * frames paced by what the last one took to draw ({@link FramePacer}); the end of a turn and
+ * {@link flush} publish at once.
  */
 export class ConversationStore {
-  private readonly frameMs: number;
+  private readonly pacer: FramePacer;
   private readonly now: () => number;
   private readonly listeners = new Set<() => void>();
   private view: ThreadView = emptyView();
@@ -108,11 +112,14 @@ export class ConversationStore {
   private keys = 0;
   private snapshot: ConversationView;
   private flushTimer: NodeJS.Timeout | NodeJS.Immediate | null = null;
-  private lastFlush = Number.NEGATIVE_INFINITY;
 
   constructor(options: ConversationStoreOptions = {}) {
-    this.frameMs = options.frameMs ?? 16;
     this.now = options.now ?? (() => performance.now());
+    this.pacer = new FramePacer({
+      frameMs: options.frameMs ?? 16,
+      share: options.frameShare ?? 0.05,
+      now: this.now,
+    });
     this.snapshot = this.build();
   }
 
@@ -157,12 +164,15 @@ export class ConversationStore {
       this.printedUpTo = 0;
       this.printing.clear();
     }
+    const running = this.view.turn !== null;
     this.view = reduceView(this.view, stamped, this.now());
     // A rewound conversation is shorter: what follows it (its notice first) is printed from there.
     if (stamped.type === "thread.rewound")
       this.printedUpTo = Math.min(this.printedUpTo, this.view.entries.length - 1);
     if (!this.view.turn) this.interrupting = false;
     this.changed();
+    // The end of a turn is drawn at once: the answer's last words are not held by the pacing.
+    if (running && !this.view.turn) this.flush();
   }
 
   /**
@@ -201,9 +211,11 @@ export class ConversationStore {
       clearImmediate(this.flushTimer as NodeJS.Immediate);
       this.flushTimer = null;
     }
-    this.lastFlush = this.now();
+    const drawn = this.pacer.start();
     this.snapshot = this.build();
     for (const listener of this.listeners) listener();
+    // The view draws in the microtask its listener queued (React's render, Ink's frame): after it.
+    queueMicrotask(drawn);
   }
 
   /** Stops publishing (the view is gone). */
@@ -249,8 +261,6 @@ export class ConversationStore {
     this.printed.add(entry.id);
     switch (entry.kind) {
       case "user":
-        // Code in the answer is highlighted: load the highlighter while the model starts.
-        void loadHighlighter();
         this.push({ kind: "user", text: entry.text, steer: entry.steer });
         return;
       case "tool":
@@ -317,7 +327,7 @@ export class ConversationStore {
     // Printing follows every change, so a streamed line is committed once, whatever the frame rate.
     this.print();
     if (this.flushTimer) return;
-    const wait = this.lastFlush + this.frameMs - this.now();
+    const wait = this.pacer.wait();
     this.flushTimer = wait > 0 ? setTimeout(() => this.flush(), wait) : setImmediate(() => this.flush());
   }
 

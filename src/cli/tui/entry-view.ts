@@ -47,18 +47,16 @@ export function AgentText({
   fenced: string | null;
   marginTop: number;
 }): React.ReactElement {
-  const lines = styleAgentText(text, fenced);
-  return h(
-    Box,
-    { flexDirection: "column", marginTop },
-    lines.map((spans, index) =>
-      h(
-        Text,
-        { key: index },
-        spans.length === 0 ? " " : spans.map((span, at) => h(Text, { key: at, ...span.style }, span.text)),
-      ),
-    ),
-  );
+  // One text node for all the lines, and plain runs as bare strings: a node per line and per run
+  // cost more to lay out and draw than their text, for every chunk the model writes.
+  const runs: React.ReactNode[] = [];
+  styleAgentText(text, fenced).forEach((spans, index) => {
+    if (index > 0) runs.push("\n");
+    if (spans.length === 0) runs.push(" ");
+    for (const span of spans)
+      runs.push(span.style ? h(Text, { key: runs.length, ...span.style }, span.text) : span.text);
+  });
+  return h(Box, { marginTop }, h(Text, null, ...runs));
 }
 
 export function toneStyle(tone: Tone): { color?: string; dimColor?: boolean } {

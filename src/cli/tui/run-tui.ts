@@ -52,7 +52,9 @@ export function mountTui(options: TuiOptions, mount: MountTuiOptions = {}): Moun
     // Only changed lines are rewritten: while the model types, a frame is the partial line and
     // the status, about a fifth of the bytes of a full redraw.
     incrementalRendering: true,
-    maxFps,
+    // The store paces the frames (at most maxFps, and by their cost); Ink's own throttle, set
+    // above that pace, then draws each frame as it is published, within the time the store measures.
+    maxFps: maxFps * 2,
     ...mount.ink,
   });
   const unmounted = quit.then(async () => {

@@ -96,9 +96,14 @@ export function TuiApp({ options, session, onExit, storeOptions }: TuiAppProps):
   const starting = s.session.thread === null;
   const busy = view.phase !== "idle" || s.activity !== null;
 
+  const drawnAt = useRef(0);
+  drawnAt.current = performance.now();
   useEffect(() => {
     if (!busy) return;
-    const timer = setInterval(rerender, TICK_MS);
+    // While the model streams, its frames redraw the time already: a tick only fills a pause.
+    const timer = setInterval(() => {
+      if (performance.now() - drawnAt.current >= TICK_MS / 2) rerender();
+    }, TICK_MS);
     return () => clearInterval(timer);
   }, [busy]);
 

@@ -1,5 +1,6 @@
 import type { AgentMode } from "../../protocol/agent.js";
 import type { TerminalThread } from "../terminal-thread.js";
+import { loadHighlighter } from "./agent-markdown.js";
 import { ConversationStore, type ConversationStoreOptions } from "./conversation-store.js";
 
 /**
@@ -56,6 +57,9 @@ export class TuiSession {
     this.model = model;
     if (this.startingMode) thread.setMode(this.startingMode);
     this.store.load(thread.history, thread.busy);
+    // Code in answers is highlighted: load the highlighter now, while the person types, rather
+    // than while the first answer streams (its import takes about 0.1 s of the core).
+    void loadHighlighter();
     this.unsubscribe = thread.on((event) => this.store.apply(event));
   }
 
