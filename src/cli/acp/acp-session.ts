@@ -1,6 +1,5 @@
 import {
   type AgentContext,
-  type PermissionOption,
   RequestError,
   type SessionUpdate,
   type StopReason,
@@ -8,34 +7,27 @@ import {
 } from "@agentclientprotocol/sdk";
 import type { HostClient } from "../../client-core/host-client.js";
 import type { StampedEvent } from "../../client-core/thread-view.js";
-import {
-  type AgentMode,
-  type ApprovalRequestEvent,
-  approvalTitle,
-  sandboxLabel,
-  type ThreadInfo,
-  type ThreadItem,
-  type TurnStatus,
+import type {
+  AgentMode,
+  ApprovalRequestEvent,
+  ThreadInfo,
+  ThreadItem,
+  TurnStatus,
 } from "../../protocol/agent.js";
 import type { WireError } from "../../protocol/errors.js";
 import { asRequestError } from "./acp-errors.js";
+import { allowed, PERMISSION_OPTIONS, permissionToolCall } from "./acp-permissions.js";
 import { planEntries } from "./acp-plan.js";
 import {
+  argumentsValue,
   finishedContent,
   streamingContent,
-  textContent,
   toolKind,
   toolLocations,
   toolTitle,
 } from "./acp-tool-calls.js";
 
 type ToolCallItem = Extract<ThreadItem, { type: "tool_call" }>;
-
-/** The options a permission request offers: Spark's approvals are yes or no, once. */
-const PERMISSION_OPTIONS: PermissionOption[] = [
-  { optionId: "allow", name: "Allow", kind: "allow_once" },
-  { optionId: "reject", name: "Reject", kind: "reject_once" },
-];
 
 /** How a prompt's turn ended: as the host reported it, or unknown (the connection to the host was lost). */
 type PromptEnd = { status: TurnStatus; error?: WireError } | { lost: true };
@@ -395,7 +387,7 @@ export class AcpSession {
       kind: toolKind(item.name),
       status,
       locations: toolLocations(item.name, item.arguments, this.root),
-      ...(item.arguments ? { rawInput: rawInput(item.arguments) } : {}),
+      ...(item.arguments ? { rawInput: argumentsValue(item.arguments) } : {}),
     };
   }
 
@@ -419,22 +411,12 @@ export class AcpSession {
           "session/request_permission",
           {
             sessionId: this.id,
-            toolCall: {
-              toolCallId: call?.id ?? approval.approval_id,
-              title: approvalTitle(approval),
-              kind: approval.kind === "shell" ? "execute" : "other",
-              status: "pending",
-              ...approvalDetails(approval),
-            },
+            toolCall: permissionToolCall(approval, call?.id ?? approval.approval_id),
             options: PERMISSION_OPTIONS,
           },
           { cancellationSignal: abort.signal, stopWaitingOnCancel: true },
         )
-        .then(
-          // The client's answer is untrusted: anything but the allow option denies.
-          (answer) => answer?.outcome?.outcome === "selected" && answer.outcome.optionId === "allow",
-          () => false,
-        )
+        .then(allowed, () => false)
         .then((approved) => {
           // Withdrawn: the host settled it already.
           if (!this.permissions.delete(approval.approval_id)) return;
@@ -482,35 +464,4 @@ export class AcpSession {
 
 function text(value: string): { type: "text"; text: string } {
   return { type: "text", text: value };
-}
-
-/** What an approval would do, for the client's question: the command and where it runs, or the MCP call. */
-function approvalDetails(approval: ApprovalRequestEvent): { rawInput: unknown; content: ToolCallContent[] } {
-  switch (approval.kind) {
-    case "shell":
-      return {
-        rawInput: { command: approval.command, cwd: approval.cwd, sandbox: approval.sandbox },
-        content: [
-          textContent(`$ ${approval.command}\nin ${approval.cwd}, ${sandboxLabel(approval.sandbox)}`),
-        ],
-      };
-    case "mcp":
-      return {
-        rawInput: { server: approval.server, tool: approval.tool, arguments: approval.arguments },
-        content: [textContent(`${approval.server} · ${approval.tool}\n${approval.arguments}`)],
-      };
-    default: {
-      const unknown: never = approval;
-      return { rawInput: unknown, content: [] };
-    }
-  }
-}
-
-/** The call's arguments as JSON when they parse, else as the text written. */
-function rawInput(argumentsJson: string): unknown {
-  try {
-    return JSON.parse(argumentsJson);
-  } catch {
-    return argumentsJson;
-  }
 }

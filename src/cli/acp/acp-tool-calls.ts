@@ -149,3 +149,12 @@ function oneLine(text: string): string {
   const first = text.split("\n")[0]!;
   return first.length > 120 || text.includes("\n") ? `${first.slice(0, 120)}…` : first;
 }
+
+/** The call's arguments as JSON when they parse, else as the text written. */
+export function argumentsValue(argumentsJson: string): unknown {
+  try {
+    return JSON.parse(argumentsJson);
+  } catch {
+    return argumentsJson;
+  }
+}
