@@ -178,6 +178,13 @@ test("a patch grows line by line in the terminal and the browser; Esc and a stee
   const conversation = page.locator(".conversation");
   const scrollTop = () =>
     conversation.evaluate((element) => (element as unknown as { scrollTop: number }).scrollTop);
+  // Only once the growing patch has scrolled the conversation is there anything to scroll back up.
+  await page.waitForFunction(
+    () =>
+      (
+        globalThis as unknown as { document: { querySelector(s: string): { scrollTop: number } } }
+      ).document.querySelector(".conversation").scrollTop > 0,
+  );
   await conversation.hover();
   await page.mouse.wheel(0, -200);
   await page.waitForFunction(
