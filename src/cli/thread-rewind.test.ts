@@ -6,6 +6,7 @@ import { afterEach, describe, expect, test } from "vitest";
 import type { HostClient } from "../client-core/host-client.js";
 import { emptyView, reduceView, type ThreadView } from "../client-core/thread-view.js";
 import type { Script } from "../engine/scripted/scripted-engine.js";
+import type { RewindRestore } from "../protocol/agent.js";
 import { LocalAgentHost } from "./local-agent-host.js";
 import { scriptedTiers } from "./test-engine.js";
 
@@ -88,6 +89,10 @@ async function turn(h: Host, threadId: string, input: string): Promise<void> {
   await h.until(() => h.view(threadId).turns.length >= done);
 }
 
+/** Asks the host to rewind thread `threadId` to before item `itemId`. */
+const rewind = (client: HostClient, threadId: string, itemId: string, restore: RewindRestore) =>
+  client.request({ type: "thread.rewind", thread_id: threadId, item_id: itemId, restore });
+
 /** The user messages of the view, oldest first, with their ids. */
 const users = (view: ThreadView) =>
   view.entries.flatMap((entry) => (entry.kind === "user" ? [{ id: entry.id, text: entry.text }] : []));
@@ -111,12 +116,7 @@ describe("thread.rewind", () => {
   test("code: files go back to before the turn (later turns undone too); the conversation stays", async () => {
     const h = await startHost();
     const { id, messages } = await threeTurns(h);
-    await h.client.request({
-      type: "thread.rewind",
-      thread_id: id,
-      item_id: messages[1]!.id,
-      restore: "code",
-    });
+    await rewind(h.client, id, messages[1]!.id, "code");
     expect(await read(h.cwd, "a.txt")).toBe("one\n");
     expect(await read(h.cwd, "b.txt")).toBe("b\n");
     expect(await read(h.cwd, "new.txt")).toBe("new\n");
@@ -137,12 +137,7 @@ describe("thread.rewind", () => {
   test("conversation: items cut before the turn, the model sees only the kept ones, files stay", async () => {
     const h = await startHost();
     const { id, messages } = await threeTurns(h);
-    await h.client.request({
-      type: "thread.rewind",
-      thread_id: id,
-      item_id: messages[1]!.id,
-      restore: "conversation",
-    });
+    await rewind(h.client, id, messages[1]!.id, "conversation");
     expect(users(h.view(id)).map((m) => m.text)).toEqual(["one"]);
     expect(await read(h.cwd, "a.txt")).toBe("two\n");
     seen.length = 0;
@@ -150,12 +145,7 @@ describe("thread.rewind", () => {
     expect(seen[0]).toEqual(["one", "hello again"]);
     expect(users(h.view(id)).map((m) => m.text)).toEqual(["one", "hello again"]);
     // The cut turns' edits now belong to the last kept turn: rewinding its code undoes them too.
-    await h.client.request({
-      type: "thread.rewind",
-      thread_id: id,
-      item_id: messages[0]!.id,
-      restore: "code",
-    });
+    await rewind(h.client, id, messages[0]!.id, "code");
     expect(await read(h.cwd, "a.txt")).toBe("a\n");
     expect(await read(h.cwd, "b.txt")).toBe("b\n");
     expect(await exists(h.cwd, "new.txt")).toBe(false);
@@ -164,12 +154,7 @@ describe("thread.rewind", () => {
   test("both, then a resume sees the rewound conversation and can still rewind code", async () => {
     const h = await startHost();
     const { id, messages } = await threeTurns(h);
-    await h.client.request({
-      type: "thread.rewind",
-      thread_id: id,
-      item_id: messages[2]!.id,
-      restore: "both",
-    });
+    await rewind(h.client, id, messages[2]!.id, "both");
     expect(await read(h.cwd, "b.txt")).toBe("b\n");
     expect(await read(h.cwd, "a.txt")).toBe("two\n");
     expect(users(h.view(id)).map((m) => m.text)).toEqual(["one", "two"]);
@@ -187,12 +172,7 @@ describe("thread.rewind", () => {
     await turn(again, id, "after resume");
     expect(seen[0]).toEqual(["one", "two", "after resume"]);
     // The checkpoints were kept beside the transcript: the first turn's code can still go back.
-    await again.client.request({
-      type: "thread.rewind",
-      thread_id: id,
-      item_id: messages[0]!.id,
-      restore: "both",
-    });
+    await rewind(again.client, id, messages[0]!.id, "both");
     expect(await read(cwd, "a.txt")).toBe("a\n");
     expect(await exists(cwd, "new.txt")).toBe(false);
     expect(users(again.view(id))).toEqual([]);
@@ -203,9 +183,7 @@ describe("thread.rewind", () => {
     const { id, messages } = await threeTurns(h);
     await writeFile(path.join(h.cwd, "a.txt"), "by hand\n");
     for (const restore of ["code", "both"] as const) {
-      await expect(
-        h.client.request({ type: "thread.rewind", thread_id: id, item_id: messages[0]!.id, restore }),
-      ).rejects.toMatchObject({
+      await expect(rewind(h.client, id, messages[0]!.id, restore)).rejects.toMatchObject({
         wire: { code: "invalid_request", message: expect.stringContaining("a.txt changed since") },
       });
     }
@@ -214,12 +192,7 @@ describe("thread.rewind", () => {
     expect(await read(h.cwd, "new.txt")).toBe("new\n");
     expect(users(h.view(id)).map((m) => m.text)).toEqual(["one", "two", "three"]);
     // A rewind that does not reach the changed file's turns goes through.
-    await h.client.request({
-      type: "thread.rewind",
-      thread_id: id,
-      item_id: messages[2]!.id,
-      restore: "code",
-    });
+    await rewind(h.client, id, messages[2]!.id, "code");
     expect(await read(h.cwd, "b.txt")).toBe("b\n");
   });
 
@@ -230,9 +203,9 @@ describe("thread.rewind", () => {
     const [message] = users(h.view(id));
     const agentItem = h.view(id).entries.find((entry) => entry.kind === "agent")!;
     for (const itemId of ["item_nope", agentItem.id]) {
-      await expect(
-        h.client.request({ type: "thread.rewind", thread_id: id, item_id: itemId, restore: "both" }),
-      ).rejects.toMatchObject({ wire: { code: "not_found", param: "item_id" } });
+      await expect(rewind(h.client, id, itemId, "both")).rejects.toMatchObject({
+        wire: { code: "not_found", param: "item_id" },
+      });
     }
     for (const bad of [
       { item_id: "", restore: "both" },
@@ -246,23 +219,13 @@ describe("thread.rewind", () => {
     }
     await h.client.request({ type: "turn.start", thread_id: id, input: "wait for it" });
     await h.until(() => h.view(id).turn !== null);
-    await expect(
-      h.client.request({
-        type: "thread.rewind",
-        thread_id: id,
-        item_id: message!.id,
-        restore: "conversation",
-      }),
-    ).rejects.toMatchObject({ wire: { code: "invalid_request", param: "thread_id" } });
+    await expect(rewind(h.client, id, message!.id, "conversation")).rejects.toMatchObject({
+      wire: { code: "invalid_request", param: "thread_id" },
+    });
     await h.client.request({ type: "turn.interrupt", thread_id: id });
     await h.until(() => h.view(id).turn === null);
     expect(users(h.view(id)).map((m) => m.text)).toEqual(["hello", "wait for it"]);
-    await h.client.request({
-      type: "thread.rewind",
-      thread_id: id,
-      item_id: message!.id,
-      restore: "conversation",
-    });
+    await rewind(h.client, id, message!.id, "conversation");
     expect(users(h.view(id))).toEqual([]);
   });
 });
