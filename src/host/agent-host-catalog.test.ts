@@ -1,53 +1,24 @@
 import { execFileSync } from "node:child_process";
 import { mkdir, mkdtemp, writeFile } from "node:fs/promises";
-import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
-import { WebSocketServer } from "ws";
 import { type Catalog, loadCatalog } from "../agent/definitions/catalog.js";
-import { HostClient } from "../client-core/host-client.js";
-import { nodeSocketFactory } from "../client-core/node-socket.js";
+import type { HostClient } from "../client-core/host-client.js";
 import { CATALOG_LIMITS, type DecodedCatalog, decodeCatalog } from "../protocol/catalog.js";
-import { AgentHost, type AgentHostOptions } from "./agent-host.js";
+import type { AgentHostOptions } from "./agent-host.js";
 import { connectHost } from "./test-support/host-client.js";
+import { type Cleanups, connectCoreClient, serveThreadlessHost } from "./test-support/threadless-host.js";
 
-const cleanups: (() => Promise<void> | void)[] = [];
+const cleanups: Cleanups = [];
 
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function serve(options: AgentHostOptions): Promise<{ host: AgentHost; url: string }> {
-  const host = new AgentHost(
-    {
-      create: async () => {
-        throw new Error("no threads here");
-      },
-      resume: async () => null,
-      list: async () => [],
-      rename: async () => null,
-      remove: async () => false,
-    },
-    options,
-  );
-  const wss = new WebSocketServer({ host: "127.0.0.1", port: 0 });
-  wss.on("connection", (socket) => host.accept(socket));
-  await new Promise((resolve) => wss.once("listening", resolve));
-  cleanups.push(async () => {
-    host.dispose();
-    for (const socket of wss.clients) socket.terminate();
-    await new Promise((resolve) => wss.close(resolve));
-  });
-  return { host, url: `ws://127.0.0.1:${(wss.address() as AddressInfo).port}` };
-}
+const serve = (options: AgentHostOptions) => serveThreadlessHost(options, cleanups);
 
-async function coreClient(url: string): Promise<HostClient> {
-  const client = new HostClient({ url, createSocket: nodeSocketFactory });
-  cleanups.push(() => client.dispose());
-  await client.connect();
-  return client;
-}
+const coreClient = (url: string) => connectCoreClient(url, cleanups);
 
 const nextCatalog = (client: HostClient) =>
   new Promise<DecodedCatalog>((resolve) => {

@@ -1,46 +1,21 @@
-import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, test } from "vitest";
-import { WebSocketServer } from "ws";
-import { HostClient } from "../client-core/host-client.js";
-import { nodeSocketFactory } from "../client-core/node-socket.js";
+import type { HostClient } from "../client-core/host-client.js";
 import type { McpServerInfo } from "../protocol/agent.js";
 import { MCP_SERVERS_LIMITS } from "../protocol/mcp-servers.js";
-import { AgentHost, type AgentHostOptions } from "./agent-host.js";
+import type { AgentHostOptions } from "./agent-host.js";
 import { connectHost, type HostTestClient } from "./test-support/host-client.js";
 import { MemoryMcpServerList, mcpServer } from "./test-support/memory-mcp-server-list.js";
+import { type Cleanups, connectCoreClient, serveThreadlessHost } from "./test-support/threadless-host.js";
 
 type McpServersEvent = { type: "mcp.servers"; servers: McpServerInfo[] };
 
-const cleanups: (() => Promise<void> | void)[] = [];
+const cleanups: Cleanups = [];
 
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-/** An agent host without threads on a real WebSocket server. */
-async function serve(options: AgentHostOptions): Promise<{ host: AgentHost; url: string }> {
-  const host = new AgentHost(
-    {
-      create: async () => {
-        throw new Error("no threads here");
-      },
-      resume: async () => null,
-      list: async () => [],
-      rename: async () => null,
-      remove: async () => false,
-    },
-    options,
-  );
-  const wss = new WebSocketServer({ host: "127.0.0.1", port: 0 });
-  wss.on("connection", (socket) => host.accept(socket));
-  await new Promise((resolve) => wss.once("listening", resolve));
-  cleanups.push(async () => {
-    host.dispose();
-    for (const socket of wss.clients) socket.terminate();
-    await new Promise((resolve) => wss.close(resolve));
-  });
-  return { host, url: `ws://127.0.0.1:${(wss.address() as AddressInfo).port}` };
-}
+const serve = (options: AgentHostOptions) => serveThreadlessHost(options, cleanups);
 
 async function rawClient(url: string): Promise<HostTestClient> {
   const client = await connectHost(url);
@@ -48,12 +23,7 @@ async function rawClient(url: string): Promise<HostTestClient> {
   return client;
 }
 
-async function coreClient(url: string): Promise<HostClient> {
-  const client = new HostClient({ url, createSocket: nodeSocketFactory });
-  cleanups.push(() => client.dispose());
-  await client.connect();
-  return client;
-}
+const coreClient = (url: string) => connectCoreClient(url, cleanups);
 
 const isMcp = (event: { type: string }) => event.type === "mcp.servers";
 /** The first `mcp.servers` at index `from` or later (default: the first of all). */
