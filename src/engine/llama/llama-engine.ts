@@ -248,11 +248,14 @@ export class LlamaEngine implements Engine {
       );
     }
 
-    // Taking a sequence and evaluating the prompt need the context: native runs give way meanwhile.
-    const prefilling = this.decoder.claim();
+    // Taking a sequence and evaluating the prompt need the context: native runs give way meanwhile
+    // (not while the request waits for a free sequence).
+    let prefilling = () => {};
     let slot: Slot;
     try {
-      slot = await this.pool.acquire(rendered.tokens, request.conversation, signal);
+      slot = await this.pool.acquire(rendered.tokens, request.conversation, signal, () => {
+        prefilling = this.decoder.claim();
+      });
     } catch (error) {
       prefilling();
       if (error instanceof SparkError && error.code === "cancelled") {

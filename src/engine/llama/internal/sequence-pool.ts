@@ -64,14 +64,20 @@ export class SequencePool {
     }));
   }
 
+  /**
+   * The sequence for a request's `tokens`, once one is free; `taking` is called when one is, before
+   * anything touches the context.
+   */
   async acquire(
     tokens: readonly Token[],
     conversation: string | undefined,
     signal?: AbortSignal,
+    taking?: () => void,
   ): Promise<Slot> {
     for (;;) {
       const choice = this.pick(tokens, conversation, true);
       if (choice) {
+        taking?.();
         const slot = this.take(choice.slot, conversation);
         if (choice.copy) await this.copyPrefix(slot, choice.copy.from, tokens.slice(0, choice.copy.tokens));
         return slot;
