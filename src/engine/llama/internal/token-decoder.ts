@@ -35,8 +35,8 @@ export class TokenDecoder {
   private readonly nativeRuns = new Set<NativeDecodeRun>();
   private claims = 0;
   /**
-   * Generations that would decode natively but are on the batched path for a claim. None may go
-   * back before all have left it: one waiting there for a batch would wait for the native runs.
+   * Generations that would decode natively, waiting for a batch on the batched path (a claim sent
+   * them there). No native run starts meanwhile: the batch would wait for it.
    */
   private batched = 0;
   /** Generations in {@link decode}. */
@@ -130,27 +130,38 @@ export class TokenDecoder {
         if (unclaimed()) continue;
         let backToNative = false;
         const counted = release === undefined;
-        if (counted) this.batched++;
-        try {
-          for await (const token of sequence.evaluate([next], {
+        const tokens = sequence
+          .evaluate([next], {
             temperature: request.temperature ?? 0,
             topP: request.topP,
             seed: request.seed,
             grammarEvaluationState: grammar,
-          })) {
-            next = token;
+          })
+          [Symbol.asyncIterator]();
+        try {
+          for (;;) {
+            // Counted only while it waits for a batch: a consumer that stops reading holds nothing.
+            if (counted) this.batched++;
+            let step: IteratorResult<Token>;
+            try {
+              step = await tokens.next();
+            } finally {
+              if (counted) {
+                this.batched--;
+                this.changed();
+              }
+            }
+            if (step.done) break;
+            next = step.value;
             nativeLeft--;
-            yield token;
+            yield next;
             if (unclaimed()) {
               backToNative = true;
               break;
             }
           }
         } finally {
-          if (counted) {
-            this.batched--;
-            this.changed();
-          }
+          await tokens.return?.();
         }
         if (!backToNative) return;
       }
