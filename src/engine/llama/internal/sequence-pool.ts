@@ -37,6 +37,11 @@ interface Choice {
  * into a sequence of its own (a never-used one, else the least recently used) instead of taking
  * the other conversation's sequence over: that conversation keeps its whole cache. With one
  * sequence there is nowhere to copy to, and the request takes the sequence over as before.
+ *
+ * Between sequences that are otherwise as good, a request takes one next to the busy ones. With a KV
+ * stream per sequence, llama.cpp decodes a step's tokens in one micro-batch only while their
+ * sequence ids run without a gap, so concurrent streams on sequences 2 and 4 cost two decodes a
+ * step where 2 and 3 cost one.
  */
 export class SequencePool {
   private readonly slots: Slot[];
@@ -44,6 +49,7 @@ export class SequencePool {
   private clock = 0;
 
   /**
+   * `sequences`: the context's, in the order it made them (their ids' order).
    * `copied`: called after a prefix was copied between two sequences (the draft model's sequences
    * follow their main sequences, and copy the same prefix where they hold it).
    */
@@ -129,11 +135,12 @@ export class SequencePool {
     const own =
       conversation === undefined ? undefined : idle.find((slot) => slot.conversation === conversation);
     if (own) return { slot: own };
+    const better = this.preference();
     let best: Slot | undefined;
     let bestShared = -1;
     for (const slot of idle) {
       const shared = sharedPrefix(slot, tokens);
-      if (shared > bestShared || (shared === bestShared && best && slot.lastUsed < best.lastUsed)) {
+      if (shared > bestShared || (shared === bestShared && best && better(slot, best))) {
         best = slot;
         bestShared = shared;
       }
@@ -144,16 +151,37 @@ export class SequencePool {
     if (!copying || conversation === undefined || best.conversation === undefined || bestShared <= 0) {
       return { slot: best };
     }
-    const others = idle.filter((slot) => slot !== best);
-    const target =
-      others.find((slot) => slot.conversation === undefined && slot.sequence.nextTokenIndex === 0) ??
-      others.reduce<Slot | undefined>(
-        (lru, slot) => (!lru || slot.lastUsed < lru.lastUsed ? slot : lru),
-        undefined,
-      );
+    const target = idle
+      .filter((slot) => slot !== best)
+      .reduce<Slot | undefined>((chosen, slot) => (!chosen || better(slot, chosen) ? slot : chosen), undefined);
     if (!target) return { slot: best };
     if (sharedPrefix(target, tokens) >= bestShared) return { slot: target };
     return { slot: target, copy: { from: best, tokens: bestShared } };
+  }
+
+  /**
+   * Whether idle slot `a` is a better place than `b` for a new conversation's cells: one that leaves
+   * the busy sequences in fewer runs of consecutive ids, then a never-used one, then the least
+   * recently used.
+   */
+  private preference(): (a: Slot, b: Slot) => boolean {
+    const busy = this.slots.map((slot) => slot.busy);
+    const runsWith = (slot: Slot) => {
+      const index = this.slots.indexOf(slot);
+      let runs = 0;
+      for (let i = 0; i < busy.length; i++) {
+        const taken = busy[i] || i === index;
+        if (taken && !(i > 0 && (busy[i - 1] || i - 1 === index))) runs++;
+      }
+      return runs;
+    };
+    const unused = (slot: Slot) => slot.conversation === undefined && slot.sequence.nextTokenIndex === 0;
+    return (a, b) => {
+      const runs = runsWith(a) - runsWith(b);
+      if (runs !== 0) return runs < 0;
+      if (unused(a) !== unused(b)) return unused(a);
+      return a.lastUsed < b.lastUsed;
+    };
   }
 
   private waitForRelease(signal: AbortSignal | undefined): Promise<void> {
