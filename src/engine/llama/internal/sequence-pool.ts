@@ -153,7 +153,10 @@ export class SequencePool {
     }
     const target = idle
       .filter((slot) => slot !== best)
-      .reduce<Slot | undefined>((chosen, slot) => (!chosen || better(slot, chosen) ? slot : chosen), undefined);
+      .reduce<Slot | undefined>(
+        (chosen, slot) => (!chosen || better(slot, chosen) ? slot : chosen),
+        undefined,
+      );
     if (!target) return { slot: best };
     if (sharedPrefix(target, tokens) >= bestShared) return { slot: target };
     return { slot: target, copy: { from: best, tokens: bestShared } };
