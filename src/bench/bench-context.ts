@@ -19,6 +19,8 @@ export interface BenchSizes {
   specOutputTokens: number;
   /** batch: concurrent stream counts, ascending, starting at 1. Default: 1, 2, 4, 8. */
   batchStreams: number[];
+  /** batch: times each count runs on each side (the median is reported). Default: 5, quick 3. */
+  batchRounds: number;
   /** decode: buffer copied to measure memory bandwidth. Default: 256 MiB. */
   bandwidthBytes: number;
   /** load: concurrent WebSocket conversations. Default: 64. */
@@ -33,6 +35,7 @@ export function benchSizes(quick: boolean): BenchSizes {
     specFileLines: quick ? 150 : 300,
     specOutputTokens: quick ? 200 : 600,
     batchStreams: [1, 2, 4, 8],
+    batchRounds: quick ? 3 : 5,
     bandwidthBytes: 256 * 1024 * 1024,
     loadConnections: 64,
   };

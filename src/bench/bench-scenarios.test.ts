@@ -54,6 +54,7 @@ beforeAll(async () => {
       specFileLines: 30,
       specOutputTokens: 40,
       batchStreams: [1, 2],
+      batchRounds: 2,
       bandwidthBytes: 8 * 1024 * 1024,
       loadConnections: 8,
     },
@@ -106,6 +107,7 @@ test("the batch scenario compares each stream count with llama-server's slots an
     ["tiny: new request's TTFT with 1 other streams decoding vs alone", "info"],
   ]);
   for (const row of rows) if (row.holds) expect(row.ratio).toBeGreaterThanOrEqual(1);
+  for (const row of rows.slice(0, -1)) expect(row.detail).toContain("median of 2 runs");
 });
 
 function expectWellFormed(name: string, rows: BenchRow[]): void {

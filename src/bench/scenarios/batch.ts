@@ -106,7 +106,8 @@ type Side = (n: number, maxOutputTokens: number) => Promise<number>;
  * with 8 sequences, against llama-server with 8 slots (`--parallel`) and the same total context on
  * the same model, for each of `batchModels`; and, on the first, the time to first token of a new
  * request while the others decode. Both servers stay up; each count runs on one then the other,
- * in turns (A B, B A), so a change in the machine's load falls on both.
+ * in turns (A B, B A), so a change in the machine's load falls on both, and the median of its
+ * rounds is reported.
  */
 export async function batchScenario(ctx: BenchContext): Promise<BenchRow[]> {
   const result: BenchRow[] = [];
@@ -147,12 +148,20 @@ async function measure(ctx: BenchContext, model: BatchModel, probe: boolean): Pr
     if (peer) sides.push(["llama-server", (n, tokens) => peerAggregate(peer.baseUrl, n, tokens), new Map()]);
     // Warm-up: every sequence and slot decodes once, unmeasured.
     for (const [, run] of sides) await run(most, 4);
-    for (const [i, n] of counts.entries()) {
-      for (const [name, run, rates] of i % 2 === 0 ? sides : [...sides].reverse()) {
-        rates.set(n, await run(n, model.outputTokens));
-        ctx.log(`batch ${model.label}, ${name}, ${n} stream(s): ${rates.get(n)!.toFixed(1)} tok/s aggregate`);
+    // A count's runs are seconds long, so one run says little on a shared machine: each count runs
+    // `batchRounds` times on each side, in rounds over all counts, and its median is kept.
+    const samples = new Map(sides.map(([name]) => [name, new Map(counts.map((n) => [n, [] as number[]]))]));
+    for (let round = 0; round < ctx.sizes.batchRounds; round++) {
+      for (const [i, n] of counts.entries()) {
+        for (const [name, run] of (round + i) % 2 === 0 ? sides : [...sides].reverse()) {
+          const rate = await run(n, model.outputTokens);
+          samples.get(name)!.get(n)!.push(rate);
+          ctx.log(`batch ${model.label}, ${name}, ${n} stream(s): ${rate.toFixed(1)} tok/s aggregate`);
+        }
       }
     }
+    for (const [name, , rates] of sides)
+      for (const n of counts) rates.set(n, median(samples.get(name)!.get(n)!));
     const ttfts = new Map<number, number[]>();
     if (probe) {
       const probes = ctx.quick ? 3 : 5;
@@ -205,7 +214,7 @@ function batchRows(ctx: BenchContext, model: BatchModel, { spark, ttfts, peer }:
   const most = Math.max(...counts);
   const single = counts[0]!;
   const rows: BenchRow[] = [];
-  const setup = `${model.outputTokens} output tokens per stream, greedy, ${most} sequences of ${SEQUENCE_CONTEXT} tokens`;
+  const setup = `${model.outputTokens} output tokens per stream, greedy, ${most} sequences of ${SEQUENCE_CONTEXT} tokens, median of ${ctx.sizes.batchRounds} runs`;
   if (peer) {
     for (const n of counts) {
       rows.push(

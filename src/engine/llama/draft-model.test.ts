@@ -106,26 +106,35 @@ describe("an optional draft model on the llama engine (greedy)", () => {
     expect(drafted.again.result.usage.acceptedPredictionTokens).toBeGreaterThan(OUTPUT / 2);
   });
 
-  test("concurrent requests with a draft model both run to the end, each drafted by the model", async () => {
+  test("concurrent requests with a draft model run to the end together in the native loop, each drafted by the model", async () => {
     const engine = await create({
       draftModelPath: mainPath,
       draftMinConfidence: 0,
       draftTokens: 8,
-      sequences: 2,
-      contextSize: 2048,
+      sequences: 4,
+      contextSize: 4096,
     });
-    const other: ChatMessage[] = [{ role: "user", content: "Write a function that sorts a list." }];
-    // Each one's native runs stop for the other's prompt and for the draft model catching up; a
-    // random model's greedy text may differ from alone (a batch's numerics tip near-ties).
-    const both = await Promise.all([
-      collect(engine, { messages, maxOutputTokens: OUTPUT }),
-      collect(engine, { messages: other, maxOutputTokens: OUTPUT }),
-    ]);
-    for (const { result } of both) {
+    const tasks = ["sorts a list", "parses a date", "merges two maps", "counts words"];
+    const runs = { ...engine.nativeRunCounts };
+    // Each one's native runs stop for the others' prompts and go on in the batched path, whose
+    // drafts they check there before coming back (dropping them needed a claim, which sent the
+    // others back in turn: every draft was dropped and no native run lasted). A random model's greedy
+    // text may differ from alone (a batch's numerics tip near-ties).
+    const all = await Promise.all(
+      tasks.map((task) =>
+        collect(engine, {
+          messages: [{ role: "user", content: `Write a function that ${task}.` }],
+          maxOutputTokens: OUTPUT,
+        }),
+      ),
+    );
+    for (const { result } of all) {
       expect(result.stopReason).toBe("length");
       expect(result.usage.outputTokens).toBe(OUTPUT);
       expect(result.usage.acceptedPredictionTokens).toBeGreaterThan(OUTPUT / 2);
     }
+    if (engine.binary.nativeLoop)
+      expect(engine.nativeRunCounts.withDrafts - runs.withDrafts).toBeGreaterThanOrEqual(4);
   });
 
   test("a draft model that mostly disagrees changes nothing but speed", async () => {

@@ -198,7 +198,7 @@ export class LlamaEngine implements Engine {
       build: parts.llama.buildType === "localBuild" ? "local" : "prebuilt",
       nativeLoop: parts.nativeLoop && canGenerateNatively(sequences[0]!),
     };
-    this.decoder = new TokenDecoder(this.binary.nativeLoop, parts.draftSetup === undefined);
+    this.decoder = new TokenDecoder(this.binary.nativeLoop);
     this.grammars = new GrammarCache(parts.llama, model);
     this.backend = backendInfoOf(parts.llama);
     this.callSyntax = callSyntaxOf(model, chatWrapper);

@@ -193,6 +193,7 @@ class ReplyGeneration {
       nativeTokens,
       nativeDrafts: () => speculation.nativeDrafts(prompt, this.text.tokens, this.text.text),
       onNativeDrafted: (result) => speculation.countNative(result),
+      drafting: speculation,
       grammar: this.grammar,
       eraseFrom,
     });

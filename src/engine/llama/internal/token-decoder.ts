@@ -9,6 +9,13 @@ export interface DecodeOptions {
   nativeDrafts?: () => Promise<NativeDrafts | undefined>;
   /** Called when a native run ends, with the drafts it verified and how many it kept. */
   onNativeDrafted?: (result: { drafted: number; accepted: number }) => void;
+  /**
+   * Stops and restarts the batched path's drafting. A batched step may leave a draft evaluated but
+   * not yet checked: before going back to the native loop, the generation lets the next batched
+   * steps check it with nothing new drafted, since dropping it instead needs a claim (which sends
+   * every native run back to the batched path, where each would leave a draft of its own).
+   */
+  drafting?: { pause(): void; resume(): void };
   /** A call's grammar: its tokens are sampled on the batched path. */
   grammar?: LlamaGrammarEvaluationState;
   /** The sequence's tokens from here on are erased first (they are generated again). */
@@ -39,20 +46,10 @@ export class TokenDecoder {
    * them there). No native run starts meanwhile: the batch would wait for it.
    */
   private batched = 0;
-  /** Generations in {@link decode}. */
-  private decoding = 0;
   private waiting: (() => void)[] = [];
 
-  /**
-   * `nativeLoop`: the addon has the native loop and the engine may use it. `sharedSteps`: several
-   * generations may run in it together; without (an engine with a draft model, whose native drafts
-   * stop matching when two sequences draft on its context) one runs there only while it decodes
-   * alone.
-   */
-  constructor(
-    private readonly nativeLoop: boolean,
-    private readonly sharedSteps = true,
-  ) {}
+  /** `nativeLoop`: the addon has the native loop and the engine may use it. */
+  constructor(private readonly nativeLoop: boolean) {}
 
   /**
    * The context is needed outside the native loop until the returned function is called (calling
@@ -80,15 +77,14 @@ export class TokenDecoder {
     sequence: LlamaContextSequence,
     lastToken: Token,
     request: GenerateRequest,
-    { nativeTokens, nativeDrafts, onNativeDrafted, grammar, eraseFrom }: DecodeOptions,
+    { nativeTokens, nativeDrafts, onNativeDrafted, drafting, grammar, eraseFrom }: DecodeOptions,
   ): AsyncGenerator<Token> {
     let next = lastToken;
     let nativeLeft = this.nativeLoop && !grammar ? nativeTokens : 0;
-    const unclaimed = () => nativeLeft > 0 && this.claims === 0 && (this.sharedSteps || this.decoding === 1);
-    this.decoding++;
-    if (!this.sharedSteps) for (const run of this.nativeRuns) run.stop();
+    const unclaimed = () => nativeLeft > 0 && this.claims === 0;
     // Decoding that can never be native holds its claim throughout.
     const release = nativeLeft > 0 ? undefined : this.claim();
+    let draftingPaused = false;
     try {
       if (eraseFrom !== undefined && eraseFrom < sequence.nextTokenIndex) {
         await this.exclusively(release, () =>
@@ -130,6 +126,10 @@ export class TokenDecoder {
         if (unclaimed()) continue;
         let backToNative = false;
         const counted = release === undefined;
+        if (draftingPaused) {
+          drafting?.resume();
+          draftingPaused = false;
+        }
         const tokens = sequence
           .evaluate([next], {
             temperature: request.temperature ?? 0,
@@ -155,9 +155,14 @@ export class TokenDecoder {
             next = step.value;
             nativeLeft--;
             yield next;
-            if (unclaimed()) {
+            if (!unclaimed()) continue;
+            if (!drafting || !hasLoadedPredictions(sequence)) {
               backToNative = true;
               break;
+            }
+            if (!draftingPaused) {
+              drafting.pause();
+              draftingPaused = true;
             }
           }
         } finally {
@@ -166,7 +171,7 @@ export class TokenDecoder {
         if (!backToNative) return;
       }
     } finally {
-      this.decoding--;
+      if (draftingPaused) drafting?.resume();
       this.changed();
       release?.();
     }
