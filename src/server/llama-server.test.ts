@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { LlamaEngine } from "../engine/llama/llama-engine.js";
 import { testModelPath } from "../engine/test-support/test-model.js";
 import { startTestServer, type TestServer } from "./test-support/test-server.js";
-import { EventLog } from "./test-support/ws-events.js";
+import { type AnyEvent, EventLog, isEnd } from "./test-support/ws-events.js";
 
 type Usage = { input_tokens: number; output_tokens: number; input_tokens_details: { cached_tokens: number } };
 
@@ -116,15 +116,40 @@ describe("spark serve on the llama engine (synthetic model) with the official SD
     }
   });
 
-  test("WebSocket: cancel and steer on the real engine", async () => {
+  test("WebSocket: cancel and steer on the real engine", async ({ onTestFailed }) => {
     const ws = new ResponsesWS(t.client);
     const log = new EventLog(ws);
+    // A wait that never ends shows only as a timeout: the events received say which one it was.
+    onTestFailed(() => console.error(`events received: ${log.summary()}`));
+    // A random model may end a reply after a token or two, before a cancel or a steer reaches it
+    // (or before any text): each is tried on a few prompts until one reply is still running.
+    const prompts = [
+      "Write a long file.",
+      "Write a long story.",
+      "List every word you know.",
+      "Count to a thousand.",
+    ];
+    const interrupt = async (
+      request: (input: string) => object,
+      message: (runningId: string) => object,
+    ): Promise<{ ended: AnyEvent; runningId: string }> => {
+      for (const input of prompts) {
+        const mark = log.events.length;
+        ws.send({ type: "response.create", model: "", ...request(input) } as never);
+        const runningId = ((await log.type("response.created", mark)).response as { id: string }).id;
+        const first = await log.next((e) => e.type === "response.output_text.delta" || isEnd(e), mark);
+        if (isEnd(first)) continue;
+        ws.sendRaw(JSON.stringify(message(runningId)));
+        const ended = await log.end(mark);
+        if (ended.type === "response.incomplete") return { ended, runningId };
+      }
+      throw new Error(`every reply ended by itself first: ${log.summary()}`);
+    };
     try {
-      ws.send({ type: "response.create", model: "", input: "Write a long file.", max_output_tokens: 400 });
-      await log.type("response.output_text.delta");
-      ws.sendRaw(JSON.stringify({ type: "response.cancel" }));
-      const cancelled = await log.end();
-      expect(cancelled.type).toBe("response.incomplete");
+      const { ended: cancelled } = await interrupt(
+        (input) => ({ input, max_output_tokens: 400 }),
+        () => ({ type: "response.cancel" }),
+      );
       const cancelledResponse = cancelled.response as {
         id: string;
         usage: Usage;
@@ -147,16 +172,12 @@ describe("spark serve on the llama engine (synthetic model) with the official SD
         cancelledResponse.usage.input_tokens + cancelledResponse.usage.output_tokens - 1,
       );
 
-      // Steered on a fresh conversation: a random model's greedy reply is the same every run only
-      // for the same prompt, and the cut above moves with timing (a reply that ended by itself
-      // before the steer could not be steered).
-      mark = log.events.length;
-      ws.send({ type: "response.create", model: "", input: "Now a function.", max_output_tokens: 400 });
-      const created = await log.type("response.created", mark);
-      const runningId = (created.response as { id: string }).id;
-      await log.type("response.output_text.delta", mark);
-      ws.send({ type: "response.steer", previous_response_id: runningId, input: "Make it shorter." });
-      const steered = await log.end(mark);
+      // Steered on a fresh conversation: the cut above moves with timing, and a reply chained on it
+      // varies with where it fell.
+      const { ended: steered, runningId } = await interrupt(
+        (input) => ({ input, max_output_tokens: 400 }),
+        (id) => ({ type: "response.steer", previous_response_id: id, input: "Make it shorter." }),
+      );
       expect((steered.response as { incomplete_details: { reason: string } }).incomplete_details.reason).toBe(
         "steered",
       );

@@ -1,6 +1,11 @@
 import type { ResponsesWS } from "openai/resources/responses/ws";
 
-type AnyEvent = { type: string; [key: string]: unknown };
+export type AnyEvent = { type: string; [key: string]: unknown };
+
+/** A response's terminal event. */
+export function isEnd(event: AnyEvent): boolean {
+  return ["response.completed", "response.incomplete", "response.failed"].includes(event.type);
+}
 
 /**
  * Collects every server event of an SDK WebSocket client, so a test can wait for the next event
@@ -39,12 +44,20 @@ export class EventLog {
     return this.next((e) => e.type === type, from);
   }
 
+  /** The events received so far, in order, a run of one type written once with its count. */
+  summary(): string {
+    const runs: [string, number][] = [];
+    for (const { type } of this.events) {
+      const last = runs.at(-1);
+      if (last?.[0] === type) last[1]++;
+      else runs.push([type, 1]);
+    }
+    return runs.map(([type, count]) => (count > 1 ? `${type} x${count}` : type)).join(", ");
+  }
+
   /** The next terminal event of a response. */
   end(from?: number): Promise<AnyEvent> {
-    return this.next(
-      (e) => ["response.completed", "response.incomplete", "response.failed"].includes(e.type),
-      from,
-    );
+    return this.next(isEnd, from);
   }
 
   since(from: number): AnyEvent[] {
