@@ -1,4 +1,4 @@
-import { execFileSync, spawn } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, watch } from "node:fs";
 import { access, mkdir, mkdtemp, readdir, readFile, realpath, rm } from "node:fs/promises";
@@ -6,7 +6,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type { ScriptFileEntry } from "../scripted-script.js";
-import { sparkBin } from "../test-support/spark-binary.js";
+import { runProcess, sparkBin } from "../test-support/spark-binary.js";
 import { scriptedAcpEnv } from "./test-support/acp-test-env.js";
 
 /**
@@ -85,46 +85,33 @@ afterAll(async () => {
 });
 
 /** Runs acpx with Spark as its agent, to its end. */
-function acpx(args: string[]): Promise<AcpxRun> {
+async function acpx(args: string[]): Promise<AcpxRun> {
   const agent = `${process.execPath} ${sparkBin} acp`;
-  return new Promise((resolve, reject) => {
-    const child = spawn(
-      process.execPath,
-      [
-        acpxCli,
-        "--agent",
-        agent,
-        "--cwd",
-        repo,
-        "--format",
-        "json",
-        "--json-strict",
-        "--timeout",
-        "60",
-        "--ttl",
-        "1",
-        ...args,
-      ],
-      { cwd: repo, env, stdio: ["ignore", "pipe", "pipe"] },
-    );
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk) => {
-      stdout += chunk;
-    });
-    child.stderr.on("data", (chunk) => {
-      stderr += chunk;
-    });
-    child.once("error", reject);
-    child.once("close", (code) => {
-      // Every line acpx printed is a JSON-RPC message: Spark's stdout carried protocol only.
-      const messages = stdout
-        .split("\n")
-        .filter((line) => line.trim() !== "")
-        .map((line) => JSON.parse(line) as Message);
-      resolve({ code, messages, stderr });
-    });
-  });
+  const { code, stdout, stderr } = await runProcess(
+    process.execPath,
+    [
+      acpxCli,
+      "--agent",
+      agent,
+      "--cwd",
+      repo,
+      "--format",
+      "json",
+      "--json-strict",
+      "--timeout",
+      "60",
+      "--ttl",
+      "1",
+      ...args,
+    ],
+    { cwd: repo, env },
+  );
+  // Every line acpx printed is a JSON-RPC message: Spark's stdout carried protocol only.
+  const messages = stdout
+    .split("\n")
+    .filter((line) => line.trim() !== "")
+    .map((line) => JSON.parse(line) as Message);
+  return { code, messages, stderr };
 }
 
 /** The session updates of a run, of one kind. */

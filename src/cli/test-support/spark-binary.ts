@@ -8,19 +8,29 @@ import { listServerStates, type ServerState } from "../../config/server-state.js
 /** The built `spark` binary (run `npm run build` first). */
 export const sparkBin = fileURLToPath(new URL("../../../bin/spark.js", import.meta.url));
 
-export interface SparkRun {
-  code: number;
+export interface ProcessRun {
+  code: number | null;
+  /** The signal that ended it (SIGKILL when it ran past `timeoutMs`). */
+  signal: NodeJS.Signals | null;
   stdout: string;
   stderr: string;
 }
 
-/** Runs `spark <args>` in `cwd` to its end, with `env` over this process's environment. */
-export function runSpark(args: string[], cwd: string, env: NodeJS.ProcessEnv = {}): Promise<SparkRun> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [sparkBin, ...args], {
+/**
+ * Runs `command <args>` in `cwd` with the environment `env` to its end, and collects its output;
+ * killed after `timeoutMs` when given, rather than outliving the test.
+ */
+export function runProcess(
+  command: string,
+  args: string[],
+  { cwd, env, timeoutMs }: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs?: number },
+): Promise<ProcessRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, {
       cwd,
-      env: { ...process.env, ...env },
+      env,
       stdio: ["ignore", "pipe", "pipe"],
+      ...(timeoutMs === undefined ? {} : { timeout: timeoutMs, killSignal: "SIGKILL" as const }),
     });
     let stdout = "";
     let stderr = "";
@@ -30,8 +40,24 @@ export function runSpark(args: string[], cwd: string, env: NodeJS.ProcessEnv = {
     child.stderr.on("data", (chunk) => {
       stderr += chunk;
     });
-    child.on("exit", (code) => resolve({ code: code ?? -1, stdout, stderr }));
+    child.once("error", reject);
+    child.once("close", (code, signal) => resolve({ code, signal, stdout, stderr }));
   });
+}
+
+export interface SparkRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `spark <args>` in `cwd` to its end, with `env` over this process's environment. */
+export async function runSpark(args: string[], cwd: string, env: NodeJS.ProcessEnv = {}): Promise<SparkRun> {
+  const { code, stdout, stderr } = await runProcess(process.execPath, [sparkBin, ...args], {
+    cwd,
+    env: { ...process.env, ...env },
+  });
+  return { code: code ?? -1, stdout, stderr };
 }
 
 /** A tmux session a test drives like a person at a terminal. */

@@ -5,7 +5,7 @@ import path from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
 import { type Catalog, loadCatalog } from "../../agent/definitions/catalog.js";
 import { HostClient } from "../../client-core/host-client.js";
-import { AgentHost } from "../../host/agent-host.js";
+import { threadlessHost } from "../../host/test-support/threadless-host.js";
 import { socketPair } from "../in-memory-socket.js";
 import { tuiHarness } from "./test-support/tui-harness.js";
 
@@ -16,18 +16,7 @@ afterEach(() => {
 
 /** The client core's HostClient on an in-process agent host listing `catalog`, once it has it. */
 async function hostListing(catalog: Catalog): Promise<HostClient> {
-  const host = new AgentHost(
-    {
-      create: async () => {
-        throw new Error("no threads here");
-      },
-      resume: async () => null,
-      list: async () => [],
-      rename: async () => null,
-      remove: async () => false,
-    },
-    { catalog },
-  );
+  const host = threadlessHost({ catalog });
   const client = new HostClient({
     url: "memory://spark/v1/agent",
     createSocket: () => {

@@ -1,8 +1,8 @@
 import "./test-support/force-color.js";
 import { afterEach, describe, expect, test } from "vitest";
 import { HostClient } from "../../client-core/host-client.js";
-import { AgentHost } from "../../host/agent-host.js";
 import { MemoryMcpServerList, mcpServer } from "../../host/test-support/memory-mcp-server-list.js";
+import { threadlessHost } from "../../host/test-support/threadless-host.js";
 import { socketPair } from "../in-memory-socket.js";
 import { tuiHarness } from "./test-support/tui-harness.js";
 
@@ -13,18 +13,7 @@ afterEach(() => {
 
 /** The client core's HostClient on an in-process agent host listing `list`, as `spark` runs it. */
 async function hostListing(list: MemoryMcpServerList): Promise<HostClient> {
-  const host = new AgentHost(
-    {
-      create: async () => {
-        throw new Error("no threads here");
-      },
-      resume: async () => null,
-      list: async () => [],
-      rename: async () => null,
-      remove: async () => false,
-    },
-    { mcp: list },
-  );
+  const host = threadlessHost({ mcp: list });
   const client = new HostClient({
     url: "memory://spark/v1/agent",
     createSocket: () => {

@@ -7,12 +7,9 @@ import { AgentHost, type AgentHostOptions } from "../agent-host.js";
 /** What a test runs after it: the servers and clients it started, stopped. */
 export type Cleanups = (() => Promise<void> | void)[];
 
-/** An agent host without threads on a real WebSocket server, stopped by `cleanups`. */
-export async function serveThreadlessHost(
-  options: AgentHostOptions,
-  cleanups: Cleanups,
-): Promise<{ host: AgentHost; url: string }> {
-  const host = new AgentHost(
+/** An agent host without threads: for what it serves besides them (catalog, MCP servers). */
+export function threadlessHost(options: AgentHostOptions): AgentHost {
+  return new AgentHost(
     {
       create: async () => {
         throw new Error("no threads here");
@@ -24,6 +21,14 @@ export async function serveThreadlessHost(
     },
     options,
   );
+}
+
+/** {@link threadlessHost} on a real WebSocket server, stopped by `cleanups`. */
+export async function serveThreadlessHost(
+  options: AgentHostOptions,
+  cleanups: Cleanups,
+): Promise<{ host: AgentHost; url: string }> {
+  const host = threadlessHost(options);
   const wss = new WebSocketServer({ host: "127.0.0.1", port: 0 });
   wss.on("connection", (socket) => host.accept(socket));
   await new Promise((resolve) => wss.once("listening", resolve));
