@@ -185,6 +185,9 @@ test("a patch grows line by line in the terminal and the browser; Esc and a stee
         globalThis as unknown as { document: { querySelector(s: string): { scrollTop: number } } }
       ).document.querySelector(".conversation").scrollTop > 0,
   );
+  // Read before the wheel: read after it, the scroll may already have happened, and the wait for a
+  // smaller scrollTop would never end.
+  const followed = await scrollTop();
   await conversation.hover();
   await page.mouse.wheel(0, -200);
   await page.waitForFunction(
@@ -192,7 +195,7 @@ test("a patch grows line by line in the terminal and the browser; Esc and a stee
       (
         globalThis as unknown as { document: { querySelector(s: string): { scrollTop: number } } }
       ).document.querySelector(".conversation").scrollTop < top,
-    await scrollTop(),
+    followed,
   );
   const kept = await scrollTop();
   await waitInBrowser(
