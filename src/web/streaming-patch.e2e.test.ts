@@ -1,13 +1,11 @@
-import { mkdir, mkdtemp, readFile, writeFile } from "node:fs/promises";
-import os from "node:os";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, expect, test } from "vitest";
 import type { ScriptFileEntry } from "../cli/scripted-script.js";
-import { testEngineEnv } from "../cli/test-engine.js";
 import {
   startAttachedSpark,
-  startWorkspaceServe,
+  startScriptedServe,
   tmuxSession,
   type WorkspaceServe,
 } from "../cli/test-support/spark-binary.js";
@@ -123,9 +121,7 @@ afterAll(async () => {
 });
 
 test("a patch grows line by line in the terminal and the browser; Esc and a steer stop it unapplied", async () => {
-  const scriptFile = path.join(await mkdtemp(path.join(os.tmpdir(), "spark-streaming-patch-")), "s.json");
-  await writeFile(scriptFile, JSON.stringify(script));
-  serve = await startWorkspaceServe([], testEngineEnv({ script: scriptFile, tokensPerSecond: 20 }));
+  serve = await startScriptedServe(script, 20);
   const { repo, state } = serve;
   await mkdir(path.join(repo, "src"));
   for (const [file, name] of [

@@ -1,13 +1,9 @@
-import { mkdtemp, writeFile } from "node:fs/promises";
-import os from "node:os";
-import path from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, expect, test } from "vitest";
 import type { ScriptFileEntry } from "../cli/scripted-script.js";
-import { testEngineEnv } from "../cli/test-engine.js";
 import {
   startAttachedSpark,
-  startWorkspaceServe,
+  startScriptedServe,
   tmuxSession,
   type WorkspaceServe,
 } from "../cli/test-support/spark-binary.js";
@@ -58,9 +54,7 @@ afterAll(async () => {
 });
 
 test("a thread started in the terminal is watched, steered, approved and interrupted from the web app", async () => {
-  const scriptFile = path.join(await mkdtemp(path.join(os.tmpdir(), "spark-term-web-script-")), "s.json");
-  await writeFile(scriptFile, JSON.stringify(script));
-  serve = await startWorkspaceServe([], testEngineEnv({ script: scriptFile, tokensPerSecond: 30 }));
+  serve = await startScriptedServe(script, 30);
   const { repo, state } = serve;
   expect(state.workspace).toBe(repo);
   expect(state.key).not.toBeNull();

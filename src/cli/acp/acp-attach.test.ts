@@ -1,13 +1,9 @@
-import { mkdtemp, writeFile } from "node:fs/promises";
-import os from "node:os";
-import path from "node:path";
 import { afterAll, beforeAll, expect, test } from "vitest";
 import type { HostClient } from "../../client-core/host-client.js";
 import type { StampedEvent } from "../../client-core/thread-view.js";
 import { connectHost } from "../host-target.js";
 import type { ScriptFileEntry } from "../scripted-script.js";
-import { testEngineEnv } from "../test-engine.js";
-import { startWorkspaceServe, type WorkspaceServe } from "../test-support/spark-binary.js";
+import { startScriptedServe, type WorkspaceServe } from "../test-support/spark-binary.js";
 import { agentHostUrl } from "../workspace-server.js";
 import { AcpTestClient } from "./test-support/acp-test-client.js";
 
@@ -22,9 +18,7 @@ let acp: AcpTestClient;
 let web: HostClient;
 
 beforeAll(async () => {
-  const scriptFile = path.join(await mkdtemp(path.join(os.tmpdir(), "spark-acp-attach-")), "script.json");
-  await writeFile(scriptFile, JSON.stringify(script));
-  serve = await startWorkspaceServe([], testEngineEnv({ script: scriptFile, tokensPerSecond: 200 }));
+  serve = await startScriptedServe(script, 200);
   acp = AcpTestClient.start(serve.repo, serve.env);
   // The web app's side: the client core over the server's agent host, with the server's key.
   web = await connectHost({ url: agentHostUrl(serve.state.url), key: serve.state.key });

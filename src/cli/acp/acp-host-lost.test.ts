@@ -1,11 +1,7 @@
-import { mkdtemp, writeFile } from "node:fs/promises";
-import os from "node:os";
-import path from "node:path";
 import { RequestError } from "@agentclientprotocol/sdk";
 import { afterAll, beforeAll, expect, test } from "vitest";
 import type { ScriptFileEntry } from "../scripted-script.js";
-import { testEngineEnv } from "../test-engine.js";
-import { startWorkspaceServe, type WorkspaceServe } from "../test-support/spark-binary.js";
+import { startScriptedServe, type WorkspaceServe } from "../test-support/spark-binary.js";
 import { AcpTestClient } from "./test-support/acp-test-client.js";
 
 // Long enough at 50 tokens a second that the server is gone well before the story ends.
@@ -16,9 +12,7 @@ let serve: WorkspaceServe;
 let acp: AcpTestClient;
 
 beforeAll(async () => {
-  const scriptFile = path.join(await mkdtemp(path.join(os.tmpdir(), "spark-acp-lost-")), "script.json");
-  await writeFile(scriptFile, JSON.stringify(script));
-  serve = await startWorkspaceServe([], testEngineEnv({ script: scriptFile, tokensPerSecond: 50 }));
+  serve = await startScriptedServe(script, 50);
   acp = AcpTestClient.start(serve.repo, serve.env);
 });
 

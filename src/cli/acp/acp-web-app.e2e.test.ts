@@ -1,12 +1,8 @@
-import { mkdtemp, writeFile } from "node:fs/promises";
-import os from "node:os";
-import path from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, expect, test } from "vitest";
 import { launchChromium, screenshot } from "../../web/test-support/browser.js";
 import type { ScriptFileEntry } from "../scripted-script.js";
-import { testEngineEnv } from "../test-engine.js";
-import { startWorkspaceServe, type WorkspaceServe } from "../test-support/spark-binary.js";
+import { startScriptedServe, type WorkspaceServe } from "../test-support/spark-binary.js";
 import { AcpTestClient } from "./test-support/acp-test-client.js";
 
 /**
@@ -45,9 +41,7 @@ async function waitInBrowser(what: string, locator: ReturnType<Page["locator"]>)
 }
 
 test("an editor's session is live in the web app, which can answer its approval", async () => {
-  const scriptFile = path.join(await mkdtemp(path.join(os.tmpdir(), "spark-acp-web-")), "script.json");
-  await writeFile(scriptFile, JSON.stringify(script));
-  serve = await startWorkspaceServe([], testEngineEnv({ script: scriptFile, tokensPerSecond: 200 }));
+  serve = await startScriptedServe(script, 200);
   const { state } = serve;
 
   browser = await launchChromium();

@@ -1,9 +1,11 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { mkdtemp, realpath } from "node:fs/promises";
+import { mkdtemp, realpath, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { listServerStates, type ServerState } from "../../config/server-state.js";
+import type { ScriptFileEntry } from "../scripted-script.js";
+import { testEngineEnv } from "../test-engine.js";
 
 /** The built `spark` binary (run `npm run build` first). */
 export const sparkBin = fileURLToPath(new URL("../../../bin/spark.js", import.meta.url));
@@ -151,6 +153,16 @@ export async function startWorkspaceServe(
       await exited;
     },
   };
+}
+
+/** `spark serve` in a fresh workspace on the scripted engine, playing `script` at `tokensPerSecond`. */
+export async function startScriptedServe(
+  script: ScriptFileEntry[],
+  tokensPerSecond: number,
+): Promise<WorkspaceServe> {
+  const scriptFile = path.join(await mkdtemp(path.join(os.tmpdir(), "spark-script-")), "script.json");
+  await writeFile(scriptFile, JSON.stringify(script));
+  return startWorkspaceServe([], testEngineEnv({ script: scriptFile, tokensPerSecond }));
 }
 
 /** Starts the real `spark` in `term`'s tmux session, in the server's workspace (so it attaches). */
