@@ -1,18 +1,44 @@
 /**
  * Turns a call's arguments, as the model writes them in its template's syntax, into JSON text
  * while they stream (Qwen3-Coder's XML parameters, Gemma 4's values).
+ *
+ * A decoder reads each piece once and keeps its own state: the work for a piece is proportional to
+ * the piece (plus a bounded look at what it holds back), never to the arguments so far.
  */
 export interface ArgumentsDecoder {
   /**
-   * Reads `text`: all of the arguments so far, from their start (it only grows between calls).
-   * Returns the JSON text decoded so far (it only grows) and, once the arguments are complete,
-   * `end`: the index in `text` just after them. Null when the text cannot be arguments.
+   * Reads the next piece of the arguments (the first starts them). Returns the JSON text this
+   * piece decodes to, to append to what the earlier ones decoded to, and, once the arguments are
+   * complete, `rest`: the text pushed after them. Null when the text cannot be arguments.
    */
-  read(text: string): { json: string; end?: number } | null;
+  push(more: string): { json: string; rest?: string } | null;
+}
+
+/**
+ * Characters a parser has examined, counted where it scans, so tests can check that the work of
+ * a stream grows with its length, not with its square.
+ */
+export interface ScanWork {
+  chars: number;
+}
+
+/** Characters `text.indexOf(needle, from)` examines when it returns `at`. */
+export function searched(text: string, needle: string, from: number, at: number): number {
+  return at === -1 ? Math.max(0, text.length - from) : at - from + needle.length;
+}
+
+/**
+ * The part of `text` up to `upTo` that can be re-encoded on its own: it does not end inside a
+ * surrogate pair (the pair is encoded once its second half has arrived).
+ */
+export function wholeCharacters(text: string, upTo: number): number {
+  const last = text.charCodeAt(upTo - 1);
+  return upTo > 0 && last >= 0xd800 && last <= 0xdbff ? upTo - 1 : upTo;
 }
 
 /** Length of the longest end of `text` that is a proper prefix of `marker`. */
-export function partialSuffix(text: string, marker: string): number {
+export function partialSuffix(text: string, marker: string, work?: ScanWork): number {
+  if (work) work.chars += Math.min(text.length, marker.length - 1);
   for (let n = Math.min(marker.length - 1, text.length); n > 0; n--) {
     if (text.endsWith(marker.slice(0, n))) return n;
   }

@@ -1,4 +1,11 @@
-import { type ArgumentsDecoder, jsonStringBody, partialSuffix } from "./arguments-decoder.js";
+import {
+  type ArgumentsDecoder,
+  jsonStringBody,
+  partialSuffix,
+  type ScanWork,
+  searched,
+  wholeCharacters,
+} from "./arguments-decoder.js";
 import { type GbnfRules, gbnfLiteral, textUntilRule, type ValueLayout } from "./json-schema-grammar.js";
 
 /**
@@ -45,42 +52,60 @@ type State = "key" | "value" | "after";
 
 /**
  * Decodes the members of the arguments object (the text after its `{`) to a JSON object, streaming
- * strings as they are written. The arguments end before the `}` that closes the object.
+ * strings as they are written. The arguments end before the `}` that closes the object. Holds back
+ * only a key or scalar being written, or what may start a string's closing mark: each piece is
+ * read once.
  */
 export class GemmaArgumentsDecoder implements ArgumentsDecoder {
-  private pos = 0;
-  private json = "{";
+  /** Text not yet decoded. */
+  private window = "";
+  private started = false;
   private state: State = "key";
   private readonly open: ("object" | "array")[] = ["object"];
-  /** Where the open string's text starts and how far it was emitted. */
-  private string: { emitted: number } | undefined;
+  /** In a string's text. */
+  private inString = false;
+  /** An array was just opened: a `]` here closes it empty. */
+  private arrayOpened = false;
+  private json = "";
 
-  read(text: string): { json: string; end?: number } | null {
+  constructor(private readonly work: ScanWork = { chars: 0 }) {}
+
+  push(more: string): { json: string; rest?: string } | null {
+    this.window += more;
+    this.json = this.started ? "" : "{";
+    this.started = true;
     for (;;) {
-      if (this.string) {
-        const close = text.indexOf(QUOTE, this.string.emitted);
-        const upTo = close === -1 ? text.length - partialSuffix(text, QUOTE) : close;
-        if (upTo > this.string.emitted) this.json += jsonStringBody(text.slice(this.string.emitted, upTo));
-        this.string.emitted = Math.max(this.string.emitted, upTo);
-        if (close === -1) return { json: this.json };
-        this.json += '"';
-        this.pos = close + QUOTE.length;
-        this.string = undefined;
+      if (this.inString) {
+        const text = this.window;
+        const close = text.indexOf(QUOTE);
+        this.work.chars += searched(text, QUOTE, 0, close);
+        const upTo =
+          close === -1 ? wholeCharacters(text, text.length - partialSuffix(text, QUOTE, this.work)) : close;
+        if (upTo > 0) this.json += jsonStringBody(text.slice(0, upTo));
+        if (close === -1) {
+          this.consume(upTo);
+          return { json: this.json };
+        }
+        this.emit('"');
+        this.consume(close + QUOTE.length);
+        this.inString = false;
         this.state = "after";
         continue;
       }
-      while (this.pos < text.length && /\s/.test(text[this.pos]!)) this.pos++;
-      if (this.pos >= text.length) return { json: this.json };
-      const rest = text.slice(this.pos);
+      let at = 0;
+      while (at < this.window.length && /\s/.test(this.window[at]!)) at++;
+      this.work.chars += at;
+      this.consume(at);
+      if (this.window === "") return { json: this.json };
+      const rest = this.window;
       const ch = rest[0]!;
       const closing = ch === "}" || ch === "]";
-      // An empty array closes where its first value would be.
-      if (closing && (this.state !== "value" || this.json.endsWith("["))) {
+      if (closing && (this.state !== "value" || this.arrayOpened)) {
         if ((ch === "}") !== (this.open.at(-1) === "object")) return null;
         this.open.pop();
-        this.json += ch;
-        if (this.open.length === 0) return { json: this.json, end: this.pos };
-        this.pos++;
+        this.emit(ch);
+        if (this.open.length === 0) return { json: this.json, rest };
+        this.consume(1);
         this.state = "after";
         continue;
       }
@@ -96,6 +121,7 @@ export class GemmaArgumentsDecoder implements ArgumentsDecoder {
     let length: number;
     if (rest.startsWith(QUOTE)) {
       const close = rest.indexOf(QUOTE, QUOTE.length);
+      this.work.chars += searched(rest, QUOTE, QUOTE.length, close);
       if (close === -1 || rest[close + QUOTE.length] === undefined)
         return rest.length > 256 ? "mismatch" : "more";
       if (rest[close + QUOTE.length] !== ":") return "mismatch";
@@ -105,34 +131,37 @@ export class GemmaArgumentsDecoder implements ArgumentsDecoder {
       return "more";
     } else {
       const colon = /^[^:{}[\],<>]*/.exec(rest)![0].length;
+      this.work.chars += colon + 1;
       if (colon === rest.length) return rest.length > 256 ? "mismatch" : "more";
       key = rest.slice(0, colon).trim();
       if (rest[colon] !== ":" || key === "") return "mismatch";
       length = colon + 1;
     }
-    this.json += `${JSON.stringify(key)}: `;
-    this.pos += length;
+    this.emit(`${JSON.stringify(key)}: `);
+    this.consume(length);
     this.state = "value";
     return "ok";
   }
 
   private value(rest: string): "ok" | "more" | "mismatch" {
     if (rest.startsWith(QUOTE)) {
-      this.json += '"';
-      this.pos += QUOTE.length;
-      this.string = { emitted: this.pos };
+      this.emit('"');
+      this.consume(QUOTE.length);
+      this.inString = true;
       return "ok";
     }
     if (QUOTE.startsWith(rest)) return "more";
     const ch = rest[0]!;
     if (ch === "{" || ch === "[") {
       this.open.push(ch === "{" ? "object" : "array");
-      this.json += ch;
-      this.pos++;
+      this.emit(ch);
+      this.arrayOpened = ch === "[";
+      this.consume(1);
       this.state = ch === "{" ? "key" : "value";
       return "ok";
     }
     const length = /^[^,}\]]*/.exec(rest)![0].length;
+    this.work.chars += length + 1;
     if (length === rest.length) return rest.length > 64 ? "mismatch" : "more";
     const word = rest.slice(0, length).trim();
     if (word === "") return "mismatch";
@@ -142,17 +171,27 @@ export class GemmaArgumentsDecoder implements ArgumentsDecoder {
     } catch {
       // A bare word: a string.
     }
-    this.json += JSON.stringify(scalar);
-    this.pos += length;
+    this.emit(JSON.stringify(scalar));
+    this.consume(length);
     this.state = "after";
     return "ok";
   }
 
   private after(ch: string): "ok" | "mismatch" {
     if (ch !== ",") return "mismatch";
-    this.json += ", ";
-    this.pos++;
+    this.emit(", ");
+    this.consume(1);
     this.state = this.open.at(-1) === "object" ? "key" : "value";
     return "ok";
+  }
+
+  /** Appends JSON that is not an array's opening: the array is no longer empty, or is closed. */
+  private emit(json: string): void {
+    this.json += json;
+    this.arrayOpened = false;
+  }
+
+  private consume(length: number): void {
+    if (length > 0) this.window = this.window.slice(length);
   }
 }

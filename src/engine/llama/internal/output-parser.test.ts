@@ -1,6 +1,6 @@
 import { describe, expect, test } from "vitest";
 import type { ToolDefinition } from "../../../protocol/chat.js";
-import { endOfJsonValue } from "./calls-parser.js";
+import { JsonValueEnd } from "./calls-parser.js";
 import { OutputParser, type OutputParserOptions, type ParsedOutput } from "./output-parser.js";
 import {
   type CallSyntax,
@@ -224,10 +224,23 @@ describe("call syntaxes of other families", () => {
   });
 });
 
-test("endOfJsonValue respects strings and escapes", () => {
-  expect(endOfJsonValue('{"a": "}\\""} rest', 0)).toBe(12);
-  expect(endOfJsonValue(" [1, [2]] x", 0)).toBe(9);
-  expect(endOfJsonValue('{"open": 1', 0)).toBe(-1);
+test("JsonValueEnd finds a value's end across pieces, respecting strings and escapes", () => {
+  const end = (...pieces: string[]) => {
+    const value = new JsonValueEnd();
+    let read: number | null = -1;
+    for (const piece of pieces) {
+      read = value.read(piece);
+      if (read !== -1) break;
+    }
+    return read;
+  };
+  expect(end('{"a": "}\\""} rest')).toBe(12);
+  expect(end('{"a": "}\\', '"', '"} rest')).toBe(2);
+  expect(end(" [1, [2]] x")).toBe(9);
+  expect(end('{"open": 1')).toBe(-1);
+  expect(end('"a b', ' c" ,')).toBe(3);
+  expect(end("12", "3", "}")).toBe(0);
+  expect(end(" ", "}")).toBe(null);
 });
 
 describe("argument syntaxes other than JSON, and message framing", () => {

@@ -1,5 +1,5 @@
 import type { ToolDefinition } from "../../../protocol/chat.js";
-import { partialSuffix } from "./arguments-decoder.js";
+import { partialSuffix, type ScanWork, searched } from "./arguments-decoder.js";
 import { CallsParser } from "./calls-parser.js";
 import type { CallSyntax } from "./tool-call-syntax.js";
 
@@ -22,6 +22,8 @@ export interface OutputParserOptions {
   calls?: boolean;
   /** The request's tools: their schemas type the arguments of formats that do not write JSON. */
   tools?: readonly ToolDefinition[];
+  /** Counts the characters the parser examines, for tests of its linearity. Default: a counter of its own. */
+  work?: ScanWork;
 }
 
 /**
@@ -29,6 +31,10 @@ export interface OutputParserOptions {
  * syntax (arguments streamed as they are written) and the end of the turn. Text that might be the
  * start of a marker is held back until it is known not to be, so nothing of the template reaches
  * the client. Offsets count UTF-16 units of the whole output.
+ *
+ * Each piece of text is scanned once (plus a bounded look back at what may start a marker), and
+ * a call is parsed by a {@link CallsParser} that keeps its state: the work of a reply grows with
+ * its length, however finely it streams.
  */
 export class OutputParser {
   private buffer = "";
@@ -40,6 +46,13 @@ export class OutputParser {
   /** False right after reasoning, until the answer's first visible character. */
   private answerStarted = true;
   private calls: CallsParser | undefined;
+  /** In text: how much of the buffer's start is known to hold no marker (scanned before, held back). */
+  private clean = 0;
+  /** In text: how much of the buffer's start is known to be white space (held back before a call). */
+  private space = 0;
+  private readonly work: ScanWork;
+  /** The longest marker, for how far back a marker may start in text scanned before. */
+  private readonly longestMarker: number;
 
   constructor(
     stopTriggers: readonly string[],
@@ -56,7 +69,9 @@ export class OutputParser {
       ...(syntax?.reasoning ? [syntax.reasoning.open] : []),
       ...(messages ? [messages.start, messages.header, messages.end] : []),
     ];
+    this.longestMarker = Math.max(0, ...this.markers.map((marker) => marker.length));
     this.tools = new Map((options.tools ?? []).map((tool) => [tool.name, tool.parameters]));
+    this.work = options.work ?? { chars: 0 };
     // A bare JSON opening (Llama 3's `{"name": "`) starts a call only as the whole output: later
     // in an answer it is a JSON document being shown.
     this.triggerAnywhere = !syntax?.trigger.startsWith("{");
@@ -75,6 +90,11 @@ export class OutputParser {
   private active(): string[] {
     if (this.triggerAnywhere || !this.answered) return this.markers;
     return this.markers.filter((marker) => marker !== this.trigger);
+  }
+
+  /** Characters examined so far (see {@link OutputParserOptions.work}). */
+  get examined(): number {
+    return this.work.chars;
   }
 
   get stopped(): boolean {
@@ -102,6 +122,7 @@ export class OutputParser {
    */
   truncate(at: number): void {
     this.buffer = this.buffer.slice(0, Math.max(0, at - this.offset));
+    this.forgetScan();
   }
 
   /** The model stopped (EOS or length): held-back text is text; an unfinished call is dropped. */
@@ -130,6 +151,7 @@ export class OutputParser {
         if (parsed.ended !== undefined) {
           this.mode = "text";
           this.buffer = parsed.ended;
+          this.forgetScan();
           this.offset -= parsed.ended.length;
           return true;
         }
@@ -144,15 +166,20 @@ export class OutputParser {
     if (!this.answerStarted) {
       // The answer starts after the white space that separates it from the reasoning.
       const space = /^\s*/.exec(this.buffer)![0].length;
+      this.work.chars += space + 1;
       this.consume(space);
       if (this.buffer === "") return false;
       this.answerStarted = true;
     }
     const markers = this.active();
-    const found = firstMarker(this.buffer, markers);
+    // A marker the text scanned before did not hold could only start in its last characters.
+    const from = Math.max(0, this.clean - this.longestMarker + 1);
+    const found = firstMarker(this.buffer, markers, from, this.work);
     if (!found) {
-      const hold = this.holdBack(markers);
+      const { hold, space } = this.holdBack(markers);
       this.emit(out, "text", this.buffer.length - hold);
+      this.clean = this.buffer.length;
+      this.space = space;
       return false;
     }
     const { at, marker } = found;
@@ -164,7 +191,8 @@ export class OutputParser {
       if (visible) out.push({ type: "text", text: visible });
       this.consume(at + marker.length);
       this.mode = "calls";
-      this.calls = new CallsParser(syntax, this.tools);
+      this.forgetScan();
+      this.calls = new CallsParser(syntax, this.tools, this.work);
       out.push({ type: "calls_begin", at: this.offset });
       this.paused = true;
       return false;
@@ -173,6 +201,7 @@ export class OutputParser {
       this.emit(out, "text", at);
       this.consume(marker.length);
       this.mode = "reasoning";
+      this.forgetScan();
       return true;
     }
     if (messages && (marker === messages.start || marker === messages.end)) {
@@ -200,6 +229,7 @@ export class OutputParser {
     const messages = this.syntax!.messages!;
     const end = this.buffer.indexOf(messages.headerEnd);
     const call = this.trigger === undefined ? -1 : this.buffer.indexOf(this.trigger);
+    this.work.chars += 2 * this.buffer.length;
     if (call !== -1 && (end === -1 || call < end)) {
       // `<|channel|>commentary to=functions.NAME...`: the call starts at its trigger.
       this.consume(call);
@@ -214,19 +244,22 @@ export class OutputParser {
     const channel = this.buffer.slice(messages.header.length, end).trim().split(/\s/)[0] ?? "";
     this.consume(end + messages.headerEnd.length);
     if (messages.reasoning.includes(channel)) this.mode = "reasoning";
+    this.forgetScan();
     return true;
   }
 
   private scanReasoning(out: ParsedOutput[]): boolean {
     const close = this.syntax!.reasoning!.close;
     const at = this.buffer.indexOf(close);
+    this.work.chars += searched(this.buffer, close, 0, at);
     if (at === -1) {
-      this.emit(out, "reasoning", this.buffer.length - partialSuffix(this.buffer, close));
+      this.emit(out, "reasoning", this.buffer.length - partialSuffix(this.buffer, close, this.work));
       return false;
     }
     this.emit(out, "reasoning", at);
     this.consume(close.length);
     this.mode = "text";
+    this.forgetScan();
     this.answerStarted = false;
     return true;
   }
@@ -243,25 +276,52 @@ export class OutputParser {
   private consume(length: number): void {
     this.buffer = this.buffer.slice(length);
     this.offset += length;
+    this.clean = Math.max(0, this.clean - length);
+    this.space = Math.max(0, this.space - length);
   }
 
-  /** Length of the buffer's end that may be the start of a marker (with the white space before a call). */
-  private holdBack(markers: readonly string[]): number {
+  /** The buffer is read anew (another mode, or other text): nothing of it is known yet. */
+  private forgetScan(): void {
+    this.clean = 0;
+    this.space = 0;
+  }
+
+  /**
+   * Length of the buffer's end that may be the start of a marker (`hold`), with the white space
+   * before a call (`space`: how much of `hold` that is).
+   */
+  private holdBack(markers: readonly string[]): { hold: number; space: number } {
     let longest = 0;
-    for (const marker of markers) longest = Math.max(longest, partialSuffix(this.buffer, marker));
+    for (const marker of markers) longest = Math.max(longest, partialSuffix(this.buffer, marker, this.work));
     if (this.trigger !== undefined) {
+      const partial = longest;
       let start = this.buffer.length - longest;
-      while (start > 0 && /\s/.test(this.buffer[start - 1]!)) start--;
-      longest = this.buffer.length - start;
+      while (start > 0 && /\s/.test(this.buffer[start - 1]!)) {
+        // White space held back before is not looked at again.
+        if (start <= this.space) {
+          start = 0;
+          break;
+        }
+        start--;
+        this.work.chars++;
+      }
+      return { hold: this.buffer.length - start, space: this.buffer.length - start - partial };
     }
-    return longest;
+    return { hold: longest, space: 0 };
   }
 }
 
-function firstMarker(text: string, markers: readonly string[]): { at: number; marker: string } | undefined {
+/** The first marker in `text` at or after `from` (the longest of those that start there). */
+function firstMarker(
+  text: string,
+  markers: readonly string[],
+  from: number,
+  work: ScanWork,
+): { at: number; marker: string } | undefined {
   let best: { at: number; marker: string } | undefined;
   for (const marker of markers) {
-    const at = text.indexOf(marker);
+    const at = text.indexOf(marker, from);
+    work.chars += searched(text, marker, from, at);
     if (at !== -1 && (!best || at < best.at || (at === best.at && marker.length > best.marker.length))) {
       best = { at, marker };
     }

@@ -2,8 +2,11 @@ import {
   type ArgumentsDecoder,
   jsonStringBody,
   partialSuffix,
+  type ScanWork,
   schemaTypes,
+  searched,
   typeAllowed,
+  wholeCharacters,
 } from "./arguments-decoder.js";
 import { type GbnfRules, gbnfLiteral, schemaRule, textUntilRule } from "./json-schema-grammar.js";
 
@@ -54,78 +57,118 @@ function xmlText(rules: GbnfRules): string {
   return textUntilRule(rules, `\n${CLOSE}`, "xml-text");
 }
 
-/** Decodes the parameters to a JSON object, streaming string values as they are written. */
+/** A parameter being read: how its value is written to the JSON. */
+interface OpenParameter {
+  /** A string-only value, streamed as it is written; else the value is typed once it is whole. */
+  stream: boolean;
+  types: Set<string>;
+  /** The value so far, when it is not streamed. */
+  value: string[];
+}
+
+/**
+ * Decodes the parameters to a JSON object, streaming string values as they are written. Holds
+ * back only what may be the start of a tag: each piece is read once.
+ */
 export class XmlArgumentsDecoder implements ArgumentsDecoder {
-  private pos = 0;
-  private json = "{";
+  /** Text not yet decoded: a tag being written, or the end of a value that may start its closing tag. */
+  private window = "";
+  private started = false;
   private count = 0;
-  private param: { start: number; emitted: number; stream: boolean; types: Set<string> } | undefined;
+  private param: OpenParameter | undefined;
+  private json = "";
 
   /** `schema`: the tool's parameters, to type the values (undefined: typed by how they read). */
-  constructor(private readonly schema: unknown) {}
+  constructor(
+    private readonly schema: unknown,
+    private readonly work: ScanWork = { chars: 0 },
+  ) {}
 
-  read(text: string): { json: string; end?: number } | null {
+  push(more: string): { json: string; rest?: string } | null {
+    this.window += more;
+    this.json = this.started ? "" : "{";
+    this.started = true;
     for (;;) {
       if (this.param) {
-        if (!this.readValue(text)) return { json: this.json };
+        if (!this.readValue()) return { json: this.json };
         continue;
       }
-      let at = this.pos;
-      while (at < text.length && /\s/.test(text[at]!)) at++;
-      const rest = text.slice(at);
-      if (rest.startsWith(FUNCTION_CLOSE)) {
+      const step = this.readTag();
+      if (step === "ok") continue;
+      if (step === "end") {
         this.json += "}";
-        return { json: this.json, end: at };
+        return { json: this.json, rest: this.window };
       }
-      if (!rest.startsWith(OPEN)) {
-        return OPEN.startsWith(rest) || FUNCTION_CLOSE.startsWith(rest) ? { json: this.json } : null;
-      }
-      const close = rest.indexOf(">", OPEN.length);
-      if (close === -1)
-        return rest.length > OPEN.length + 128 || rest.includes("\n") ? null : { json: this.json };
-      const key = rest.slice(OPEN.length, close).trim();
-      if (key === "") return null;
-      let start = at + close + 1;
-      // The value starts after the line break that follows the tag: wait to see it.
-      if (start >= text.length) return { json: this.json };
-      if (text[start] === "\n") start++;
-      const types = schemaTypes(propertySchema(this.schema, key));
-      const stream = types.size === 1 && types.has("string");
-      this.json += `${this.count > 0 ? ", " : ""}${JSON.stringify(key)}: ${stream ? '"' : ""}`;
-      this.count++;
-      this.param = { start, emitted: start, stream, types };
+      return step === "more" ? { json: this.json } : null;
     }
   }
 
+  /** Reads up to the next parameter's value, or to the end of the parameters. */
+  private readTag(): "ok" | "more" | "end" | "mismatch" {
+    let at = 0;
+    while (at < this.window.length && /\s/.test(this.window[at]!)) at++;
+    this.work.chars += at;
+    this.consume(at);
+    const rest = this.window;
+    this.work.chars += Math.min(rest.length, FUNCTION_CLOSE.length);
+    if (rest.startsWith(FUNCTION_CLOSE)) return "end";
+    if (!rest.startsWith(OPEN)) {
+      return OPEN.startsWith(rest) || FUNCTION_CLOSE.startsWith(rest) ? "more" : "mismatch";
+    }
+    const close = rest.indexOf(">", OPEN.length);
+    this.work.chars += searched(rest, ">", OPEN.length, close);
+    if (close === -1) return rest.length > OPEN.length + 128 || rest.includes("\n") ? "mismatch" : "more";
+    const key = rest.slice(OPEN.length, close).trim();
+    if (key === "") return "mismatch";
+    let start = close + 1;
+    // The value starts after the line break that follows the tag: wait to see it.
+    if (start >= rest.length) return "more";
+    if (rest[start] === "\n") start++;
+    const types = schemaTypes(propertySchema(this.schema, key));
+    const stream = types.size === 1 && types.has("string");
+    this.json += `${this.count > 0 ? ", " : ""}${JSON.stringify(key)}: ${stream ? '"' : ""}`;
+    this.count++;
+    this.param = { stream, types, value: [] };
+    this.consume(start);
+    return "ok";
+  }
+
   /** Reads the open parameter's value; true once it is closed. */
-  private readValue(text: string): boolean {
+  private readValue(): boolean {
     const param = this.param!;
-    // Nothing emitted can be part of the closing tag: the search starts there.
-    const close = text.indexOf(CLOSE, param.emitted);
+    const text = this.window;
+    // Nothing decoded can be part of the closing tag: the window starts after what was.
+    const close = text.indexOf(CLOSE);
+    this.work.chars += searched(text, CLOSE, 0, close);
     if (close === -1) {
-      if (param.stream) {
-        const hold = Math.max(partialSuffix(text, `\n${CLOSE}`), partialSuffix(text, CLOSE));
-        this.emit(text, text.length - hold);
-      }
+      const hold = Math.max(
+        partialSuffix(text, `\n${CLOSE}`, this.work),
+        partialSuffix(text, CLOSE, this.work),
+      );
+      this.take(wholeCharacters(text, text.length - hold));
       return false;
     }
-    const end = close > param.start && text[close - 1] === "\n" ? close - 1 : close;
-    if (param.stream) {
-      this.emit(text, end);
-      this.json += '"';
-    } else {
-      this.json += typedValue(text.slice(param.start, end), param.types);
-    }
-    this.pos = close + CLOSE.length;
+    // The line break before the closing tag is the template's (one held back is still here).
+    const end = close > 0 && text[close - 1] === "\n" ? close - 1 : close;
+    this.take(end);
+    if (param.stream) this.json += '"';
+    else this.json += typedValue(param.value.join(""), param.types);
+    this.consume(close - end + CLOSE.length);
     this.param = undefined;
     return true;
   }
 
-  private emit(text: string, upTo: number): void {
-    const param = this.param!;
-    if (upTo <= param.emitted) return;
-    this.json += jsonStringBody(text.slice(param.emitted, upTo));
-    param.emitted = upTo;
+  /** Decodes the first `length` characters of the window as the open value. */
+  private take(length: number): void {
+    if (length <= 0) return;
+    const part = this.window.slice(0, length);
+    if (this.param!.stream) this.json += jsonStringBody(part);
+    else this.param!.value.push(part);
+    this.consume(length);
+  }
+
+  private consume(length: number): void {
+    if (length > 0) this.window = this.window.slice(length);
   }
 }
 
