@@ -207,6 +207,18 @@ export class AgentThread {
   }
 
   /**
+   * Shows `text` to every face as a notice in the thread: a problem beside the turns' own work,
+   * such as a transcript that cannot be saved (see cli/session-recorder.ts).
+   */
+  notice(text: string): void {
+    this.log.complete(this.active?.id ?? "", {
+      type: "notice",
+      id: `item_${randomUUID().slice(0, 8)}`,
+      text,
+    });
+  }
+
+  /**
    * Evaluates the system prompt and tool definitions into the server's state (`generate: false`),
    * so the first question starts decoding at once.
    */

@@ -1,7 +1,14 @@
-import { appendFile, mkdir, readFile, stat } from "node:fs/promises";
-import { dirname, isAbsolute, relative } from "node:path";
+import { readdir, rm, stat } from "node:fs/promises";
+import { basename, dirname, isAbsolute, join, relative } from "node:path";
 import { SparkError } from "../protocol/errors.js";
-import { type JournalEntry, type JournalFile, restore } from "./edit-journal.js";
+import {
+  describeRestore,
+  type JournalEntry,
+  type JournalFile,
+  PartialRestoreError,
+  restore,
+} from "./edit-journal.js";
+import { JsonLinesFile, type LineFileSystem, readJsonLines } from "./json-lines-file.js";
 import { readIfExists } from "./tools/internal/atomic-write.js";
 
 /** Bytes of file content (before + after) one turn may keep for rewinding its code: 4 MiB. */
@@ -21,6 +28,27 @@ export interface CheckpointsOptions {
    * its turn cannot rewind code. Default: every path is loaded.
    */
   root?: string;
+  /**
+   * Told, in whole sentences for a notice, what the person should know: a checkpoints file that
+   * could not be read (or only in part) on resume, a write that failed (once per outage; the
+   * records are kept and written with the next one), and its recovery. Default: not told.
+   */
+  onWarning?: (message: string) => void;
+  /**
+   * The turns a resumed session had (its user messages' ids). When its checkpoints file cannot be
+   * read, these turns are marked unrewindable for code, saying why, rather than rewinding nothing.
+   */
+  earlierTurns?: readonly string[];
+  /**
+   * The file is compacted (rewritten with only what rewinding still needs, atomically) once it
+   * grows past this many bytes. Default: twice {@link maxSessionBytes}, so the live records (base64:
+   * 4/3 of the content) always fit well under it.
+   */
+  compactAtBytes?: number;
+  /** A file larger than this is not read (a resumed session says so). Default: 8 times {@link compactAtBytes}. */
+  maxFileBytes?: number;
+  /** Default: node:fs (tests inject failures). */
+  fs?: LineFileSystem;
 }
 
 /** One edit (one apply_patch call) made during the turn started by user message `turn`. */
@@ -30,6 +58,14 @@ interface CheckpointEdit {
   files: Pick<JournalFile, "path" | "before" | "after" | "mode">[];
   /** The journal's entry, while this process has it (so undo no longer offers a rewound edit). */
   entry?: JournalEntry;
+}
+
+/** A file as a code rewind sees it: before the turns' first edit, and as their last one left it. */
+interface RewoundFile {
+  path: string;
+  before: Buffer | null;
+  after: Buffer | null;
+  mode?: number;
 }
 
 interface StoredFile {
@@ -56,66 +92,109 @@ type CheckpointRecord =
  * (bounded by bytes per turn and per session), so the code can go back to before any turn. A turn
  * is named by the id of the user message that starts it (a steer starts one too). Built on the
  * edit journal: it hears of every recorded edit and every undo. Kept beside the session's
- * transcript (`<thread>.checkpoints`), so a resumed session can rewind too; in memory only without
- * a file.
+ * transcript (`<thread>.checkpoints`, 0600), so a resumed session can rewind too; in memory only
+ * without a file. The file is appended to, and compacted atomically once it grows past a bound, so
+ * a resumed session can always read it; a write that fails loses nothing (see JsonLinesFile).
  */
 export class Checkpoints {
   private readonly edits: CheckpointEdit[] = [];
   private readonly unrewindable = new Map<string, string>();
   private seq = 0;
-  private queue: Promise<void> = Promise.resolve();
+  private file: JsonLinesFile | null = null;
+  /** Bytes the file holds (or will, once what waits is written). */
+  private fileBytes = 0;
+  private compactAt: number;
+  private compacting: Promise<void> | null = null;
   private readonly maxTurnBytes: number;
   private readonly maxSessionBytes: number;
   private readonly name: (path: string) => string;
 
-  private constructor(
-    private file: string | null,
-    options: CheckpointsOptions,
-  ) {
+  private constructor(private readonly options: CheckpointsOptions) {
     this.maxTurnBytes = options.maxTurnBytes ?? MAX_CHECKPOINT_TURN_BYTES;
     this.maxSessionBytes = options.maxSessionBytes ?? MAX_CHECKPOINT_SESSION_BYTES;
+    this.compactAt = options.compactAtBytes ?? this.maxSessionBytes * 2;
     this.name = options.name ?? ((path) => path);
   }
 
   /** Checkpoints kept in memory only. */
   static inMemory(options: CheckpointsOptions = {}): Checkpoints {
-    return new Checkpoints(null, options);
+    return new Checkpoints(options);
   }
 
   /**
-   * Checkpoints kept in `file`, with what it holds already (a resumed session). A file larger than
-   * the session bound allows (base64 and JSON around it) is not read: the earlier turns cannot be
-   * rewound for code then.
+   * Checkpoints kept in `file`, with what it holds already (a resumed session), streamed line by
+   * line. What cannot be read is said through `onWarning`, never dropped silently: a file that is
+   * unreadable or over `maxFileBytes` leaves the {@link CheckpointsOptions.earlierTurns} unrewindable
+   * for code (with the reason), and damaged lines are counted. A file over the compaction bound (an
+   * older Spark appended without one) is compacted at once. The file is made private (0600).
    */
   static async open(file: string, options: CheckpointsOptions = {}): Promise<Checkpoints> {
-    const checkpoints = new Checkpoints(file, options);
+    const checkpoints = new Checkpoints(options);
     const { root } = options;
     const outside = (path: string) =>
       root !== undefined &&
       (!isAbsolute(path) || relative(root, path).startsWith("..") || isAbsolute(relative(root, path)));
-    const size = await stat(file).then(
-      (stats) => stats.size,
-      () => 0,
-    );
-    if (size === 0 || size > checkpoints.maxSessionBytes * 2) return checkpoints;
-    for (const line of (await readFile(file, "utf8")).split("\n")) {
-      if (!line.trim()) continue;
+    await removeLeftTemps(file);
+    const maxFileBytes = options.maxFileBytes ?? checkpoints.compactAt * 8;
+    let size = 0;
+    let lost: string | null = null;
+    try {
+      size = (await stat(file)).size;
+      if (size > maxFileBytes) lost = `it is ${mib(size)}, over the ${mib(maxFileBytes)} Spark reads`;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "ENOENT") lost = (error as Error).message;
+    }
+    if (size > 0 && lost === null) {
       try {
-        const record = JSON.parse(line) as CheckpointRecord;
-        if (record.kind === "edit" && record.files.some((stored) => outside(stored.path))) {
-          const reason = "its checkpoint names a file outside the workspace";
-          checkpoints.apply({ kind: "unrewindable", turn: record.turn, reason });
-        } else checkpoints.apply(record);
-      } catch {
-        // a line cut short by a crash
+        let unknown = 0;
+        const read = await readJsonLines(file, (value) => {
+          const record = value as CheckpointRecord;
+          try {
+            if (record.kind === "edit" && record.files.some((stored) => outside(stored.path))) {
+              const reason = "its checkpoint names a file outside the workspace";
+              checkpoints.apply({ kind: "unrewindable", turn: record.turn, reason });
+            } else checkpoints.apply(record);
+          } catch {
+            unknown++;
+          }
+        });
+        const damaged = read.damaged + unknown;
+        if (damaged > 0) {
+          checkpoints.warn(
+            `${damaged} damaged line${damaged > 1 ? "s" : ""} of the code checkpoints (${file}) could not be read: rewinding code may miss the edits they held.`,
+          );
+        }
+      } catch (error) {
+        lost = (error as Error).message;
       }
+    }
+    checkpoints.storeIn(file);
+    checkpoints.fileBytes = size;
+    checkpoints.file?.secure();
+    if (lost !== null) {
+      checkpoints.warn(
+        `The code checkpoints of this session (${file}) could not be read: ${lost}. The code of its earlier turns cannot be rewound; the conversation can.`,
+      );
+      const reason = `its checkpoints could not be read (${lost})`;
+      for (const turn of options.earlierTurns ?? []) checkpoints.markUnrewindable(turn, reason);
+    }
+    // A file too large to read is replaced too: what it held was lost already, and said so.
+    if (size > maxFileBytes || (lost === null && checkpoints.fileBytes > checkpoints.compactAt)) {
+      checkpoints.compact();
     }
     return checkpoints;
   }
 
   /** Keeps the records from now on in `file` (a new session's, named once its thread has an id). */
   storeIn(file: string): void {
-    this.file = file;
+    this.file = new JsonLinesFile(file, {
+      ...(this.options.fs ? { fs: this.options.fs } : {}),
+      onError: (error) =>
+        this.warn(
+          `The code checkpoints could not be saved (${file}): ${error.message}. Rewinding code still works in this session; what was not saved is kept and written with the next edit.`,
+        ),
+      onRecovered: () => this.warn(`The code checkpoints are saved again (${file}).`),
+    });
   }
 
   /** Bytes of file content kept. */
@@ -141,8 +220,7 @@ export class Checkpoints {
           ? `the session's checkpoints reached ${mib(this.maxSessionBytes)}`
           : null;
     if (reason) {
-      this.write({ kind: "unrewindable", turn, reason });
-      this.apply({ kind: "unrewindable", turn, reason });
+      this.markUnrewindable(turn, reason);
       return;
     }
     const edit: CheckpointEdit = { seq: ++this.seq, turn, files, entry };
@@ -163,8 +241,10 @@ export class Checkpoints {
    * Restores the files changed by `turns` (and every edit of them) to their content from before
    * the first of them, newest edits undone first. Refused with a SparkError (409, nothing touched)
    * naming the file when a file is not as the last of those edits left it (the person changed it
-   * since), and when one of the turns was over the bounds. Returns the restored paths and the
-   * journal entries they came from.
+   * since), and when one of the turns was over the bounds. A file already as it was before is
+   * left alone (a rewind cut short, tried again). A restore cut short is a SparkError naming
+   * exactly which files were restored and which were not, and why. Returns the restored paths and
+   * the journal entries they came from.
    */
   async rewind(turns: ReadonlySet<string>): Promise<{ paths: string[]; entries: JournalEntry[] }> {
     for (const turn of turns) {
@@ -179,10 +259,7 @@ export class Checkpoints {
     }
     const edits = this.edits.filter((edit) => turns.has(edit.turn));
     // Per file: the content before the first edit, and what the last one wrote.
-    const files = new Map<
-      string,
-      { path: string; before: Buffer | null; after: Buffer | null; mode?: number }
-    >();
+    const files = new Map<string, RewoundFile>();
     for (const edit of edits) {
       for (const file of edit.files) {
         const known = files.get(file.path);
@@ -190,10 +267,14 @@ export class Checkpoints {
         else files.set(file.path, { ...file });
       }
     }
+    // A file already as it was (a rewind cut short, tried again) needs nothing.
+    const toRestore: RewoundFile[] = [];
     for (const file of files.values()) {
       const current = await readIfExists(file.path);
       const unchanged = current === null ? file.after === null : file.after?.equals(current) === true;
-      if (!unchanged) {
+      const restored = current === null ? file.before === null : file.before?.equals(current) === true;
+      if (unchanged) toRestore.push(file);
+      else if (!restored) {
         throw new SparkError(
           "invalid_request",
           `${this.name(file.path)} changed since the agent edited it; nothing was restored and every file was left as it is.`,
@@ -202,15 +283,13 @@ export class Checkpoints {
       }
     }
     try {
-      await restore([...files.values()]);
+      await restore(toRestore);
     } catch (error) {
-      throw new SparkError(
-        "server_error",
-        `Restoring failed, nothing was changed: ${(error as Error).message}`,
-        {
-          cause: error,
-        },
-      );
+      const message =
+        error instanceof PartialRestoreError
+          ? `${describeRestore(error.restored, error.failed, this.name)} Rewind again to restore the rest.`
+          : (error as Error).message;
+      throw new SparkError("server_error", message, { cause: error });
     }
     const record: CheckpointRecord = { kind: "drop", turns: [...turns] };
     this.apply(record);
@@ -231,9 +310,51 @@ export class Checkpoints {
     this.write(record);
   }
 
-  /** Resolves when every record so far is on disk. */
-  flush(): Promise<void> {
-    return this.queue;
+  /** Resolves when every record so far is on disk (or a retry failed again) and no compaction runs. */
+  async flush(): Promise<void> {
+    while (this.compacting) await this.compacting;
+    await this.file?.flush();
+  }
+
+  /** The records that rebuild what is kept now: the file compacted. */
+  private snapshot(): CheckpointRecord[] {
+    return [
+      ...[...this.unrewindable].map(([turn, reason]) => ({ kind: "unrewindable" as const, turn, reason })),
+      ...this.edits.map((edit) => ({
+        kind: "edit" as const,
+        seq: edit.seq,
+        turn: edit.turn,
+        files: edit.files.map(storedFile),
+      })),
+    ];
+  }
+
+  /**
+   * Rewrites the file with the {@link snapshot} (atomically: see JsonLinesFile.replace). What is
+   * kept may itself be near the bound: the next compaction waits until the file doubles then.
+   */
+  private compact(): void {
+    const file = this.file;
+    if (!file || this.compacting) return;
+    const records = this.snapshot();
+    const bytes = records.reduce((sum, record) => sum + Buffer.byteLength(JSON.stringify(record)) + 1, 0);
+    const before = this.fileBytes;
+    this.compacting = file.replace(records).then((replaced) => {
+      this.compacting = null;
+      if (replaced) this.fileBytes = bytes + (this.fileBytes - before);
+      // What is kept may itself be near the bound: the next try waits until the file is twice that.
+      this.compactAt = Math.max(this.compactAt, 2 * (replaced ? bytes : this.fileBytes));
+    });
+  }
+
+  private markUnrewindable(turn: string, reason: string): void {
+    const record = { kind: "unrewindable", turn, reason } as const;
+    this.write(record);
+    this.apply(record);
+  }
+
+  private warn(message: string): void {
+    this.options.onWarning?.(message);
   }
 
   private turnBytes(turn: string): number {
@@ -283,16 +404,21 @@ export class Checkpoints {
   }
 
   private write(record: CheckpointRecord): void {
-    const file = this.file;
-    if (!file) return;
-    const line = `${JSON.stringify(record)}\n`;
-    // A failed write loses rewinding after a resume, never the session: it is not retried.
-    this.queue = this.queue.then(() =>
-      mkdir(dirname(file), { recursive: true })
-        .then(() => appendFile(file, line, { mode: 0o600 }))
-        .catch(() => {}),
-    );
+    if (!this.file) return;
+    this.fileBytes += this.file.append(record);
+    if (this.fileBytes > this.compactAt) this.compact();
   }
+}
+
+/** Removes temp files a compaction killed half-way left beside `file`. */
+async function removeLeftTemps(file: string): Promise<void> {
+  const prefix = `.${basename(file)}.`;
+  const names = await readdir(dirname(file)).catch(() => [] as string[]);
+  await Promise.all(
+    names
+      .filter((name) => name.startsWith(prefix) && name.endsWith(".tmp"))
+      .map((name) => rm(join(dirname(file), name), { force: true }).catch(() => {})),
+  );
 }
 
 function editBytes(files: readonly Pick<JournalFile, "before" | "after">[]): number {

@@ -110,11 +110,24 @@ export class EditJournal {
       await restore(files);
     } catch (error) {
       entry.files.push(...files);
+      this.keepUnrestored(entry, files, error);
       if (!this.entries.includes(entry)) this.entries.push(entry);
       throw error;
     }
     this.listener?.restored(entry, files);
     return { paths: files.map((file) => file.path) };
+  }
+
+  /**
+   * After a restore of `files` of `entry` failed: the files it did restore (a partial restore) are
+   * taken out of the entry and reported to the listener as restored; the rest stay to try again.
+   */
+  private keepUnrestored(entry: JournalEntry, files: readonly JournalFile[], error: unknown): void {
+    if (!(error instanceof PartialRestoreError)) return;
+    const done = files.filter((file) => error.restored.includes(file.path));
+    if (done.length === 0) return;
+    entry.files = entry.files.filter((file) => !done.includes(file));
+    this.listener?.restored(entry, done);
   }
 
   private filesOf(id: string, paths: readonly string[]): JournalFile[] {
@@ -141,6 +154,7 @@ export class EditJournal {
       await assertUnchangedSincePatch(entry.files);
       await restore(entry.files);
     } catch (error) {
+      this.keepUnrestored(entry, entry.files, error);
       this.entries.push(entry);
       throw error;
     }
@@ -174,7 +188,46 @@ async function assertUnchangedSincePatch(files: readonly JournalFile[]): Promise
   }
 }
 
-/** Writes every file's `before` (staged first, so a failure changes nothing) and deletes created ones. */
+/** One file a restore could not put back, and why. */
+export interface RestoreFailure {
+  path: string;
+  error: Error;
+}
+
+/**
+ * A restore that changed some files and not others: `restored` are back as they were, `failed`
+ * are as they were before the restore began. The message names both.
+ */
+export class PartialRestoreError extends ToolError {
+  constructor(
+    readonly restored: readonly string[],
+    readonly failed: readonly RestoreFailure[],
+  ) {
+    super(
+      "failed",
+      describeRestore(restored, failed, (path) => path),
+    );
+    this.name = "PartialRestoreError";
+  }
+}
+
+/** "Restored a, b; not restored c (EACCES: ...)." with each path as `name` writes it. */
+export function describeRestore(
+  restored: readonly string[],
+  failed: readonly RestoreFailure[],
+  name: (path: string) => string,
+): string {
+  const done = restored.length > 0 ? `restored ${restored.map(name).join(", ")}` : "restored no file";
+  const notDone = failed.map((failure) => `${name(failure.path)} (${failure.error.message})`).join(", ");
+  return `Restoring was cut short: ${done}; not restored: ${notDone}. The files not restored are as they were.`;
+}
+
+/**
+ * Writes every file's `before` and deletes the files the edit created. Every content is staged
+ * first, so a failure while staging changes nothing (a ToolError `failed` says so). Once staged,
+ * every file is tried even when one fails, and a failure throws a {@link PartialRestoreError}
+ * naming exactly which files were restored and which were not (and why).
+ */
 export async function restore(
   files: readonly Pick<JournalFile, "path" | "before" | "mode">[],
 ): Promise<void> {
@@ -190,8 +243,25 @@ export async function restore(
       cause: error,
     });
   }
-  for (const file of staged) await commitStaged(file);
-  for (const file of files) {
-    if (file.before === null) await rm(file.path, { force: true });
+  const restored: string[] = [];
+  const failed: RestoreFailure[] = [];
+  for (const file of staged) {
+    try {
+      await commitStaged(file);
+      restored.push(file.path);
+    } catch (error) {
+      failed.push({ path: file.path, error: error as Error });
+      await discardStaged([file]);
+    }
   }
+  for (const file of files) {
+    if (file.before !== null) continue;
+    try {
+      await rm(file.path, { force: true });
+      restored.push(file.path);
+    } catch (error) {
+      failed.push({ path: file.path, error: error as Error });
+    }
+  }
+  if (failed.length > 0) throw new PartialRestoreError(restored, failed);
 }

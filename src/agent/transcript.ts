@@ -1,7 +1,8 @@
-import { appendFile, mkdir, readdir, readFile, stat } from "node:fs/promises";
+import { readdir, stat } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import type { ThreadEvent, ThreadInfo, ThreadItem } from "../protocol/agent.js";
+import { JsonLinesFile, type LineFileSystem, readJsonLines } from "./json-lines-file.js";
 
 /** Where sessions are kept: `$SPARK_HOME/sessions`, else `$XDG_DATA_HOME/spark/sessions`, else `~/.local/share/spark/sessions`. */
 export function sessionsDir(env: NodeJS.ProcessEnv = process.env): string {
@@ -25,25 +26,54 @@ export function checkpointsFile(transcript: string): string {
   return transcript.replace(/\.jsonl$/, ".checkpoints");
 }
 
+export interface TranscriptOptions {
+  /**
+   * Told when the transcript cannot be written (disk full, permissions): once per outage. The
+   * session goes on; what was not written is kept and written with the next record.
+   */
+  onError?: (error: Error) => void;
+  /** Told when every record is on disk again after a reported failure. */
+  onRecovered?: () => void;
+  /** Default: node:fs (tests inject failures). */
+  fs?: LineFileSystem;
+}
+
 /**
- * A session's transcript as JSON Lines, appended as items complete, so a crash loses at most the
- * item in flight. The terminal and the web app share these files.
+ * A session's transcript as JSON Lines, appended as items complete: each record is written before
+ * the next listener of the thread hears of it, so a crash loses at most the item in flight. The
+ * terminal and the web app share these files; they hold file contents and command output, so the
+ * folder is 0700 and the files 0600. A failed write loses nothing and stops nothing (see
+ * JsonLinesFile).
  */
 export class Transcript {
-  private constructor(
-    readonly file: string,
-    private queue: Promise<void> = Promise.resolve(),
-  ) {}
+  private constructor(private readonly lines: JsonLinesFile) {}
 
-  static async create(dir: string, thread: ThreadInfo): Promise<Transcript> {
-    await mkdir(dir, { recursive: true });
-    const transcript = new Transcript(path.join(dir, `${thread.id}.jsonl`));
+  /** A new session's transcript in `dir`, its first record the thread's info. */
+  static start(dir: string, thread: ThreadInfo, options: TranscriptOptions = {}): Transcript {
+    const transcript = new Transcript(new JsonLinesFile(path.join(dir, `${thread.id}.jsonl`), options));
     transcript.append({ kind: "thread", thread });
     return transcript;
   }
 
-  static async open(file: string): Promise<Transcript> {
-    return new Transcript(file);
+  /** Like {@link Transcript.start}; kept for callers that await it. Never rejects: failures go to `onError`. */
+  static async create(dir: string, thread: ThreadInfo, options: TranscriptOptions = {}): Promise<Transcript> {
+    return Transcript.start(dir, thread, options);
+  }
+
+  /** An existing transcript, appended to; the file and its folder are made private now. */
+  static async open(file: string, options: TranscriptOptions = {}): Promise<Transcript> {
+    const lines = new JsonLinesFile(file, options);
+    lines.secure();
+    return new Transcript(lines);
+  }
+
+  get file(): string {
+    return this.lines.file;
+  }
+
+  /** Why records wait to be written; null when everything is on disk. */
+  get error(): Error | null {
+    return this.lines.error;
   }
 
   /** Records what a thread event makes permanent. Writes are serialised and never reordered. */
@@ -60,13 +90,12 @@ export class Transcript {
   }
 
   private append(record: Record): void {
-    const line = `${JSON.stringify(record)}\n`;
-    this.queue = this.queue.then(() => appendFile(this.file, line));
+    this.lines.append(record);
   }
 
-  /** Resolves when every record so far is on disk. */
+  /** Resolves when every record so far is on disk, or when retrying the ones waiting failed again (see {@link error}). */
   flush(): Promise<void> {
-    return this.queue;
+    return this.lines.flush();
   }
 }
 
@@ -74,29 +103,28 @@ export interface SavedSession {
   file: string;
   thread: ThreadInfo;
   items: ThreadItem[];
+  /** Lines skipped as unreadable, a last line cut short by a crash not counted. */
+  damagedLines: number;
 }
 
+/**
+ * A saved session, replayed from its transcript. A line that does not parse is skipped: the last
+ * one cut short by a crash, or one damaged otherwise (counted in `damagedLines`).
+ */
 export async function readSession(file: string): Promise<SavedSession> {
-  const text = await readFile(file, "utf8");
   let thread: ThreadInfo | undefined;
   const items: ThreadItem[] = [];
-  for (const line of text.split("\n")) {
-    if (!line.trim()) continue;
-    let record: Record;
-    try {
-      record = JSON.parse(line) as Record;
-    } catch {
-      continue; // a line cut short by a crash
-    }
+  const read = await readJsonLines(file, (value) => {
+    const record = value as Record;
     if (record.kind === "thread") thread = record.thread;
     else if (record.kind === "item") items.push(record.item);
     else if (record.kind === "rewind") {
       const cut = items.findIndex((item) => item.type === "user_message" && item.id === record.item_id);
       if (cut !== -1) items.length = cut;
     }
-  }
+  });
   if (!thread) throw new Error(`${file} is not a Spark session transcript.`);
-  return { file, thread, items };
+  return { file, thread, items, damagedLines: read.damaged };
 }
 
 /** Saved sessions, most recently updated first; `size` in bytes (a transcript only grows). */

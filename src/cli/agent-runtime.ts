@@ -18,7 +18,7 @@ import { tierAdmission, userConfigPath } from "../config/spark-config.js";
 import { describeBackend, unusedGpuNotice } from "../engine/llama/backend-info.js";
 import { probeGpu } from "../engine/llama/gpu-probe.js";
 import { LlamaEngine } from "../engine/llama/llama-engine.js";
-import type { SandboxMode, ThreadEvent } from "../protocol/agent.js";
+import type { SandboxMode } from "../protocol/agent.js";
 import type { WorktreeRef } from "../protocol/worktree-name.js";
 import type { ModelRegistry } from "../server/model-registry.js";
 import { SparkServer } from "../server/spark-server.js";
@@ -279,9 +279,18 @@ export class AgentRuntime implements AsyncDisposable {
     const dir = this.options.sessionsDir ?? sessionsDir();
     const scope = await this.scopeOf(place.cwd);
     const named = { name: (file: string) => scope.workspace.relative(file), root: scope.workspace.root };
+    // What goes wrong saving the session is a notice in the thread, which every face shows.
+    const early: string[] = [];
+    let notify = (message: string) => {
+      early.push(message);
+    };
+    const checkpointsOptions = { ...named, onWarning: (message: string) => notify(message) };
     const checkpoints = resume
-      ? await Checkpoints.open(checkpointsFile(resume.file), named)
-      : Checkpoints.inMemory(named);
+      ? await Checkpoints.open(checkpointsFile(resume.file), {
+          ...checkpointsOptions,
+          earlierTurns: resume.items.flatMap((item) => (item.type === "user_message" ? [item.id] : [])),
+        })
+      : Checkpoints.inMemory(checkpointsOptions);
     const thread = new AgentThread({
       client: this.client,
       workspace: scope.workspace,
@@ -306,7 +315,7 @@ export class AgentRuntime implements AsyncDisposable {
                 : {}),
               connect: () => ResponsesClient.connect(this.connection),
               ...(this.limits?.max_subagents ? { maxRunning: this.limits.max_subagents } : {}),
-              onThread: (sub) => recordTranscript(sub, dir),
+              onThread: (sub) => recordTranscript(sub, dir, this.options.onNotice),
               agents: this.catalog.agents,
               tiers: this.models,
             },
@@ -319,15 +328,17 @@ export class AgentRuntime implements AsyncDisposable {
     const worktree = place.cwd ? place.worktree : this.options.worktree;
     if (!resume && worktree) thread.info.worktree = worktree;
     // A new session is written from its first user message on: one never used leaves no file.
-    const onError = (error: Error) =>
-      this.options.onNotice?.(`the session will not be saved: ${error.message}`);
+    const say = (message: string) => notify(message);
     const transcript = resume
-      ? SessionRecorder.resume(thread, await Transcript.open(resume.file), onError)
-      : SessionRecorder.create(thread, dir, onError);
+      ? await SessionRecorder.resume(thread, resume.file, say)
+      : SessionRecorder.create(thread, dir, say);
+    // The recorder hears each event first: an item is on disk before any face hears of it.
     thread.on((event) => {
       transcript.observe(event);
       if (event.type === "turn.completed") transcript.saveThread(thread.info);
     });
+    notify = (message) => thread.notice(message);
+    for (const message of early.splice(0)) notify(message);
     if (this.options.prewarm ?? true) await thread.prewarm();
     return { thread, transcript };
   }
@@ -381,22 +392,15 @@ export class AgentRuntime implements AsyncDisposable {
   }
 }
 
-/** Gives a sub-agent's thread a transcript of its own (its first events are kept until it opens). */
-function recordTranscript(thread: AgentThread, dir: string): void {
-  let transcript: Transcript | null = null;
-  const pending: ThreadEvent[] = [];
-  thread.on((event) => {
-    if (transcript) transcript.observe(event);
-    else pending.push(event);
-    if (transcript && event.type === "turn.completed") transcript.saveThread(thread.info);
+/** Gives a sub-agent's thread a transcript of its own; a failure to save it goes to `onNotice`. */
+function recordTranscript(thread: AgentThread, dir: string, onNotice?: (message: string) => void): void {
+  const transcript = Transcript.start(dir, thread.info, {
+    onError: (error) => onNotice?.(`A sub-agent's session could not be saved: ${error.message}`),
   });
-  void Transcript.create(dir, thread.info).then(
-    (opened) => {
-      transcript = opened;
-      for (const event of pending.splice(0)) opened.observe(event);
-    },
-    () => {},
-  );
+  thread.on((event) => {
+    transcript.observe(event);
+    if (event.type === "turn.completed") transcript.saveThread(thread.info);
+  });
 }
 
 /** The queue limits of `[limits]` in the thread's terms. */

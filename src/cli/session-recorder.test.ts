@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { mkdtemp, readdir, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, test } from "vitest";
@@ -31,8 +31,8 @@ const agent: ThreadEvent = {
 describe("session recorder", () => {
   test("writes nothing until the first user message, then every item from it on", async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), "spark-recorder-"));
-    const errors: Error[] = [];
-    const recorder = SessionRecorder.create({ info }, dir, (error) => errors.push(error));
+    const errors: string[] = [];
+    const recorder = SessionRecorder.create({ info }, dir, (message) => errors.push(message));
     recorder.observe({ type: "turn.started", turn_id: "t", input: "hello" });
     recorder.saveThread(info);
     await recorder.flush();
@@ -50,21 +50,30 @@ describe("session recorder", () => {
     expect(errors).toEqual([]);
   });
 
-  test("a folder it cannot write is reported once, and the session goes unrecorded", async () => {
+  test("a transcript it cannot write is reported once, the session goes on, and every record is written once the folder can be made", async () => {
     const parent = await mkdtemp(path.join(os.tmpdir(), "spark-recorder-ro-"));
     await writeFile(path.join(parent, "file"), "");
-    const errors: Error[] = [];
+    const notices: string[] = [];
     // A path under a regular file: mkdir fails whoever runs the test.
-    const recorder = SessionRecorder.create({ info }, path.join(parent, "file", "sessions"), (error) =>
-      errors.push(error),
-    );
+    const dir = path.join(parent, "file", "sessions");
+    const recorder = SessionRecorder.create({ info }, dir, (message) => notices.push(message));
     recorder.observe(user);
     await recorder.flush();
     recorder.observe(agent);
     recorder.observe({ ...user, item: { ...user.item, id: "u2" } });
     await recorder.flush();
-    expect(errors).toHaveLength(1);
-    expect(recorder.file).toBeNull();
+    expect(notices).toHaveLength(1);
+    expect(notices[0]).toMatch(/^The session could not be saved .*ENOTDIR.* It goes on/);
+    expect(recorder.error).toMatchObject({ code: "ENOTDIR" });
+
+    await rm(path.join(parent, "file"));
+    await mkdir(path.join(parent, "file"));
+    recorder.observe({ ...agent, item: { ...agent.item, id: "a2" } });
+    await recorder.flush();
+    expect(recorder.error).toBeNull();
+    expect(notices[1]).toMatch(/^The session is saved again/);
+    const saved = await readSession(recorder.file!);
+    expect(saved.items.map((item) => item.id)).toEqual(["u1", "a1", "u2", "a2"]);
   });
 
   test("a runtime's thread opened and never used leaves no transcript; a used one does", async () => {
