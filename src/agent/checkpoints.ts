@@ -344,6 +344,8 @@ export class Checkpoints {
       if (replaced) this.fileBytes = bytes + (this.fileBytes - before);
       // What is kept may itself be near the bound: the next try waits until the file is twice that.
       this.compactAt = Math.max(this.compactAt, 2 * (replaced ? bytes : this.fileBytes));
+      // Records appended while it ran may have grown it past the bound again.
+      if (this.fileBytes > this.compactAt) this.compact();
     });
   }
 

@@ -1,7 +1,8 @@
 import { rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
-import { EditJournal } from "./edit-journal.js";
+import { EditJournal, PartialRestoreError } from "./edit-journal.js";
+import { lockFolder } from "./test-support/failing-fs.js";
 import { tempWorkspace } from "./tools/test-support/temp-workspace.js";
 import { ToolError } from "./tools/tool-error.js";
 
@@ -175,5 +176,45 @@ describe("EditJournal", () => {
     await journal.revert("call_2", [join(t.dir, "a.txt")]);
     expect(journal.size).toBe(1);
     expect(journal.newest?.id).toBeUndefined();
+  });
+  test("regression (a restore that failed half-way said nothing was changed): an undo cut short names what it restored and what not, forgets only the restored files, and undo again finishes", async (context) => {
+    await using t = await tempWorkspace({ files: { "a.txt": "after", "locked/new.txt": "new" } });
+    const restored: string[][] = [];
+    const journal = new EditJournal();
+    journal.listen({
+      recorded: () => {},
+      restored: (_, files) => restored.push(files.map((file) => file.path)),
+    });
+    const a = join(t.dir, "a.txt");
+    const created = join(t.dir, "locked", "new.txt");
+    journal.record({
+      files: [
+        { path: a, before: Buffer.from("before"), after: Buffer.from("after") },
+        { path: created, before: null, after: Buffer.from("new") },
+      ],
+    });
+    const locked = await lockFolder(join(t.dir, "locked"));
+    if ("reason" in locked) {
+      console.log(`skipped: ${locked.reason}`);
+      context.skip();
+      return;
+    }
+    let error: unknown;
+    try {
+      error = await journal.undo().catch((caught: unknown) => caught);
+    } finally {
+      await locked.unlock();
+    }
+    expect(error).toBeInstanceOf(PartialRestoreError);
+    expect((error as PartialRestoreError).message).toMatch(
+      new RegExp(`^Restoring was cut short: restored ${a}; not restored: ${created} \\((EACCES|EPERM): `),
+    );
+    expect((error as PartialRestoreError).restored).toEqual([a]);
+    expect((await t.read("a.txt")).toString()).toBe("before");
+    expect(restored).toEqual([[a]]);
+    expect(journal.newest?.files.map((file) => file.path)).toEqual([created]);
+    await expect(journal.undo()).resolves.toMatchObject({ paths: [created] });
+    expect(await exists(created)).toBe(false);
+    expect(journal.canUndo).toBe(false);
   });
 });

@@ -1,4 +1,4 @@
-import { rm } from "node:fs/promises";
+import { unlink } from "node:fs/promises";
 import {
   commitStaged,
   discardStaged,
@@ -257,7 +257,9 @@ export async function restore(
   for (const file of files) {
     if (file.before !== null) continue;
     try {
-      await rm(file.path, { force: true });
+      await unlink(file.path).catch((error: NodeJS.ErrnoException) => {
+        if (error.code !== "ENOENT") throw error;
+      });
       restored.push(file.path);
     } catch (error) {
       failed.push({ path: file.path, error: error as Error });
