@@ -109,8 +109,12 @@ describe("an agent thread's limits", () => {
     };
     await using h = await agentHarness({ "a.txt": "a" }, { script: looping }, { maxToolRounds: 3 });
     await h.thread.startTurn("list forever");
-    const ran = h.events.filter((e) => e.type === "item.completed" && e.item.type === "tool_call");
-    expect(ran).toHaveLength(3);
+    const ended = h.events.flatMap((e) =>
+      e.type === "item.completed" && e.item.type === "tool_call" ? [e.item] : [],
+    );
+    // Three rounds ran; the fourth response's call ended too, failed and unrun.
+    expect(ended.map((item) => item.status)).toEqual(["completed", "completed", "completed", "failed"]);
+    expect(ended[3]!.output).toMatch(/^Not run: this turn reached its limit of 3 rounds/);
     // Three rounds ran; the fourth response's call did not.
     expect(seen).toHaveLength(4);
     const done = h.events.find((e) => e.type === "turn.completed");
@@ -131,19 +135,23 @@ describe("an agent thread's limits", () => {
 
   test(`without a setting a turn runs at most ${DEFAULT_MAX_TOOL_ROUNDS} rounds of tool calls`, async () => {
     let requests = 0;
+    // A different path each time: the same call again and again would be stopped as repetition first.
     const looping = (): ScriptedReply => {
       requests++;
-      return { toolCalls: [{ name: "list_dir", arguments: JSON.stringify({ path: "." }) }] };
+      return { toolCalls: [{ name: "list_dir", arguments: JSON.stringify({ path: `./${requests}` }) }] };
     };
     await using h = await agentHarness({ "a.txt": "a" }, { script: looping });
     await h.thread.startTurn("list forever");
     expect(DEFAULT_MAX_TOOL_ROUNDS).toBe(50);
-    expect(h.events.filter((e) => e.type === "item.completed" && e.item.type === "tool_call")).toHaveLength(
-      50,
+    const ran = h.events.filter(
+      (e) =>
+        e.type === "item.completed" && e.item.type === "tool_call" && !e.item.output?.startsWith("Not run"),
     );
+    expect(ran).toHaveLength(50);
     expect(requests).toBe(51);
     expect(h.events.find((e) => e.type === "turn.completed")).toMatchObject({
       status: "failed",
+      reason: "max_tool_rounds",
       error: { code: "limit_reached" },
     });
   });

@@ -31,6 +31,12 @@ export interface AgentThreadOptions {
   contextBudget?: number;
   /** Model responses with tool calls one turn may run; the next call ends it. Default: 50. */
   maxToolRounds?: number;
+  /**
+   * Output tokens one model response may write (`max_output_tokens`); a reply cut there ends the
+   * turn with reason `max_output_tokens`. Default: a quarter of {@link contextBudget}, from 256 to
+   * 16384 (see defaultMaxOutputTokens).
+   */
+  maxOutputTokens?: number;
   /** Sampling temperature. Default: the server's. */
   temperature?: number;
   /**

@@ -19,7 +19,7 @@ import { ThreadHooks } from "./hooks/thread-hooks.js";
 import { ItemLog, type ThreadListener } from "./item-log.js";
 import { PatchReview } from "./patch-review.js";
 import { PendingApprovals } from "./pending-approvals.js";
-import { requestSettings } from "./request-settings.js";
+import { defaultMaxOutputTokens, requestSettings } from "./request-settings.js";
 import { ResponseChain } from "./response-chain.js";
 import { CommandSandbox } from "./sandbox/command-sandbox.js";
 import { SubAgents } from "./sub-agents.js";
@@ -447,6 +447,8 @@ export class AgentThread {
       // Before the first turn (pre-warm, drafts) with the extra tools ready now, as that turn will likely send.
       tools: this.offeredTools(),
       temperature: this.options.temperature,
+      maxOutputTokens:
+        this.options.maxOutputTokens ?? defaultMaxOutputTokens(this.options.contextBudget ?? 128_000),
     });
   }
 }

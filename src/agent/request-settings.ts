@@ -7,6 +7,22 @@ export interface RequestSettingsOptions {
   tools: readonly Tool[];
   /** Default: the server's. */
   temperature?: number | undefined;
+  /** Output tokens one response may write (see defaultMaxOutputTokens). Default: the server's (none). */
+  maxOutputTokens?: number | undefined;
+}
+
+/** The share of the context one response may fill by default, and the most it may write. */
+const OUTPUT_SHARE = 1 / 4;
+const OUTPUT_CAP = 16_384;
+const OUTPUT_FLOOR = 256;
+
+/**
+ * The output cap of one response on a model with `contextTokens` of context: a quarter of it, at
+ * most 16384 and at least 256, so a small model cannot fill its context by rambling (SmolLM2 with
+ * 8192 tokens: 2048) while a large one can still write a long file (README → Limits).
+ */
+export function defaultMaxOutputTokens(contextTokens: number): number {
+  return Math.max(OUTPUT_FLOOR, Math.min(OUTPUT_CAP, Math.floor(contextTokens * OUTPUT_SHARE)));
 }
 
 /**
@@ -27,5 +43,6 @@ export function requestSettings(options: RequestSettingsOptions) {
     })),
     store: true,
     ...(options.temperature === undefined ? {} : { temperature: options.temperature }),
+    ...(options.maxOutputTokens === undefined ? {} : { max_output_tokens: options.maxOutputTokens }),
   };
 }

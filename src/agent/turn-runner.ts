@@ -1,6 +1,13 @@
 import { ClientError } from "../client/client-error.js";
 import type { ResponseStream, ResponsesClient } from "../client/responses-client.js";
-import type { AgentMode, ThreadInfo, ThreadItem, TurnStats, TurnStatus } from "../protocol/agent.js";
+import type {
+  AgentMode,
+  ThreadInfo,
+  ThreadItem,
+  TurnEndReason,
+  TurnStats,
+  TurnStatus,
+} from "../protocol/agent.js";
 import type { TurnToolChoice } from "../protocol/agent-requests.js";
 import { SparkError, type WireError } from "../protocol/errors.js";
 import type { ResponseObject } from "../protocol/responses.js";
@@ -9,6 +16,7 @@ import type { EditJournal } from "./edit-journal.js";
 import type { HookToolCall, ThreadHooks } from "./hooks/thread-hooks.js";
 import { type ItemLog, newItemId } from "./item-log.js";
 import { planModeRefusal, runsInPlanMode, withPlanNote } from "./plan-mode.js";
+import { type Repetition, RepetitionGuard } from "./repetition-guard.js";
 import type { requestSettings } from "./request-settings.js";
 import type { ResponseChain } from "./response-chain.js";
 import { runTool, type Tool, type ToolContext, type ToolResult } from "./tools/tool.js";
@@ -39,6 +47,8 @@ export interface TurnOutcome {
   status: TurnStatus;
   stats: TurnStats;
   error?: WireError;
+  /** The limit that ended it, if one did. */
+  reason?: TurnEndReason;
 }
 
 export interface TurnRunnerOptions {
@@ -66,6 +76,9 @@ const DEFAULT_TITLE = "New session";
 
 /** Rounds of tool calls a turn runs by default before it stops (README → Limits). */
 export const DEFAULT_MAX_TOOL_ROUNDS = 50;
+
+/** The same tool call (name and arguments) this many times in a row is a loop: the turn stops. */
+export const MAX_SAME_CALLS = 5;
 
 /**
  * The turn loop: sends the turn's input, narrates the model's stream as items, runs the tool calls
@@ -108,18 +121,29 @@ export class TurnRunner {
     chain.owedOutputs = [];
     let status: TurnStatus = "completed";
     let error: SparkError | undefined;
+    let reason: TurnEndReason | undefined;
     const maxToolRounds = this.options.maxToolRounds ?? DEFAULT_MAX_TOOL_ROUNDS;
     let toolRounds = 0;
     let stopContinuations = 0;
+    const sameCalls = { key: "", count: 0 };
+    /** Set as the turn's last response is stopped for repeating itself. */
+    const watch: { repetition: Repetition | null } = { repetition: null };
+    /** Ends the turn at a limit: the calls of its last response are answered unrun, so the chain stays valid. */
+    const stopAt = (limit: TurnEndReason, message: string, unrun: FunctionCall[], output: string) => {
+      chain.owedOutputs = unrun.map((call) => this.skip(turn, call, output));
+      status = "failed";
+      reason = limit;
+      error = new SparkError("limit_reached", message);
+    };
     try {
       for (;;) {
         if (chain.lastTokens > (this.options.contextBudget ?? 128_000) * 0.8) await this.compact(turn);
-        const { response, calls } = await this.stream(turn, next).catch((caught: unknown) => {
+        const { response, calls } = await this.stream(turn, next, watch).catch((caught: unknown) => {
           // After a rewind the response it went back to may be gone: the kept conversation is resent.
           if (!(caught instanceof ClientError && caught.code === "previous_response_not_found")) throw caught;
           if (toolRounds > 0 || !chain.fallBack()) throw caught;
           next = [{ role: "user", content }];
-          return this.stream(turn, next);
+          return this.stream(turn, next, watch);
         });
         stats.inputTokens += response.usage?.input_tokens ?? 0;
         stats.cachedInputTokens += response.usage?.input_tokens_details.cached_tokens ?? 0;
@@ -131,6 +155,32 @@ export class TurnRunner {
         if (turn.controller.signal.aborted) {
           chain.owedOutputs = calls.map((call) => this.notRun(turn, call));
           status = "interrupted";
+          break;
+        }
+        if (watch.repetition) {
+          stopAt("repetition", repetitionMessage(watch.repetition), calls, NOT_RUN_REPEATING);
+          break;
+        }
+        if (response.status === "incomplete" && response.incomplete_details?.reason === "max_output_tokens") {
+          const cap = response.max_output_tokens;
+          stopAt(
+            "max_output_tokens",
+            `Stopped: the reply reached its output limit${cap ? ` of ${cap} tokens` : ""} ` +
+              "(--max-output-tokens, or max_output_tokens under [limits] in config.toml). Send a message to let it go on.",
+            calls,
+            NOT_RUN_CUT,
+          );
+          break;
+        }
+        const looping = repeatedCall(sameCalls, calls);
+        if (looping) {
+          stopAt(
+            "repetition",
+            `Stopped: the model was repeating itself (the same ${looping} call ${MAX_SAME_CALLS} times in a row). ` +
+              "Send a message to steer it another way.",
+            calls,
+            NOT_RUN_REPEATING,
+          );
           break;
         }
         if (calls.length === 0) {
@@ -153,17 +203,13 @@ export class TurnRunner {
             continue;
           }
         } else if (++toolRounds > maxToolRounds) {
-          // A model that keeps calling tools: its calls are answered unrun, so the chain stays valid.
-          chain.owedOutputs = calls.map((call) => ({
-            type: "function_call_output",
-            call_id: call.call_id,
-            output: `Not run: this turn reached its limit of ${rounds(maxToolRounds)} of tool calls. Say where you are; the person can let you go on.`,
-          }));
-          status = "failed";
-          error = new SparkError(
-            "limit_reached",
+          // A model that keeps calling tools: its calls are answered unrun (their items end failed).
+          stopAt(
+            "max_tool_rounds",
             `Stopped after ${rounds(maxToolRounds)} of tool calls, the most one turn may run ` +
               "(--max-tool-rounds, or max_tool_rounds under [limits] in config.toml). Send a message to let it go on.",
+            calls,
+            `Not run: this turn reached its limit of ${rounds(maxToolRounds)} of tool calls. Say where you are; the person can let you go on.`,
           );
           break;
         }
@@ -182,7 +228,10 @@ export class TurnRunner {
       }
     } catch (caught) {
       if (turn.controller.signal.aborted) status = "interrupted";
-      else {
+      else if (watch.repetition) {
+        // Stopped for repeating itself, and the cancelled response ended without a final object.
+        stopAt("repetition", repetitionMessage(watch.repetition), [], NOT_RUN_REPEATING);
+      } else {
         status = "failed";
         error = SparkError.from(caught);
       }
@@ -190,18 +239,25 @@ export class TurnRunner {
     turn.closed = true;
     if (turn.firstTokenAt !== null) stats.timeToFirstTokenMs = turn.firstTokenAt - started;
     if (decodeMs > 0) stats.tokensPerSecond = (stats.outputTokens * 1000) / decodeMs;
-    return { status, stats, ...(error ? { error: error.toWire() } : {}) };
+    return {
+      status,
+      stats,
+      ...(error ? { error: (error as SparkError).toWire() } : {}),
+      ...(reason ? { reason } : {}),
+    };
   }
 
   /**
    * One model response (following any steered successors), narrated as items: its reasoning as a
    * reasoning item, its text as an agent_message, each function call as a tool_call item from its first token on (`item.delta`
    * carries the arguments as the model writes them). Returns the calls the model finished; a call
-   * cut off (interrupt, steer) ends failed at once and is never run.
+   * cut off (interrupt, steer) ends failed at once and is never run. A reply that starts repeating
+   * itself is cancelled, and `watch.repetition` says what repeated.
    */
   private async stream(
     turn: ActiveTurn,
     input: ConversationInput[],
+    watch: { repetition: Repetition | null },
   ): Promise<{ response: ResponseObject; calls: FunctionCall[] }> {
     const { client, chain, log } = this.options;
     const choice = turn.toolChoice;
@@ -219,6 +275,13 @@ export class TurnRunner {
       { signal: turn.controller.signal },
     );
     turn.stream = stream;
+    let guard = new RepetitionGuard();
+    /** Everything the model writes goes through the guard, which stops the response at a loop. */
+    const guarded = (found: Repetition | null) => {
+      if (!found || watch.repetition) return;
+      watch.repetition = found;
+      stream.cancel();
+    };
     /** The reasoning or message being streamed; whatever the model writes next ends it. */
     const streamed: { open: StreamedText | null } = { open: null };
     const finish = () => {
@@ -244,6 +307,13 @@ export class TurnRunner {
       log.complete(turn.id, { ...item, status: "failed", output: NOT_APPLIED_CUT_OFF, partial: true });
     try {
       for await (const event of stream) {
+        if (event.type === "response.output_item.added") guarded(guard.boundary());
+        else if (
+          event.type === "response.output_text.delta" ||
+          event.type === "response.reasoning_text.delta" ||
+          event.type === "response.function_call_arguments.delta"
+        )
+          guarded(guard.push(event.delta));
         if (event.type === "response.output_item.added" && event.item.type === "function_call") {
           turn.firstTokenAt ??= performance.now();
           finish();
@@ -271,6 +341,7 @@ export class TurnRunner {
         } else if (event.type === "response.created") {
           // A steered successor begins: what was said so far is one finished message.
           finish();
+          guard = new RepetitionGuard();
         }
       }
       const response = await stream.final;
@@ -337,8 +408,13 @@ export class TurnRunner {
 
   /** A finished call the interrupted turn does not run: its item fails, the model is told why. */
   private notRun(turn: ActiveTurn, call: FunctionCall): ConversationInput {
-    this.options.log.complete(turn.id, { ...callItem(call), status: "failed", output: NOT_RUN_INTERRUPTED });
-    return { type: "function_call_output", call_id: call.call_id, output: NOT_RUN_INTERRUPTED };
+    return this.skip(turn, call, NOT_RUN_INTERRUPTED);
+  }
+
+  /** A finished call the turn does not run: its item ends failed with `output`, which the model reads too. */
+  private skip(turn: ActiveTurn, call: FunctionCall, output: string): ConversationInput {
+    this.options.log.complete(turn.id, { ...callItem(call), status: "failed", output });
+    return { type: "function_call_output", call_id: call.call_id, output };
   }
 
   /** Starts a new chain whose input is a compacted copy of the conversation (after PreCompact hooks). */
@@ -357,6 +433,28 @@ export class TurnRunner {
 const userMessage = (text: string): ConversationInput => ({ role: "user", content: text });
 
 const rounds = (n: number) => (n === 1 ? "1 round" : `${n} rounds`);
+
+function repetitionMessage(repetition: Repetition): string {
+  const unit = JSON.stringify(repetition.unit.replaceAll("\u0000", ""));
+  return (
+    `Stopped: the model was repeating itself (${unit} ${repetition.repeats} times in a row). ` +
+    "Send a message to steer it another way."
+  );
+}
+
+/**
+ * Counts `calls` into the run of identical calls (name and arguments) so far; the tool's name once
+ * a call makes it {@link MAX_SAME_CALLS} long, else null.
+ */
+function repeatedCall(run: { key: string; count: number }, calls: readonly FunctionCall[]): string | null {
+  for (const call of calls) {
+    const key = `${call.name}\u0000${call.arguments}`;
+    run.count = key === run.key ? run.count + 1 : 1;
+    run.key = key;
+    if (run.count >= MAX_SAME_CALLS) return call.name;
+  }
+  return null;
+}
 
 /** Resolves once no steer of `turn` waits for its answer (more may be sent while it waits). */
 async function steersAnswered(turn: ActiveTurn): Promise<void> {
@@ -389,3 +487,7 @@ const NOT_RUN_INTERRUPTED = "Aborted: the user interrupted, so the call was not 
 const NOT_APPLIED_CUT_OFF =
   "Not applied: the call was stopped before it was complete (interrupted or steered), so it was not run.";
 const NOT_APPLIED_FAILED = "Not applied: the response failed, so the call was not run.";
+const NOT_RUN_REPEATING =
+  "Not run: the turn was stopped because the reply kept repeating itself. Say where you are; the person can let you go on.";
+const NOT_RUN_CUT =
+  "Not run: the reply reached its output limit, so the turn stopped. Say where you are; the person can let you go on.";

@@ -2,6 +2,7 @@ import { type Command, InvalidArgumentError, Option } from "commander";
 import { SANDBOX_MODES, type SandboxMode } from "../protocol/agent.js";
 import type { TurnToolChoice } from "../protocol/agent-requests.js";
 import { type WorktreeRef, worktreeNameProblem } from "../protocol/worktree-name.js";
+import { duration } from "./duration-option.js";
 import { integer } from "./integer-option.js";
 
 /**
@@ -19,6 +20,9 @@ export interface AgentFlags {
   cd?: string;
   ctxSize?: number;
   maxToolRounds?: number;
+  maxOutputTokens?: number;
+  /** `spark exec --timeout`: milliseconds the task may run. */
+  timeout?: number;
   json?: boolean;
   toolChoice?: TurnToolChoice;
   plan?: boolean;
@@ -85,6 +89,11 @@ export function addAgentOptions(command: Command): Command {
       "rounds of tool calls one turn may run before it stops (default: max_tool_rounds in config.toml, else 50)",
       integer(1, 10_000),
     )
+    .option(
+      "--max-output-tokens <n>",
+      "tokens one model response may write before the turn stops (default: max_output_tokens in config.toml, else a quarter of the model's context, 256 to 16384)",
+      integer(16, 1_000_000),
+    )
     .option("--no-prewarm", "do not pre-warm the model with the system prompt at start")
     .option("-C, --cd <dir>", "workspace directory (default: the current directory)")
     .option(
@@ -126,6 +135,11 @@ export function registerAgentCommands(program: Command): void {
       toolChoiceOption,
     )
     .option("--plan", "plan mode: edits and commands are refused, the answer is a plan", false)
+    .option(
+      "--timeout <duration>",
+      "stop the task after this long (e.g. 90s, 5m, 1h; exit code 124) (default: no limit)",
+      durationOption,
+    )
     .action(async (prompt: string[], flags: AgentFlags) => {
       const { exec } = await import("./exec-command.js");
       process.exitCode = await exec((await inWorktree(flags, { resume: false })).flags, prompt.join(" "));
@@ -185,6 +199,8 @@ function worktreeOption(value: string): string {
   }
   return value;
 }
+
+const durationOption = duration(1000, 7 * 24 * 3_600_000);
 
 function toolChoiceOption(value: string): TurnToolChoice {
   if (value === "auto" || value === "required") return value;

@@ -61,6 +61,8 @@ export interface AgentRuntimeOptions {
   limits?: Limits;
   /** `--max-tool-rounds`: rounds of tool calls per turn. Default: {@link limits}' `max_tool_rounds`, else 50. */
   maxToolRounds?: number;
+  /** `--max-output-tokens`: tokens per model response. Default: {@link limits}' `max_output_tokens`, else the thread's. */
+  maxOutputTokens?: number;
   /** Pre-warm each new thread with its system prompt and tools. Default: true. */
   prewarm?: boolean;
   /** Where transcripts go. Default: {@link sessionsDir}. */
@@ -261,6 +263,10 @@ export class AgentRuntime implements AsyncDisposable {
     return this.options.maxToolRounds ?? this.limits?.max_tool_rounds;
   }
 
+  private get maxOutputTokens(): number | undefined {
+    return this.options.maxOutputTokens ?? this.limits?.max_output_tokens;
+  }
+
   /** Where this runtime's threads run approved commands. */
   get sandboxMode(): SandboxMode {
     return this.options.sandbox ?? this.options.config?.sandbox ?? "workspace-write";
@@ -301,6 +307,7 @@ export class AgentRuntime implements AsyncDisposable {
       ...(scope.diagnostics ? { diagnostics: scope.diagnostics } : {}),
       contextBudget: this.contextBudget,
       ...(this.maxToolRounds ? { maxToolRounds: this.maxToolRounds } : {}),
+      ...(this.maxOutputTokens ? { maxOutputTokens: this.maxOutputTokens } : {}),
       moreTools: () => this.mcp.tools(),
       ...(this.options.hooks ? { hooks: this.options.hooks } : {}),
       ...queueLimits(this.limits),

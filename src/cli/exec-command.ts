@@ -2,12 +2,20 @@ import type { HostClient } from "../client-core/host-client.js";
 import { SparkError } from "../protocol/errors.js";
 import type { AgentFlags } from "./agent-commands.js";
 import { EXIT_OUTPUT_CLOSED, OutputWatch } from "./closed-output.js";
+import { formatDuration } from "./duration-option.js";
 import { attachTarget, connectHost } from "./host-target.js";
 import { HostThread } from "./host-thread.js";
 import { startLocalHost } from "./local-host-start.js";
 import { runPlain } from "./tui/plain-output.js";
 
-/** `spark exec`: one task, on this user's `spark serve` for the workspace or on an agent of its own. */
+/** `spark exec`'s exit status when `--timeout` ended the task (as timeout(1) exits). */
+export const EXIT_TIMEOUT = 124;
+
+/**
+ * `spark exec`: one task, on this user's `spark serve` for the workspace or on an agent of its own.
+ * Exits 0 when the turn completed, 1 when it failed (a limit ended it, or an error), 124 when
+ * `--timeout` ran out, 141 when its reader went away.
+ */
 export async function exec(flags: AgentFlags, prompt: string): Promise<number> {
   if (!prompt.trim())
     throw new SparkError(
@@ -63,6 +71,7 @@ async function execOn(
   if (warming) process.stderr.write("\r\x1b[K");
   const interrupt = new AbortController();
   process.once("SIGINT", () => interrupt.abort());
+  const timeout = flags.timeout === undefined ? undefined : AbortSignal.timeout(flags.timeout);
   try {
     const status = await runPlain(thread, {
       input: prompt,
@@ -72,9 +81,13 @@ async function execOn(
       toolChoice: flags.toolChoice,
       mode: flags.plan ? "plan" : "default",
       signal: AbortSignal.any([interrupt.signal, output.signal]),
+      ...(timeout
+        ? { timeout: { signal: timeout, label: `--timeout ${formatDuration(flags.timeout!)}` } }
+        : {}),
       approvals,
     });
     if (output.closed) return EXIT_OUTPUT_CLOSED;
+    if (timeout?.aborted && status !== "completed") return EXIT_TIMEOUT;
     return status === "completed" ? 0 : 1;
   } finally {
     thread.close();

@@ -24,6 +24,7 @@ export async function attachTarget(flags: AgentFlags): Promise<HostTarget | null
     flags.server !== undefined ||
     flags.approval !== "ask" ||
     flags.maxToolRounds !== undefined ||
+    flags.maxOutputTokens !== undefined ||
     flags.sandbox !== undefined ||
     flags.ctxSize !== undefined ||
     !flags.prewarm;

@@ -52,6 +52,7 @@ export async function startLocalHost(flags: AgentFlags, reporting: StartReportin
     ...(flags.ctxSize ? { contextSize: flags.ctxSize } : {}),
     approval: flags.approval,
     ...(flags.maxToolRounds ? { maxToolRounds: flags.maxToolRounds } : {}),
+    ...(flags.maxOutputTokens ? { maxOutputTokens: flags.maxOutputTokens } : {}),
     ...(flags.sandbox ? { sandbox: flags.sandbox } : {}),
     prewarm: flags.prewarm,
     ...(flags.inWorktree ? { worktree: flags.inWorktree } : {}),

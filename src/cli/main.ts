@@ -1,6 +1,7 @@
 import { Command, CommanderError } from "commander";
 import { SparkError } from "../protocol/errors.js";
 import { registerAgentCommands } from "./agent-commands.js";
+import { mistypedCommand } from "./mistyped-command.js";
 import { VERSION } from "./version.js";
 
 type Register = (program: Command) => void;
@@ -61,6 +62,7 @@ export async function createProgram(argv: readonly string[] = []): Promise<Comma
 export async function main(argv: string[]): Promise<number> {
   try {
     const program = await createProgram(argv);
+    refuseMistypedCommand(program, argv);
     await program.parseAsync(argv);
     // The action's own status: `spark exec` sets 1 after a failed turn, 141 when its reader went away.
     return typeof process.exitCode === "number" ? process.exitCode : 0;
@@ -70,6 +72,25 @@ export async function main(argv: string[]): Promise<number> {
     process.stderr.write(`spark: ${message}\n`);
     return 1;
   }
+}
+
+/**
+ * `spark exce "hi"` is a mistyped command, not a prompt: refused with the command it was likely
+ * meant to be, before anything starts. A prompt that only begins like one can be quoted whole.
+ */
+function refuseMistypedCommand(program: Command, argv: readonly string[]): void {
+  const word = commandNamed(argv);
+  if (word === undefined) return;
+  // `help` is left out: "helm", "held" begin prompts more often than they misspell it.
+  const meant = mistypedCommand(
+    word,
+    program.commands.map((command) => command.name()),
+  );
+  if (meant === null) return;
+  throw new SparkError(
+    "invalid_request",
+    `unknown command '${word}'. Did you mean ${meant}? (spark ${meant} --help; to send it to the agent as a message, quote the whole message: spark "${word} ...")`,
+  );
 }
 
 /** `spark` with the agent commands, which load what they run only when they run. */

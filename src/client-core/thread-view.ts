@@ -6,6 +6,7 @@ import type {
   SubAgentInfo,
   ThreadInfo,
   ThreadItem,
+  TurnEndReason,
   TurnStats,
   TurnStatus,
 } from "../protocol/agent.js";
@@ -61,6 +62,8 @@ export interface TurnRecord {
   status: TurnStatus;
   stats: TurnStats;
   error?: WireError;
+  /** The limit that ended the turn, if one did. */
+  reason?: TurnEndReason;
   /** How many entries the view held when the turn ended: a face that shows turn ends inline puts it after them. */
   after: number;
 }
@@ -259,6 +262,7 @@ function turnCompleted(
     status: event.status,
     stats: event.stats,
     ...(event.error ? { error: event.error } : {}),
+    ...(event.reason ? { reason: event.reason } : {}),
     after: view.entries.length,
   };
   let next: ThreadView = {
@@ -278,6 +282,9 @@ function turnCompleted(
     next = { ...next, queued: [] };
     const note = dropped > 0 ? ` ${dropped} queued message${dropped > 1 ? "s" : ""} dropped.` : "";
     next = withNotice(next, `Interrupted.${note}`, "warn");
+  } else if (event.status === "failed" && event.reason) {
+    // A limit ended it: its message says so ("Stopped: the model was repeating itself...").
+    next = withNotice(next, event.error?.message ?? `Stopped (${event.reason}).`, "warn");
   } else if (event.status === "failed") {
     // The queue is kept: the host runs the queued messages next, failed turn or not.
     next = withNotice(next, `Error: ${event.error?.message ?? "the turn failed."}`, "error");

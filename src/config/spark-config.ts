@@ -89,6 +89,11 @@ const limitsSchema = z
     max_subagents: z.number().int().min(1).max(64).optional(),
     /** Rounds of tool calls one agent turn may run before it stops. Default: 50. */
     max_tool_rounds: z.number().int().min(1).max(10_000).optional(),
+    /**
+     * Output tokens one model response of the agent may write. Default: a quarter of the model's
+     * context, from 256 to 16384.
+     */
+    max_output_tokens: z.number().int().min(16).max(1_000_000).optional(),
   })
   .strict();
 

@@ -93,6 +93,15 @@ export type ThreadItem =
 export type TurnStatus = "completed" | "interrupted" | "failed";
 
 /**
+ * Which limit ended a turn (`turn.completed`'s `reason`; absent when none did): the reply reached
+ * its output cap (`max_output_tokens`), the model was repeating itself (`repetition`), the turn ran
+ * its rounds of tool calls (`max_tool_rounds`), or its time ran out (`timeout`, set by the face that
+ * timed it, e.g. `spark exec --timeout`). `error.message` says it in words for the person.
+ */
+export const TURN_END_REASONS = ["max_output_tokens", "repetition", "max_tool_rounds", "timeout"] as const;
+export type TurnEndReason = (typeof TURN_END_REASONS)[number];
+
+/**
  * What a rewind (`thread.rewind`) takes back to before a turn: the files the agent changed since,
  * the conversation (its items), or both.
  */
@@ -252,7 +261,14 @@ export type ThreadEvent =
   | { type: "item.delta"; turn_id: string; item_id: string; delta: string }
   | { type: "item.completed"; turn_id: string; item: ThreadItem }
   | { type: "turn.steered"; turn_id: string; input: string }
-  | { type: "turn.completed"; turn_id: string; status: TurnStatus; stats: TurnStats; error?: WireError }
+  | {
+      type: "turn.completed";
+      turn_id: string;
+      status: TurnStatus;
+      stats: TurnStats;
+      error?: WireError;
+      reason?: TurnEndReason;
+    }
   | ({ type: "approval.requested"; turn_id: string } & ApprovalRequestEvent)
   | { type: "approval.resolved"; approval_id: string; approved: boolean }
   /**

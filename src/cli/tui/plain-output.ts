@@ -21,6 +21,11 @@ export interface PlainOptions {
   /** Aborting interrupts the turn (e.g. on SIGINT); it then resolves `interrupted`. */
   signal?: AbortSignal;
   /**
+   * A time limit (`spark exec --timeout`): when `signal` aborts, the turn is interrupted and its
+   * `turn.completed` reports `reason: "timeout"`, with a note naming `label` (e.g. `--timeout 90s`).
+   */
+  timeout?: { signal: AbortSignal; label: string };
+  /**
    * Commands that need approval: `deny` them (nobody is there to ask), or leave them to `others`
    * (the other faces of a shared agent host: the web app, the editor). Default: `deny`.
    */
@@ -72,8 +77,12 @@ export async function runPlain(thread: TerminalThread, options: PlainOptions): P
       case "turn.completed":
         if (!atLineStart) stdout.write("\n");
         atLineStart = true;
+        if (event.reason === "timeout") return;
         if (event.status === "interrupted") stderr.write("spark: interrupted\n");
-        if (event.status === "failed")
+        // A limit that ended the turn says so in words of its own ("Stopped: ...").
+        if (event.status === "failed" && event.reason)
+          stderr.write(`spark: ${event.error?.message ?? `stopped (${event.reason})`}\n`);
+        else if (event.status === "failed")
           stderr.write(`spark: error: ${event.error?.message ?? "the turn failed"}\n`);
         return;
       default:
@@ -81,9 +90,17 @@ export async function runPlain(thread: TerminalThread, options: PlainOptions): P
     }
   };
 
-  const unsubscribe = thread.on((event) => {
+  const timeout = options.timeout;
+  const unsubscribe = thread.on((original) => {
+    // The host only saw an interrupt: the time limit behind it is this face's to report.
+    const event =
+      original.type === "turn.completed" && original.status === "interrupted" && timeout?.signal.aborted
+        ? { ...original, reason: "timeout" as const }
+        : original;
     if (options.json) stdout.write(`${JSON.stringify(event)}\n`);
     else text(event);
+    if (event.type === "turn.completed" && event.reason === "timeout")
+      stderr.write(`spark: stopped: the task ran past ${timeout?.label ?? "its time limit"}\n`);
     if (event.type === "turn.started") turnId ??= event.turn_id;
     if (event.type === "turn.completed" && event.turn_id === turnId) status = event.status;
     if (event.type === "approval.requested" && options.approvals === "others") {
@@ -103,13 +120,15 @@ export async function runPlain(thread: TerminalThread, options: PlainOptions): P
     thread.interrupt();
   };
   options.signal?.addEventListener("abort", interrupt, { once: true });
+  timeout?.signal.addEventListener("abort", interrupt, { once: true });
   try {
-    if (options.signal?.aborted) return "interrupted";
+    if (options.signal?.aborted || timeout?.signal.aborted) return "interrupted";
     await thread.startTurn(options.input, { toolChoice: options.toolChoice, mode: options.mode });
     // Sub-agents it delegated to report back in turns of their own; the task ends with them.
-    if (!options.signal?.aborted) await thread.whenSettled();
+    if (!options.signal?.aborted && !timeout?.signal.aborted) await thread.whenSettled();
   } finally {
     options.signal?.removeEventListener("abort", interrupt);
+    timeout?.signal.removeEventListener("abort", interrupt);
     unsubscribe();
   }
   return status ?? "failed";
