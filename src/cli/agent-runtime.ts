@@ -13,6 +13,7 @@ import { buildSystemPrompt } from "../agent/system-prompt.js";
 import { checkpointsFile, readSession, sessionsDir, Transcript } from "../agent/transcript.js";
 import { Workspace } from "../agent/workspace.js";
 import { ResponsesClient, type ResponsesClientOptions } from "../client/responses-client.js";
+import { isProjectTrusted } from "../config/project-trust.js";
 import type { Limits, ResolvedConfig } from "../config/spark-config.js";
 import { tierAdmission, userConfigPath } from "../config/spark-config.js";
 import { describeBackend, unusedGpuNotice } from "../engine/llama/backend-info.js";
@@ -160,6 +161,7 @@ export class AgentRuntime implements AsyncDisposable {
         : new EditDiagnostics({
             root: workspace.root,
             sandbox: new CommandSandbox({ mode: this.sandboxMode }),
+            projectTrusted: () => isProjectTrusted(workspace.root),
           }));
   }
 

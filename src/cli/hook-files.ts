@@ -2,7 +2,7 @@ import { readFile, realpath, stat } from "node:fs/promises";
 import path from "node:path";
 import { type HookDefinition, MAX_HOOKS_FILE_BYTES, parseHooksFile } from "../agent/hooks/hooks-file.js";
 import type { HookSet } from "../agent/hooks/thread-hooks.js";
-import { configDigest, projectHooksPath, projectHooksTrustStatus } from "../config/project-trust.js";
+import { projectHooksPath, projectHooksTrustStatus } from "../config/project-trust.js";
 import { userConfigPath } from "../config/spark-config.js";
 import { SparkError } from "../protocol/errors.js";
 
@@ -21,8 +21,9 @@ export function userHooksPath(env: NodeJS.ProcessEnv = process.env): string {
 /**
  * The hooks of a session in `cwd`: the user's (`~/.config/spark/hooks.json`), then the project's
  * (`.spark/hooks.json`, which no tool and no sandboxed command may write) once `spark trust` trusted
- * that very file. A malformed file runs nothing and an untrusted project's hooks are skipped; each
- * says so in a notice, never an error that stops the session.
+ * that very file and the files inside the project its hooks name (a `git pull` may change a
+ * script). A malformed file runs nothing and an untrusted project's hooks are skipped; each says so
+ * in a notice, never an error that stops the session.
  */
 export async function loadHooks(cwd: string, options: LoadHooksOptions = {}): Promise<HookSet> {
   const env = options.env ?? process.env;
@@ -34,15 +35,18 @@ export async function loadHooks(cwd: string, options: LoadHooksOptions = {}): Pr
   const file = projectHooksPath(root);
   const project = await readHooksFile(file, notices);
   if (project && project.hooks.length > 0) {
-    const status = await projectHooksTrustStatus(root, configDigest(project.text), {
+    const trust = await projectHooksTrustStatus(root, project.text, {
       ...(options.env ? { env: options.env } : {}),
       ...(options.trustFile ? { trustFile: options.trustFile } : {}),
     });
-    if (status === "trusted") hooks.push(...project.hooks);
+    if (trust.status === "trusted") hooks.push(...project.hooks);
     else {
-      const why = status === "changed" ? "it changed since you trusted it" : "the project is not trusted";
+      const why =
+        trust.status === "untrusted"
+          ? "the project is not trusted (read it"
+          : `${trust.changed.join(", ")} changed since you trusted the project's hooks (read what changed`;
       notices.push(
-        `Skipped the ${count(project.hooks.length)} of ${file}: ${why} (read it, then run \`spark trust\`).`,
+        `Skipped the ${count(project.hooks.length)} of ${file}: ${why}, then run \`spark trust\`).`,
       );
     }
   }

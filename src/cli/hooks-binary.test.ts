@@ -35,7 +35,7 @@ describe("a repository's .spark/hooks.json runs only after spark trust (the real
     const trust = await runSpark(["trust"], repo, env);
     expect(trust.code).toBe(0);
     expect(trust.stdout).toMatch(
-      /^Trusted .* with \.spark\/hooks\.json as it is now \(sha256:[0-9a-f]{12}\): its hooks run from the next session\.\n$/,
+      /^Trusted .* with \.spark\/hooks\.json as it is now \(sha256:[0-9a-f]{12}\): its hooks run from the next session\.\n/,
     );
 
     const trusted = await runSpark(["exec", "--no-prewarm", "hello"], repo, env);

@@ -101,12 +101,11 @@ describe("a cloned repository's .spark/config.toml cannot send secrets without t
     expect(attacker.seen).toEqual([]);
   });
 
-  test("trusting a directory without a config is one clear error", async () => {
+  test("a directory without .spark files is trusted for its code alone, and says so", async () => {
     const empty = await mkdtemp(path.join(os.tmpdir(), "spark-empty-"));
     const result = await runSpark(["trust"], empty, env);
-    expect(result.code).toBe(1);
-    expect(result.stderr).toMatch(
-      /^spark: .* has no \.spark\/config\.toml or \.spark\/hooks\.json to trust\.$/m,
-    );
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/^Trusted .*: it has no \.spark\/config\.toml or \.spark\/hooks\.json\.$/m);
+    expect(result.stdout).toContain("Language servers that run the project's own programs (rust-analyzer)");
   });
 });

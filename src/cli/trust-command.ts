@@ -16,12 +16,17 @@ interface TrustFlags {
 }
 
 const TRUST_HELP = `
-A repository's .spark/config.toml may tune the local engine (context, parallel, admission, local
-model files) without trust. Settings that send data or credentials anywhere (an upstream engine,
-url, api_key_env, a model or draft_model to download) are ignored until you trust the project.
-Its .spark/hooks.json (commands run at points of each turn) runs only once trusted too.
+A repository's .spark/config.toml may tune the local engine within bounds (context up to 32768,
+parallel up to 4, admission, shorter timeouts) without trust. Settings that send data or
+credentials anywhere, open or download files, take more memory, choose a tier's engine (upstream,
+scripted), set [limits], start MCP servers or loosen the sandbox are ignored, each named, until you
+trust the project. Its .spark/hooks.json (commands run at points of each turn) runs only once
+trusted too, and the trust covers the files inside the project its hooks name (scripts they run).
 Trust records the project's real path and the SHA-256 of those files in
-${trustFilePath()} (0600): when a file changes, it is ignored again until you trust it again.
+${trustFilePath()} (0600): when any of them changes (a git pull, say), it is ignored again until
+you trust it again. Trust also lets language servers that run the project's own programs
+(rust-analyzer, through cargo's config) check its edits; a project without .spark files can be
+trusted for that alone.
 
 Examples:
   $ spark trust              # trust ./.spark/config.toml as it is now
@@ -73,9 +78,17 @@ async function trust(dir: string, flags: TrustFlags): Promise<void> {
     }
   }
   if (trusted.hooks_sha256) {
+    const scripts = Object.keys(trusted.hook_scripts ?? {});
+    const named = scripts.length > 0 ? ` and the scripts its hooks run (${scripts.join(", ")})` : "";
     process.stdout.write(
-      `Trusted ${trusted.root} with .spark/hooks.json as it is now (sha256:${trusted.hooks_sha256.slice(0, 12)}): ` +
-        "its hooks run from the next session.\n",
+      `Trusted ${trusted.root} with .spark/hooks.json as it is now (sha256:${trusted.hooks_sha256.slice(0, 12)})${named}: ` +
+        `its hooks run from the next session${scripts.length > 0 ? ", until one of those files changes" : ""}.\n`,
     );
   }
+  if (!before.sources.includes(projectConfigPath(dir)) && !trusted.hooks_sha256) {
+    process.stdout.write(`Trusted ${trusted.root}: it has no .spark/config.toml or .spark/hooks.json.\n`);
+  }
+  process.stdout.write(
+    "Language servers that run the project's own programs (rust-analyzer) now check its edits too.\n",
+  );
 }

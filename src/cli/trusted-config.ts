@@ -23,14 +23,14 @@ export interface TrustedConfigOptions {
   loaded?: LoadedConfig;
   /**
    * The model is a `--server`: the config's tiers are not used, so only the settings that still
-   * apply (MCP servers, sandbox) need trust. Default: false.
+   * apply (MCP servers, sandbox, limits, diagnostics) need trust. Default: false.
    */
   remoteModel?: boolean;
 }
 
 /**
  * The tiers of ~/.config/spark/config.toml and ./.spark/config.toml for an agent session. An
- * untrusted project's settings that would send data anywhere: without a UI the start stops before
+ * untrusted project's settings that need trust (the table in config/project-trust-table.ts): without a UI the start stops before
  * contacting anything (it does not guess what the project meant); with one, the person is asked,
  * and only an explicit yes records the trust (as `spark trust` does) and applies them.
  */
@@ -52,8 +52,8 @@ function trustQuestion(ignored: IgnoredProjectSettings): StartupQuestion {
   return {
     title: `${ignored.file} is ${ignored.changed ? "changed since you trusted it" : "not trusted"}`,
     details:
-      "Trusting it would apply these settings, which can send your code or keys elsewhere, or open\n" +
-      "files and take memory on this machine:\n" +
+      "Trusting it would apply these settings, which can send your code or keys elsewhere, open\n" +
+      "files, take memory on this machine, or change Spark's limits or which engine answers:\n" +
       ignored.settings.map((setting) => `  ${setting.path}: ${setting.reason}`).join("\n"),
     question: "Trust this project?",
     answered: {

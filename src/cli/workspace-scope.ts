@@ -3,6 +3,7 @@ import { EditDiagnostics } from "../agent/diagnostics/edit-diagnostics.js";
 import { CommandSandbox } from "../agent/sandbox/command-sandbox.js";
 import { buildSystemPrompt } from "../agent/system-prompt.js";
 import { Workspace } from "../agent/workspace.js";
+import { isProjectTrusted } from "../config/project-trust.js";
 import type { SandboxMode } from "../protocol/agent.js";
 
 /**
@@ -42,6 +43,7 @@ export async function openWorkspaceScope(
       : new EditDiagnostics({
           root: workspace.root,
           sandbox: new CommandSandbox({ mode: options.sandbox ?? "workspace-write" }),
+          projectTrusted: () => isProjectTrusted(workspace.root),
         });
   return { workspace, instructions, diagnostics };
 }

@@ -3,12 +3,14 @@ import { realpath } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
 import { SparkError } from "../protocol/errors.js";
+import { changedScripts, hookScriptDigests } from "./hook-scripts.js";
 import { readIfExists, sparkStateDir, writePrivateFile } from "./private-files.js";
 
 /**
  * The projects whose `.spark/config.toml` the user trusts, each with the SHA-256 of the file as it
  * was trusted (of an empty text when it had none), and of its `.spark/hooks.json` when that was
- * trusted too: a changed file is untrusted again.
+ * trusted too, with each file inside the project its hooks name (see hook-scripts.ts): a changed
+ * file is untrusted again.
  */
 const trustFileSchema = z
   .object({
@@ -22,6 +24,8 @@ const trustFileSchema = z
             .string()
             .regex(/^[0-9a-f]{64}$/)
             .optional(),
+          /** The files the hooks name, by path relative to the project: their SHA-256 as trusted. */
+          hook_scripts: z.record(z.string().min(1).max(4096), z.string().regex(/^[0-9a-f]{64}$/)).optional(),
           trusted_at: z.iso.datetime(),
         })
         .strict(),
@@ -37,6 +41,8 @@ export interface TrustedProject {
   sha256: string;
   /** The SHA-256 of its `.spark/hooks.json` as trusted; absent: its hooks are not trusted. */
   hooks_sha256?: string;
+  /** The files its hooks name, relative to `root`, with their SHA-256 as trusted (with the hooks). */
+  hook_scripts?: Record<string, string>;
   trusted_at: string;
 }
 
@@ -81,20 +87,43 @@ export async function projectTrustStatus(
   return trusted.sha256 === sha256 ? "trusted" : "changed";
 }
 
-/** Whether the project at `root` (a real path) is trusted to run a hooks file of this digest. */
-export async function projectHooksTrustStatus(
-  root: string,
-  sha256: string,
-  options: TrustOptions = {},
-): Promise<ProjectTrustStatus> {
-  const trusted = (await readTrustFile(options).catch(() => null))?.projects[root];
-  if (!trusted?.hooks_sha256) return "untrusted";
-  return trusted.hooks_sha256 === sha256 ? "trusted" : "changed";
+/**
+ * Whether the person trusts the project in `dir` as it is now (its config file unchanged since, or
+ * still absent): what language servers that run the project's own programs wait for.
+ */
+export async function isProjectTrusted(dir: string, options: TrustOptions = {}): Promise<boolean> {
+  const root = await realpath(dir);
+  const text = await readIfExists(projectConfigPath(root));
+  return (await projectTrustStatus(root, configDigest(text ?? ""), options)) === "trusted";
+}
+
+/** Whether a project's hooks may run; when `changed`, the files that differ from the trusted ones. */
+export interface HooksTrust {
+  status: ProjectTrustStatus;
+  /** `.spark/hooks.json` and the scripts it names (relative to the project) that changed, appeared or went. */
+  changed: string[];
 }
 
 /**
- * Trusts the project in `dir` with its config file as it is now, and with its hooks file as it is
- * now unless `hooks` is false (then the hooks keep the trust they had).
+ * Whether the project at `root` (a real path) is trusted to run this hooks file (its text): the
+ * file and every file inside the project it names must be as they were trusted.
+ */
+export async function projectHooksTrustStatus(
+  root: string,
+  hooksText: string,
+  options: TrustOptions = {},
+): Promise<HooksTrust> {
+  const trusted = (await readTrustFile(options).catch(() => null))?.projects[root];
+  if (!trusted?.hooks_sha256) return { status: "untrusted", changed: [] };
+  const changed = changedScripts(trusted.hook_scripts ?? {}, await hookScriptDigests(root, hooksText));
+  if (trusted.hooks_sha256 !== configDigest(hooksText)) changed.unshift(".spark/hooks.json");
+  return { status: changed.length === 0 ? "trusted" : "changed", changed };
+}
+
+/**
+ * Trusts the project in `dir` with its config file as it is now, and with its hooks file and the
+ * files inside the project it names as they are now unless `hooks` is false (then the hooks keep
+ * the trust they had).
  */
 export async function trustProject(
   dir: string,
@@ -102,16 +131,24 @@ export async function trustProject(
 ): Promise<TrustedProject> {
   const root = await realpath(dir);
   const text = await readIfExists(projectConfigPath(root));
+  // Without either file, the trust is of the project's code (language servers that run it).
   const hooks = options.hooks === false ? null : await readIfExists(projectHooksPath(root));
-  if (text === null && hooks === null) {
-    throw new SparkError("not_found", `${root} has no .spark/config.toml or .spark/hooks.json to trust.`);
-  }
   const trust = await readTrustFile(options);
-  const hooksDigest =
-    options.hooks === false ? trust.projects[root]?.hooks_sha256 : hooks && configDigest(hooks);
+  const previous = trust.projects[root];
+  const hooksTrust =
+    options.hooks === false
+      ? previous?.hooks_sha256
+        ? {
+            hooks_sha256: previous.hooks_sha256,
+            ...(previous.hook_scripts ? { hook_scripts: previous.hook_scripts } : {}),
+          }
+        : {}
+      : hooks !== null
+        ? { hooks_sha256: configDigest(hooks), hook_scripts: await hookScriptDigests(root, hooks) }
+        : {};
   const record = {
     sha256: configDigest(text ?? ""),
-    ...(hooksDigest ? { hooks_sha256: hooksDigest } : {}),
+    ...hooksTrust,
     trusted_at: new Date().toISOString(),
   };
   trust.projects[root] = record;

@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, realpath, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { revokeProject, trustProject } from "./project-trust.js";
+import { isProjectTrusted, revokeProject, trustProject } from "./project-trust.js";
 import { describeIgnoredSettings, loadConfig, tierAdmission, userConfigPath } from "./spark-config.js";
 
 async function dirs(user?: string, project?: string) {
@@ -285,16 +285,109 @@ describe("loadConfig: a project's settings that send data need trust", () => {
     expect(config.defaultTier).toBe("deep");
   });
 
-  it("trusts nothing from a corrupt trust file, and refuses to trust a project without a config", async () => {
+  it("trusts nothing from a corrupt trust file; a project without a config is trusted for its code alone", async () => {
     const { cwd, env } = await dirs(undefined, hostile);
     const trustFile = path.join(env.SPARK_HOME!, "trusted-projects.json");
     await mkdir(env.SPARK_HOME!, { recursive: true });
     await writeFile(trustFile, "{not json");
     expect((await loadConfig({ cwd, env })).ignored).not.toBeNull();
     await expect(trustProject(cwd, { env })).rejects.toThrow("is not a valid trust file");
+    expect(await isProjectTrusted(cwd, { env })).toBe(false);
     const empty = await mkdtemp(path.join(os.tmpdir(), "spark-empty-"));
-    await expect(trustProject(empty, { env: { SPARK_HOME: empty } })).rejects.toThrow(
-      "has no .spark/config.toml or .spark/hooks.json to trust",
+    const emptyEnv = { SPARK_HOME: path.join(empty, ".home") };
+    expect(await isProjectTrusted(empty, { env: emptyEnv })).toBe(false);
+    expect(await trustProject(empty, { env: emptyEnv })).not.toHaveProperty("hooks_sha256");
+    expect(await isProjectTrusted(empty, { env: emptyEnv })).toBe(true);
+    // A config that appears later (a pull) is not trusted with it.
+    await mkdir(path.join(empty, ".spark"));
+    await writeFile(path.join(empty, ".spark", "config.toml"), "[limits]\nmax_threads = 1\n");
+    expect(await isProjectTrusted(empty, { env: emptyEnv })).toBe(false);
+  });
+});
+
+describe("loadConfig: limits and engine choice need trust (one trust table)", () => {
+  it("a cloned repo's [limits] cannot lift the round cap or the store until trusted: each key is named", async () => {
+    const { cwd, env } = await dirs(
+      "[limits]\nmax_tool_rounds = 20\n",
+      "[limits]\nmax_tool_rounds = 10000\nstore_mb = 1048576\n",
     );
+    const untrusted = await loadConfig({ cwd, env });
+    expect(untrusted.limits).toEqual({ max_tool_rounds: 20 });
+    expect(untrusted.ignored?.settings).toEqual([
+      {
+        path: "limits.store_mb",
+        reason: "sets this limit to 1048576 (a project's limits apply only once trusted)",
+      },
+      {
+        path: "limits.max_tool_rounds",
+        reason: "sets this limit to 10000 (a project's limits apply only once trusted)",
+      },
+    ]);
+    expect(describeIgnoredSettings(untrusted.ignored!)).toMatch(
+      /\n {2}limits\.max_tool_rounds: sets this limit/,
+    );
+    await trustProject(cwd, { env });
+    expect((await loadConfig({ cwd, env })).limits).toEqual({ max_tool_rounds: 10000, store_mb: 1048576 });
+  });
+
+  it("an untrusted project's [limits] is ignored whole, even a lower one: limits are not clamped", async () => {
+    const { cwd, env } = await dirs(undefined, "[limits]\nmax_tool_rounds = 3\n");
+    const config = await loadConfig({ cwd, env });
+    expect(config.limits).toBeUndefined();
+    expect(config.ignored?.settings.map((setting) => setting.path)).toEqual(["limits.max_tool_rounds"]);
+  });
+
+  it("a project tier cannot name the scripted engine until trusted", async () => {
+    const { cwd, env } = await dirs(
+      "[tiers.fast]\nmodel = './mine.gguf'\n",
+      '[tiers.fast]\nengine = "scripted"\n[tiers.demo]\nengine = "scripted"\n',
+    );
+    const config = await loadConfig({ cwd, env });
+    expect(config.tiers).toEqual({ fast: { engine: "llama", model: "./mine.gguf" } });
+    const reason = "the scripted engine answers with canned replies (for tests and demos), not a model";
+    expect(config.ignored?.settings).toEqual([
+      { path: "tiers.fast.engine", reason },
+      { path: "tiers.demo", reason },
+    ]);
+    await trustProject(cwd, { env });
+    expect((await loadConfig({ cwd, env })).tiers).toMatchObject({
+      fast: { engine: "scripted" },
+      demo: { engine: "scripted" },
+    });
+  });
+
+  it("a project cannot turn your upstream tier into a local one, replace its admission or lengthen its waits", async () => {
+    const { cwd, env } = await dirs(
+      '[tiers.deep]\nengine = "upstream"\nurl = "http://gpu:8000/v1"\nmodel = "big"\nidle_timeout_ms = 5000\n' +
+        "[tiers.deep.admission]\nmax_concurrent = 1\n",
+      '[tiers.deep]\nengine = "llama"\nidle_timeout_ms = 3600000\nfirst_chunk_timeout_ms = 1000\n' +
+        "[tiers.deep.admission]\nmax_concurrent = 1024\n[tiers.fast.admission]\nmax_concurrent = 2\n",
+    );
+    const config = await loadConfig({ cwd, env });
+    expect(config.tiers.deep).toEqual({
+      engine: "upstream",
+      url: "http://gpu:8000/v1",
+      model: "big",
+      idle_timeout_ms: 5000,
+      first_chunk_timeout_ms: 1000,
+      admission: { max_concurrent: 1 },
+    });
+    expect(config.tiers.fast).toEqual({ engine: "llama", admission: { max_concurrent: 2 } });
+    expect(config.ignored?.settings).toEqual([
+      { path: "tiers.deep.engine", reason: "runs the embedded engine in place of the tier's own" },
+      { path: "tiers.deep.admission", reason: "replaces your tier's admission limits" },
+      { path: "tiers.deep.idle_timeout_ms", reason: "waits up to 3600000 ms (over 5000 needs trust)" },
+    ]);
+  });
+
+  it("a project may turn diagnostics off, but not back on when you turned them off", async () => {
+    const off = await dirs(undefined, "[diagnostics]\nenabled = false\n");
+    expect(await loadConfig(off)).toMatchObject({ diagnostics: false, ignored: null });
+    const on = await dirs("[diagnostics]\nenabled = false\n", "[diagnostics]\nenabled = true\n");
+    const config = await loadConfig(on);
+    expect(config.diagnostics).toBe(false);
+    expect(config.ignored?.settings).toEqual([
+      { path: "diagnostics.enabled", reason: "starts the language servers you turned off" },
+    ]);
   });
 });

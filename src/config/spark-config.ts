@@ -170,9 +170,9 @@ export function userConfigPath(env: NodeJS.ProcessEnv = process.env): string {
 /**
  * The user's config, then the project's (`./.spark/config.toml`) on top: tiers merge by name,
  * fields of a project tier replace the user's. Without any file, one `fast` tier on the embedded
- * engine with the default model. A project's settings that send data or credentials anywhere
- * (see untrusted-settings.ts) apply only once the user trusts that very file (`spark trust`);
- * until then they are left out and listed in `ignored`.
+ * engine with the default model. A project's settings that need trust (every key is classified in
+ * project-trust-table.ts) apply only once the user trusts that very file (`spark trust`); until
+ * then they are left out and listed in `ignored`, each by its key.
  */
 export async function loadConfig(options: LoadConfigOptions): Promise<LoadedConfig> {
   const sources: string[] = [];

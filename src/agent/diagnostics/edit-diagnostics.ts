@@ -38,6 +38,11 @@ export interface EditDiagnosticsOptions {
   idleMs?: number;
   /** Told once a server has stopped (idle, failed, or disposed), with why. */
   onStopped?: (server: string, why: string) => void;
+  /**
+   * Whether the person trusts the project (`spark trust`), asked before starting a server that may
+   * run the project's own programs (see LanguageServerSpec.runsProjectCode). Default: never.
+   */
+  projectTrusted?: () => Promise<boolean>;
 }
 
 export const MAX_DIAGNOSTICS = 20;
@@ -167,6 +172,12 @@ export class EditDiagnostics {
     if (existing && !existing.server.closed) return existing;
     const command = spec.command();
     if (typeof command === "string") return `${command}; no errors are checked for these files.`;
+    if (spec.runsProjectCode && !(await this.options.projectTrusted?.().catch(() => false))) {
+      return (
+        `${spec.name} was not started: ${spec.runsProjectCode}. It starts in a project you trust ` +
+        "(`spark trust`); until then no errors are checked for these files."
+      );
+    }
     let spawnSpec: Awaited<ReturnType<CommandSandbox["spawnFor"]>>;
     try {
       spawnSpec = await this.options.sandbox.spawnFor(
@@ -182,10 +193,11 @@ export class EditDiagnostics {
     if (started && !started.server.closed) return started;
     if (this.disposed) return `${spec.name} is not running: Spark is shutting down.`;
     const server = new LanguageServer(
-      { ...spawnSpec, cwd: this.options.root },
+      { ...spawnSpec, env: { ...spawnSpec.env, ...command.env }, cwd: this.options.root },
       this.options.root,
       command.initializationOptions,
       spec.pull,
+      command.settings,
     );
     const entry: Running = { server, warm: false, idle: undefined, queue: Promise.resolve() };
     this.running.set(spec.name, entry);

@@ -52,6 +52,8 @@ export class LanguageServer {
     root: string,
     initializationOptions: Record<string, unknown> | undefined,
     private readonly pull: "tsserver" | undefined,
+    /** What `workspace/configuration` answers, by section; others get null (the server's default). */
+    settings: Record<string, unknown> = {},
   ) {
     const child = spawn(spawnSpec.file, spawnSpec.args, {
       cwd: spawnSpec.cwd,
@@ -63,10 +65,14 @@ export class LanguageServer {
         if (method === "textDocument/publishDiagnostics") this.published(params);
       },
       onRequest: (method, params) => {
-        // Settings asked for by section: none is set here, so each gets the server's default.
+        // Settings asked for by section: the spec's, else null (the server's default).
         if (method === "workspace/configuration") {
           const items = (params as { items?: unknown } | null)?.items;
-          return Array.isArray(items) ? items.map(() => null) : [];
+          if (!Array.isArray(items)) return [];
+          return items.map((item) => {
+            const section = (item as { section?: unknown } | null)?.section;
+            return typeof section === "string" && Object.hasOwn(settings, section) ? settings[section] : null;
+          });
         }
         return null;
       },

@@ -8,6 +8,10 @@ export interface ServerCommand {
   args: string[];
   /** Sent as `initializationOptions`. */
   initializationOptions?: Record<string, unknown>;
+  /** What `workspace/configuration` answers, by section (`rust-analyzer`); others get null (defaults). */
+  settings?: Record<string, unknown>;
+  /** Variables set for it on top of the sandbox's environment. */
+  env?: Record<string, string>;
 }
 
 export interface LanguageServerSpec {
@@ -20,6 +24,11 @@ export interface LanguageServerSpec {
   command(): ServerCommand | string;
   /** Ask for diagnostics through tsserver rather than wait for them to be published. */
   pull?: "tsserver";
+  /**
+   * Why it may run the project's own programs whatever Spark asks of it; then it starts only in a
+   * project the person trusted (`spark trust`). Absent: it runs none.
+   */
+  runsProjectCode?: string;
 }
 
 const require = createRequire(import.meta.url);
@@ -74,6 +83,16 @@ const TS_IDS: Record<string, string> = {
   ".jsx": "javascriptreact",
 };
 
+/**
+ * rust-analyzer without the project's programs: no build scripts (`build.rs`), no proc-macros
+ * (they are compiled and run), no `cargo check` on save. Sent at start and again whenever it asks.
+ */
+export const RUST_ANALYZER_SETTINGS = {
+  cargo: { buildScripts: { enable: false } },
+  procMacro: { enable: false },
+  checkOnSave: false,
+} as const;
+
 /** The built-in table: the npm servers Spark ships with, then others where their command is on PATH. */
 export const LANGUAGE_SERVERS: readonly LanguageServerSpec[] = [
   {
@@ -108,19 +127,34 @@ export const LANGUAGE_SERVERS: readonly LanguageServerSpec[] = [
       return { file: process.execPath, args: [script, "--stdio"] };
     },
   },
-  pathServer("rust-analyzer", [".rs"], "rust"),
-  pathServer("gopls", [".go"], "go"),
+  {
+    ...pathServer("rust-analyzer", [".rs"], "rust", {
+      initializationOptions: RUST_ANALYZER_SETTINGS,
+      settings: { "rust-analyzer": RUST_ANALYZER_SETTINGS },
+    }),
+    runsProjectCode:
+      "cargo and rust-analyzer follow the repository's .cargo/config.toml, rust-toolchain.toml and " +
+      "rust-analyzer.toml, which can name programs to run or turn build scripts back on",
+  },
+  // A go.mod's `toolchain` line would otherwise have go fetch and run the toolchain it names.
+  pathServer("gopls", [".go"], "go", { env: { GOTOOLCHAIN: "local" } }),
+  // clangd runs no compiler unless told to (--query-driver), and loads no compiler plugins.
   pathServer("clangd", [".c", ".h", ".cc", ".cpp", ".hpp"], "cpp"),
 ];
 
-function pathServer(name: string, extensions: readonly string[], languageId: string): LanguageServerSpec {
+function pathServer(
+  name: string,
+  extensions: readonly string[],
+  languageId: string,
+  options: Omit<ServerCommand, "file" | "args"> = {},
+): LanguageServerSpec {
   return {
     name,
     extensions,
     languageId: () => languageId,
     command() {
       const file = onPath(name);
-      return file ? { file, args: [] } : `${name} is not on PATH`;
+      return file ? { file, args: [], ...options } : `${name} is not on PATH`;
     },
   };
 }
