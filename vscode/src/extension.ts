@@ -164,6 +164,12 @@ export function activate(context: vscode.ExtensionContext): void {
       }),
     ),
     vscode.commands.registerCommand("spark.showLog", () => log.show()),
+    // A workspace's own connection settings apply once it is trusted.
+    vscode.workspace.onDidGrantWorkspaceTrust(() => {
+      if (!spark.settingsChanged()) return;
+      log.info("The workspace is trusted now: its connection settings apply; reconnecting");
+      void run(() => spark.restart())();
+    }),
     vscode.workspace.onDidChangeConfiguration((change) => {
       if (CONNECTION_SETTINGS.some((setting) => change.affectsConfiguration(setting))) {
         log.info("Connection settings changed; reconnecting");

@@ -6,6 +6,11 @@ import type { StampedEvent } from "../../src/client-core/thread-view.js";
 import type { McpServerInfo } from "../../src/protocol/agent.js";
 import type { DecodedCatalog } from "../../src/protocol/catalog.js";
 import {
+  type ConnectionSettings,
+  describeIgnoredSettings,
+  readConnectionSettings,
+} from "./core/connection-settings.js";
+import {
   agentSocketUrl,
   isLoopback,
   launchSpark,
@@ -18,22 +23,20 @@ import {
 } from "./core/spark-launcher.js";
 import type { ConnectionState } from "./webview/messages.js";
 
-interface Settings {
-  serverUrl: string;
-  apiKey: string;
-  sparkPath: string;
-  autoStart: boolean;
-  serveArgs: string[];
-}
+type Settings = ConnectionSettings;
 
-function readSettings(): Settings {
+/**
+ * The connection settings that may apply here: a workspace's value of one that starts a program or
+ * redirects prompts only in a trusted workspace, and never for a machine-scoped one.
+ */
+function readSettings(): { settings: Settings; ignored: string[] } {
   const config = vscode.workspace.getConfiguration("spark");
+  const read = readConnectionSettings((key) => config.inspect<ConnectionSettings[typeof key]>(key), {
+    trusted: vscode.workspace.isTrusted,
+  });
   return {
-    serverUrl: normalizeServerUrl(config.get<string>("serverUrl", "")),
-    apiKey: config.get<string>("apiKey", "") || process.env.SPARK_API_KEY || "",
-    sparkPath: config.get<string>("sparkPath", ""),
-    autoStart: config.get<boolean>("autoStart", true),
-    serveArgs: config.get<string[]>("serveArgs", []),
+    settings: { ...read.settings, serverUrl: normalizeServerUrl(read.settings.serverUrl) },
+    ignored: read.ignored,
   };
 }
 
@@ -58,6 +61,8 @@ export class SparkConnection implements vscode.Disposable {
   private readonly mcpEmitter = new vscode.EventEmitter<readonly McpServerInfo[]>();
   private readonly catalogEmitter = new vscode.EventEmitter<DecodedCatalog>();
   private disposed = false;
+  /** The settings of the last connection, as JSON. */
+  private lastSettings: string | null = null;
   /** The server started here exited: the client's reconnecting to it is in vain. */
   private serverExited = false;
 
@@ -118,8 +123,16 @@ export class SparkConnection implements vscode.Disposable {
     return this.connecting;
   }
 
+  /** Whether the settings that apply now differ from those of the last connection (trust granted, say). */
+  settingsChanged(): boolean {
+    return this.lastSettings !== null && JSON.stringify(readSettings().settings) !== this.lastSettings;
+  }
+
   private async connect(fresh: boolean): Promise<HostClient> {
-    const settings = readSettings();
+    const { settings, ignored } = readSettings();
+    this.lastSettings = JSON.stringify(settings);
+    const notice = describeIgnoredSettings(ignored, vscode.workspace.isTrusted);
+    if (notice) this.log.warn(notice);
     try {
       const { baseUrl, apiKey } = await this.serverAddress(settings);
       const url = agentSocketUrl(baseUrl);
@@ -207,7 +220,11 @@ export class SparkConnection implements vscode.Disposable {
       );
     }
     const cwd = folder.uri.fsPath;
-    const command = resolveSparkCommand({ sparkPath: settings.sparkPath, cwd });
+    const command = resolveSparkCommand({
+      sparkPath: settings.sparkPath,
+      cwd,
+      trustedWorkspace: vscode.workspace.isTrusted,
+    });
     this.log.info(`Starting ${[command.command, ...command.args].join(" ")} serve in ${cwd}`);
     this.setState("starting", cwd);
     // A server started here requires a key only this extension knows (unless spark.apiKey says).

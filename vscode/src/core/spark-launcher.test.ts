@@ -49,8 +49,13 @@ describe("finding spark", () => {
       args: [],
       source: "path",
     });
-    // The workspace is the Spark repository itself.
-    expect(resolveSparkCommand({ cwd: repo, env: { PATH: "" } })).toMatchObject({ source: "workspace" });
+    // The workspace is the Spark repository itself: its bin/spark.js runs once the workspace is trusted.
+    expect(resolveSparkCommand({ cwd: repo, env: { PATH: "" }, trustedWorkspace: true })).toMatchObject({
+      source: "workspace",
+    });
+    expect(() => resolveSparkCommand({ cwd: repo, env: { PATH: "" } })).toThrow(
+      /bin\/spark\.js runs only once you trust the workspace/,
+    );
 
     expect(() => resolveSparkCommand({ cwd, env: { PATH: "" } })).toThrow(
       /no `spark` on PATH.*spark\.sparkPath/,

@@ -17,8 +17,13 @@ export interface SparkCommand {
 export interface ResolveSparkOptions {
   /** The `spark.sparkPath` setting: an executable, a `.js` entry point, or a Spark checkout. */
   sparkPath?: string;
-  /** The workspace folder: used when it is the Spark repository itself. */
+  /** The workspace folder: used when it is the Spark repository itself (and trusted). */
   cwd?: string;
+  /**
+   * `vscode.workspace.isTrusted`: only a trusted workspace that is a Spark checkout has its own
+   * `bin/spark.js` run (any repository can call itself `spark-agent`). Default: false.
+   */
+  trustedWorkspace?: boolean;
   /** The environment searched for `PATH`. Default: `process.env`. */
   env?: NodeJS.ProcessEnv;
   /**
@@ -95,8 +100,8 @@ function sparkCheckout(dir: string): string | null {
 
 /**
  * How to start Spark, in order: the `sparkPath` setting (a `.js` file runs with Node, a folder is
- * a Spark checkout), `spark` on PATH, the workspace when it is the Spark repository. Throws
- * `not_found` saying what was tried.
+ * a Spark checkout), `spark` on PATH, the workspace when it is the Spark repository and trusted.
+ * Throws `not_found` saying what was tried.
  */
 export function resolveSparkCommand(options: ResolveSparkOptions): SparkCommand {
   const env = options.env ?? process.env;
@@ -122,7 +127,14 @@ export function resolveSparkCommand(options: ResolveSparkOptions): SparkCommand 
   const onPath = findOnPath("spark", env);
   if (onPath) return { command: onPath, args: [], source: "path" };
   const entry = options.cwd ? sparkCheckout(options.cwd) : null;
-  if (entry) return nodeCommand(entry, options, "workspace");
+  if (entry && options.trustedWorkspace) return nodeCommand(entry, options, "workspace");
+  if (entry) {
+    throw new SparkLaunchError(
+      "not_found",
+      "No `spark` on PATH, and this workspace's own bin/spark.js runs only once you trust the " +
+        "workspace (Workspaces: Manage Workspace Trust), or set spark.sparkPath.",
+    );
+  }
   throw new SparkLaunchError(
     "not_found",
     "Spark is not installed: no `spark` on PATH. Install it (npm install -g spark-agent), or set " +
