@@ -3,10 +3,14 @@ import os from "node:os";
 import path from "node:path";
 import { describe, expect, test } from "vitest";
 import { SparkError } from "../protocol/errors.js";
-import { NO_REDIS_BINARY_REASON, startRedis } from "../server/test-support/redis-server.js";
+import {
+  NO_REDIS_BINARY_REASON,
+  NO_TLS_REDIS_REASON,
+  startRedis,
+} from "../server/test-support/redis-server.js";
 import { openResponseStore } from "./serving-flags.js";
 import { testEngineEnv } from "./test-engine.js";
-import { runSpark } from "./test-support/spark-binary.js";
+import { runSpark, startWorkspaceServe } from "./test-support/spark-binary.js";
 
 async function refusal(promise: Promise<unknown>): Promise<SparkError> {
   const error = await promise.then(
@@ -74,4 +78,28 @@ describe("--store and --store-password-file", () => {
     expect(run.stderr).toContain("redis://spark:***@127.0.0.1:1/0");
     expect(run.stderr + run.stdout).not.toContain("topsecret");
   });
+
+  test.skipIf(NO_TLS_REDIS_REASON !== null)(
+    "spark serve reaches a rediss:// Redis whose private CA NODE_EXTRA_CA_CERTS names, and refuses it without",
+    async () => {
+      const redis = await startRedis({ tls: true, password: "tls-pass" });
+      try {
+        const dir = await mkdtemp(path.join(os.tmpdir(), "spark-store-tls-"));
+        const ca = path.join(dir, "ca.pem");
+        const pass = path.join(dir, "pass");
+        await writeFile(ca, redis.tls!.ca);
+        await writeFile(pass, "tls-pass\n");
+        const args = ["--store", redis.tls!.url, "--store-password-file", pass, "--log", "off"];
+        const serve = await startWorkspaceServe(args, { ...testEngineEnv(), NODE_EXTRA_CA_CERTS: ca });
+        await serve.stop();
+        const cwd = await mkdtemp(path.join(os.tmpdir(), "spark-store-serve-"));
+        const refused = await runSpark(["serve", ...args, "--port", "0", "--no-auth"], cwd, testEngineEnv());
+        expect(refused.code).not.toBe(0);
+        expect(refused.stderr).toContain("its TLS certificate was refused");
+        expect(refused.stderr + refused.stdout).not.toContain("tls-pass");
+      } finally {
+        await redis.stop();
+      }
+    },
+  );
 });

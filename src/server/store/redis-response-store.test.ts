@@ -1,6 +1,4 @@
 import { randomUUID } from "node:crypto";
-import { createServer, type Server } from "node:net";
-import os from "node:os";
 import path from "node:path";
 import { describe, expect, test } from "vitest";
 import WebSocket from "ws";
@@ -8,8 +6,9 @@ import { ScriptedEngine } from "../../engine/scripted/scripted-engine.js";
 import { SparkError } from "../../protocol/errors.js";
 import { NO_REDIS_BINARY_REASON, startRedis } from "../test-support/redis-server.js";
 import { startTestServer } from "../test-support/test-server.js";
-import { RedisClient, RedisError } from "./redis-client.js";
+import { RedisConnection } from "./redis-connection.js";
 import { RedisResponseStore } from "./redis-response-store.js";
+import { storeKeys } from "./redis-store-scripts.js";
 import { parseRedisUrl } from "./redis-url.js";
 
 const describeRedis = NO_REDIS_BINARY_REASON ? describe.skip : describe;
@@ -77,16 +76,18 @@ describeRedis(
 
     test("a turn that is not Spark's JSON reads as store_unavailable, not as a crash", async () => {
       const redis = await startRedis();
-      const prefix = `test:${randomUUID()}:`;
-      const client = new RedisClient({ address: parseRedisUrl(redis.url).address });
+      const prefix = `test:${randomUUID()}`;
+      const [turns, parents] = storeKeys(prefix);
+      const client = await RedisConnection.open({ target: parseRedisUrl(redis.url), scripts: {} });
       const store = await RedisResponseStore.create({ target: parseRedisUrl(redis.url), prefix });
       try {
-        await client.command(["HSET", `${prefix}r:resp_bad`, "body", "{not json", "parent", ""]);
+        await client.command(["HSET", turns!, "resp_bad", "{not json"]);
+        await client.command(["HSET", parents!, "resp_bad", ""]);
         const error = await failure(store.get("resp_bad"));
         expect(error.code).toBe("store_unavailable");
         expect(error.message).toContain("unreadable");
       } finally {
-        client.dispose();
+        await client.dispose();
         await store.dispose();
         await redis.stop();
       }
@@ -94,8 +95,9 @@ describeRedis(
 
     test("a turn whose earlier turn left Redis while it ran is stored with its chain resent whole", async () => {
       const redis = await startRedis();
-      const prefix = `test:${randomUUID()}:`;
-      const client = new RedisClient({ address: parseRedisUrl(redis.url).address });
+      const prefix = `test:${randomUUID()}`;
+      const expiry = storeKeys(prefix)[3]!;
+      const client = await RedisConnection.open({ target: parseRedisUrl(redis.url), scripts: {} });
       const store = await RedisResponseStore.create({ target: parseRedisUrl(redis.url), prefix });
       try {
         const settings = {
@@ -119,7 +121,7 @@ describeRedis(
           pendingCalls: [],
         };
         await store.put(first);
-        await client.command(["DEL", `${prefix}r:resp_1`]); // as Redis's expiry would
+        await client.command(["ZADD", expiry, "0", "resp_1"]); // its time is up: the next script drops it
         await store.put({
           ...first,
           id: "resp_2",
@@ -129,7 +131,7 @@ describeRedis(
         const got = await store.get("resp_2");
         expect(got?.parent?.messages).toEqual([{ role: "user", content: "one" }]);
       } finally {
-        client.dispose();
+        await client.dispose();
         await store.dispose();
         await redis.stop();
       }
@@ -258,76 +260,3 @@ describeRedis(
     });
   },
 );
-
-describe("the RESP2 client's bounds", () => {
-  /** A fake Redis on a unix socket that answers every command with `reply`. */
-  async function fakeRedis(reply: Buffer): Promise<{ server: Server; socket: string }> {
-    const socket = path.join(os.tmpdir(), `spark-fake-redis-${randomUUID()}.sock`);
-    const server = createServer((connection) => {
-      connection.on("data", () => connection.write(reply));
-      connection.on("error", () => {});
-    });
-    await new Promise<void>((resolve) => server.listen(socket, resolve));
-    return { server, socket };
-  }
-
-  test("a reply over the size bound drops the connection with a protocol error", async () => {
-    const { server, socket } = await fakeRedis(Buffer.from(`$${1 << 20}\r\n`));
-    const client = new RedisClient({ address: { path: socket }, maxReplyBytes: 1024 });
-    try {
-      const error = await client.command(["GET", "k"]).then(
-        () => null,
-        (caught: unknown) => caught,
-      );
-      expect(error).toBeInstanceOf(RedisError);
-      expect((error as RedisError).code).toBe("protocol");
-    } finally {
-      client.dispose();
-      server.close();
-    }
-  });
-
-  test("an unknown reply type and an error reply are told apart", async () => {
-    const bad = await fakeRedis(Buffer.from("!oops\r\n"));
-    const client = new RedisClient({ address: { path: bad.socket } });
-    try {
-      const error = await client.command(["PING"]).then(
-        () => null,
-        (caught: unknown) => caught,
-      );
-      expect((error as RedisError).code).toBe("protocol");
-    } finally {
-      client.dispose();
-      bad.server.close();
-    }
-    const refusing = await fakeRedis(Buffer.from("-NOSCRIPT No matching script\r\n"));
-    const other = new RedisClient({ address: { path: refusing.socket } });
-    try {
-      const error = await other.command(["EVALSHA", "x", 0]).then(
-        () => null,
-        (caught: unknown) => caught,
-      );
-      expect((error as RedisError).code).toBe("reply");
-      expect((error as RedisError).prefix).toBe("NOSCRIPT");
-    } finally {
-      other.dispose();
-      refusing.server.close();
-    }
-  });
-
-  test("a Redis that never answers times the command out", async () => {
-    const { server, socket } = await fakeRedis(Buffer.alloc(0));
-    const client = new RedisClient({ address: { path: socket }, commandTimeoutMs: 200 });
-    try {
-      const error = await client.command(["PING"]).then(
-        () => null,
-        (caught: unknown) => caught,
-      );
-      expect((error as RedisError).code).toBe("unavailable");
-      expect((error as RedisError).message).toContain("200 ms");
-    } finally {
-      client.dispose();
-      server.close();
-    }
-  });
-});

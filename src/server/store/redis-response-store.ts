@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import { SparkError } from "../../protocol/errors.js";
 import {
   type ResponseStore,
@@ -7,138 +6,33 @@ import {
   type StoredResponse,
   turnJson,
 } from "../response-store.js";
-import { RedisClient, RedisError, type RedisReply } from "./redis-client.js";
+import { RedisConnection, type RedisReply, type ScriptClient } from "./redis-connection.js";
+import { RedisError } from "./redis-error.js";
+import { STORE_SCRIPTS, type StoreKeys, storeKeys } from "./redis-store-scripts.js";
 import type { RedisTarget } from "./redis-url.js";
 
 export interface RedisResponseStoreOptions extends ResponseStoreOptions {
   target: RedisTarget;
-  /** Prefix of every key. Default: `spark:v1:`. */
+  /** Hash tag of every key (`{spark:v2}:turns`, ...; see KEY_NAMES). Default: `spark:v2`. */
   prefix?: string;
   /** Time for one Redis command. Default: 5 s. */
   commandTimeoutMs?: number;
+  /** Longest wait between two reconnection attempts. Default: 2 s. */
+  reconnectMaxDelayMs?: number;
+  /** Certificates `rediss://` trusts instead of Node's CAs (see RedisConnectionOptions). Default: Node's. */
+  tlsCa?: string;
 }
 
-/** Longest chain a script walks: bounds a script's time on a corrupted store. */
-const MAX_CHAIN = 100_000;
-
 /**
- * Touching a chain: its last use is a tick of a counter in Redis (strictly increasing, whatever the
- * servers' clocks say); the leaf scores `tick * MAX_CHAIN`, each earlier turn one more, and `ZADD
- * GT` never lowers a score, so an earlier turn always outlives the turns built on it (eviction takes
- * the lowest scores first) and a touched chain is newer than anything touched before.
- */
-const TOUCH = `
-local function touch(p, ids, ttl)
-  local base = redis.call('INCR', p .. 'clock') * ${MAX_CHAIN}
-  for i, rid in ipairs(ids) do
-    if ttl > 0 then redis.call('PEXPIRE', p .. 'r:' .. rid, ttl) end
-    redis.call('ZADD', p .. 'lru', 'GT', base + i - 1, rid)
-  end
-end
-`;
-
-/**
- * Reads a chain leaf first and touches it. A chain with a missing turn reads as not found.
- * ARGV: prefix, id, ttl (ms, 0 = none).
- */
-const GET_SCRIPT = `${TOUCH}
-local p, id, ttl = ARGV[1], ARGV[2], tonumber(ARGV[3])
-local bodies, ids = {}, {}
-while id and id ~= '' do
-  if #ids >= ${MAX_CHAIN} then return redis.error_reply('ERR chain too long') end
-  local v = redis.call('HMGET', p .. 'r:' .. id, 'body', 'parent')
-  if not v[1] then return false end
-  bodies[#bodies + 1] = v[1]
-  ids[#ids + 1] = id
-  id = v[2]
-end
-touch(p, ids, ttl)
-return bodies
-`;
-
-/**
- * Stores a leaf (and, on a retry, its earlier turns), touches its chain, then evicts least recently
- * used turns until the byte and count budgets hold. Turns that expired (Redis dropped their key; they
- * are the least recently used) leave the accounting first. A chain over the byte budget is not
- * written ('too_large'); a chain whose earlier turn is gone is not written either ('missing': the
- * caller resends it whole). ARGV: prefix, ttl, maxBytes, maxEntries, n, then n triples (id, parent
- * id or '', body) from the leaf back.
- */
-const PUT_SCRIPT = `${TOUCH}
-local p, ttl = ARGV[1], tonumber(ARGV[2])
-local maxBytes, maxEntries, n = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
-local lru, sizes, totalKey = p .. 'lru', p .. 'size', p .. 'total'
-local total = tonumber(redis.call('GET', totalKey) or '0')
-for _, sid in ipairs(redis.call('ZRANGE', lru, 0, 255)) do
-  if redis.call('EXISTS', p .. 'r:' .. sid) == 1 then break end
-  redis.call('ZREM', lru, sid)
-  total = total - tonumber(redis.call('HGET', sizes, sid) or '0')
-  redis.call('HDEL', sizes, sid)
-end
-local given, chain, bytes = {}, {}, 0
-for i = 0, n - 1 do
-  local id, parent, body = ARGV[6 + 3 * i], ARGV[7 + 3 * i], ARGV[8 + 3 * i]
-  given[id] = { parent, body }
-end
-local id = ARGV[6]
-while id and id ~= '' do
-  if #chain >= ${MAX_CHAIN} then return redis.error_reply('ERR chain too long') end
-  chain[#chain + 1] = id
-  local g = given[id]
-  if g then
-    bytes = bytes + #g[2]
-    id = g[1]
-  else
-    local size = redis.call('HGET', sizes, id)
-    if not size or redis.call('EXISTS', p .. 'r:' .. id) == 0 then return 'missing' end
-    bytes = bytes + tonumber(size)
-    id = redis.call('HGET', p .. 'r:' .. id, 'parent')
-  end
-end
-if bytes > maxBytes then return 'too_large' end
-for gid, g in pairs(given) do
-  local old = redis.call('HGET', sizes, gid)
-  if old then total = total - tonumber(old) end
-  redis.call('HSET', p .. 'r:' .. gid, 'body', g[2], 'parent', g[1])
-  redis.call('HSET', sizes, gid, #g[2])
-  total = total + #g[2]
-end
-touch(p, chain, ttl)
-while total > maxBytes or redis.call('ZCARD', lru) > maxEntries do
-  local popped = redis.call('ZPOPMIN', lru)
-  if #popped == 0 then total = 0 break end
-  local gone = popped[1]
-  redis.call('DEL', p .. 'r:' .. gone)
-  total = total - tonumber(redis.call('HGET', sizes, gone) or '0')
-  redis.call('HDEL', sizes, gone)
-end
-redis.call('SET', totalKey, total)
-return 'ok'
-`;
-
-interface Script {
-  text: string;
-  sha: string;
-}
-
-function script(text: string): Script {
-  return { text, sha: createHash("sha1").update(text).digest("hex") };
-}
-
-const GET = script(GET_SCRIPT);
-const PUT = script(PUT_SCRIPT);
-
-/**
- * The response store shared by several servers: each turn of a chain is a Redis hash (its own turn
- * as JSON and its parent's id) under `prefix`, expiring through Redis's own expiry, with a sorted set
- * of last use and a byte count per turn that keep the whole store within the same byte and count
- * budgets as the in-memory store (see the scripts above). Every read and write is one script, so
- * servers never see a half-written chain.
+ * The response store shared by several servers: each turn of a chain is its own JSON and its
+ * parent's id in two Redis hashes, with a sorted set of last use, one of expiry, and a byte count
+ * that keep the whole store within the same byte, count and time budgets as the in-memory store (see
+ * redis-store-scripts.ts). Every read and write is one script whose keys are all declared and share
+ * a hash tag, so servers never see a half-written chain, and a Redis Cluster serves it from one slot.
  */
 export class RedisResponseStore implements ResponseStore {
   readonly shared = true;
-  private readonly client: RedisClient;
-  private readonly prefix: string;
+  private readonly keys: StoreKeys;
   private readonly maxEntries: number;
   private readonly maxBytes: number;
   private readonly ttlMs: number;
@@ -147,29 +41,35 @@ export class RedisResponseStore implements ResponseStore {
     return `Redis at ${this.options.target.shown}`;
   }
 
-  private constructor(private readonly options: RedisResponseStoreOptions) {
-    this.prefix = options.prefix ?? "spark:v1:";
+  private constructor(
+    private readonly options: RedisResponseStoreOptions,
+    private readonly connection: RedisConnection<typeof STORE_SCRIPTS>,
+  ) {
+    this.keys = storeKeys(options.prefix ?? "spark:v2");
     this.maxEntries = options.maxEntries ?? STORE_DEFAULTS.maxEntries;
     this.maxBytes = options.maxBytes ?? STORE_DEFAULTS.maxBytes;
     this.ttlMs = options.ttlMs ?? STORE_DEFAULTS.ttlMs;
-    const { target } = options;
-    this.client = new RedisClient({
-      address: target.address,
-      db: target.db,
-      ...(target.username !== undefined ? { username: target.username } : {}),
-      ...(target.password !== undefined ? { password: target.password } : {}),
-      ...(options.commandTimeoutMs !== undefined ? { commandTimeoutMs: options.commandTimeoutMs } : {}),
-      // A chain is at most the byte budget; the rest is framing.
-      maxReplyBytes: this.maxBytes + 1024 * 1024 + 64 * MAX_CHAIN,
-      maxArrayLength: MAX_CHAIN,
-    });
   }
 
   /** Connects and checks the connection (PING); throws `store_unavailable` when it cannot. */
   static async create(options: RedisResponseStoreOptions): Promise<RedisResponseStore> {
-    const store = new RedisResponseStore(options);
+    let connection: RedisConnection<typeof STORE_SCRIPTS>;
     try {
-      await store.call(["PING"]);
+      connection = await RedisConnection.open({
+        target: options.target,
+        scripts: STORE_SCRIPTS,
+        ...(options.commandTimeoutMs !== undefined ? { commandTimeoutMs: options.commandTimeoutMs } : {}),
+        ...(options.reconnectMaxDelayMs !== undefined
+          ? { reconnectMaxDelayMs: options.reconnectMaxDelayMs }
+          : {}),
+        ...(options.tlsCa !== undefined ? { tlsCa: options.tlsCa } : {}),
+      });
+    } catch (error) {
+      throw unavailable(options.target, error);
+    }
+    const store = new RedisResponseStore(options, connection);
+    try {
+      await store.call((client) => client.sendCommand(["PING"]));
     } catch (error) {
       await store.dispose();
       throw error;
@@ -178,7 +78,7 @@ export class RedisResponseStore implements ResponseStore {
   }
 
   async get(id: string): Promise<StoredResponse | undefined> {
-    const reply = await this.eval(GET, [this.prefix, id, this.ttlMs]);
+    const reply = await this.call((client) => client.readChain(this.keys, id, this.ttlMs));
     if (reply === null) return undefined;
     if (!Array.isArray(reply) || reply.length === 0) throw this.corrupt(id);
     let parent: StoredResponse | null = null;
@@ -201,43 +101,26 @@ export class RedisResponseStore implements ResponseStore {
   }
 
   private async write(entry: StoredResponse, turns: StoredResponse[]): Promise<RedisReply> {
-    const args: (string | number)[] = [this.prefix, this.ttlMs, this.maxBytes, this.maxEntries, turns.length];
-    for (const turn of turns) args.push(turn.id, turn.parent?.id ?? "", turnJson(turn));
-    const reply = await this.eval(PUT, args);
+    const bounds = { ttlMs: this.ttlMs, maxBytes: this.maxBytes, maxEntries: this.maxEntries };
+    const toWrite = turns.map((turn) => ({
+      id: turn.id,
+      parent: turn.parent?.id ?? "",
+      body: turnJson(turn),
+    }));
+    const reply = await this.call((client) => client.writeChain(this.keys, bounds, toWrite));
     if (reply !== "ok" && reply !== "missing" && reply !== "too_large") throw this.corrupt(entry.id);
     return reply;
   }
 
   async dispose(): Promise<void> {
-    this.client.dispose();
+    await this.connection.dispose();
   }
 
-  private async eval(which: Script, args: (string | number)[]): Promise<RedisReply> {
+  private async call<T>(what: (client: ScriptClient<typeof STORE_SCRIPTS>) => Promise<T>): Promise<T> {
     try {
-      return await this.call(["EVALSHA", which.sha, 0, ...args]);
+      return await this.connection.run(what);
     } catch (error) {
-      if (
-        !(
-          error instanceof SparkError &&
-          error.cause instanceof RedisError &&
-          error.cause.prefix === "NOSCRIPT"
-        )
-      )
-        throw error;
-      return this.call(["EVAL", which.text, 0, ...args]);
-    }
-  }
-
-  private async call(args: (string | number)[]): Promise<RedisReply> {
-    try {
-      return await this.client.command(args);
-    } catch (error) {
-      const cause = error instanceof RedisError ? error : new RedisError("unavailable", String(error));
-      throw new SparkError(
-        "store_unavailable",
-        `The response store (Redis at ${this.options.target.shown}) failed: ${cause.message}`,
-        { cause },
-      );
+      throw unavailable(this.options.target, error);
     }
   }
 
@@ -247,6 +130,16 @@ export class RedisResponseStore implements ResponseStore {
       `The response store (Redis at ${this.options.target.shown}) holds something unreadable for ${id}.`,
     );
   }
+}
+
+/** A Redis failure as the `store_unavailable` error the server answers with (503). */
+function unavailable(target: RedisTarget, error: unknown): SparkError {
+  const cause = error instanceof RedisError ? error : new RedisError("unavailable", String(error));
+  return new SparkError(
+    "store_unavailable",
+    `The response store (Redis at ${target.shown}) failed: ${cause.message}`,
+    { cause },
+  );
 }
 
 /** A stored turn read back from Redis, checked for the fields the server relies on; null if not. */

@@ -1,5 +1,7 @@
 import { SparkError } from "../../protocol/errors.js";
-import type { RedisAddress } from "./redis-client.js";
+
+/** A TCP address (`tls`: `rediss://`, verified against the system's CAs) or a unix socket path. */
+export type RedisAddress = { host: string; port: number; tls: boolean } | { path: string };
 
 /** Where a Redis is and how to log in, from a `--store` URL. */
 export interface RedisTarget {
@@ -11,10 +13,15 @@ export interface RedisTarget {
   shown: string;
 }
 
+const EXPECTED =
+  "expected redis://[user:password@]host[:port][/db], rediss://… (TLS) or unix:///path/to/redis.sock[?db=N]";
+
 /**
- * Reads `redis://[[user][:password]@]host[:port][/db]` (port 6379, db 0 by default) or
+ * Reads `redis://[[user][:password]@]host[:port][/db]` (port 6379, db 0 by default), the same with
+ * `rediss://` (TLS, the certificate checked against the system's CAs and the host name), or
  * `unix:///path/to/redis.sock[?db=N]`. Anything else (another scheme, a query or fragment on a TCP
- * URL, a db outside 0-65535) is `invalid_request`; the message never repeats the password.
+ * URL, credentials on a unix URL, a db outside 0-65535) is `invalid_request`; the message never
+ * repeats the password.
  */
 export function parseRedisUrl(text: string): RedisTarget {
   let url: URL;
@@ -39,18 +46,32 @@ export function parseRedisUrl(text: string): RedisTarget {
       shown,
     };
   }
-  if (url.protocol !== "redis:") throw invalid("must start with redis:// or unix://", shown);
+  if (url.protocol !== "redis:" && url.protocol !== "rediss:")
+    throw invalid("must start with redis://, rediss:// or unix://", shown);
   if (!url.hostname) throw invalid("names no host", shown);
+  // TLS settings in a query (`?insecure`, `?ca=`) are refused rather than ignored: a private CA is
+  // NODE_EXTRA_CA_CERTS, and skipping verification is not offered.
   if (url.search || url.hash) throw invalid("may not carry a query or fragment", shown);
   const path = url.pathname.replace(/^\//, "");
   const target: RedisTarget = {
-    address: { host: url.hostname.replace(/^\[|\]$/g, ""), port: url.port ? Number(url.port) : 6379 },
+    address: {
+      host: url.hostname.replace(/^\[|\]$/g, ""),
+      port: url.port ? Number(url.port) : 6379,
+      tls: url.protocol === "rediss:",
+    },
     db: dbNumber(path === "" ? "0" : path, shown),
     shown,
   };
   if (url.username) target.username = decodeURIComponent(url.username);
   if (url.password) target.password = decodeURIComponent(url.password);
   return target;
+}
+
+/** `host:port` or the socket path, for messages. */
+export function describeAddress(address: RedisAddress): string {
+  if ("path" in address) return address.path;
+  const host = address.host.includes(":") ? `[${address.host}]` : address.host;
+  return `${host}:${address.port}`;
 }
 
 function dbNumber(text: string, shown: string): number {
@@ -67,8 +88,5 @@ function redact(url: URL): string {
 }
 
 function invalid(why: string, shown?: string): SparkError {
-  return new SparkError(
-    "invalid_request",
-    `--store ${shown ?? "(the URL given)"} ${why}: expected redis://[user:password@]host[:port][/db] or unix:///path/to/redis.sock.`,
-  );
+  return new SparkError("invalid_request", `--store ${shown ?? "(the URL given)"} ${why}: ${EXPECTED}.`);
 }

@@ -1,8 +1,10 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { createServer } from "node:net";
 import os from "node:os";
 import path from "node:path";
+import { promisify } from "node:util";
 
 /** Debian's redis-server (`.ci/run` installs it); null when this machine has none. */
 export function redisServerBinary(): string | null {
@@ -22,9 +24,16 @@ export const NO_REDIS_REASON =
     ? null
     : "no redis-server binary (apt-get install redis-server) and no SPARK_TEST_REDIS_URL";
 
+/** Why tests of `rediss://` skip here (they need openssl to make certificates), or null. */
+export const NO_TLS_REDIS_REASON =
+  NO_REDIS_BINARY_REASON ??
+  (existsSync("/usr/bin/openssl") ? null : "no openssl binary to make test certificates");
+
 export interface TestRedis {
   /** `unix:///…/redis.sock`. */
   url: string;
+  /** With `tls`: `rediss://localhost:PORT`, and the CA (PEM) that signed its certificate. */
+  tls?: { url: string; ca: string };
   child: ChildProcess;
   /** Kills it at once (SIGKILL) and waits for it to be gone. */
   kill(): Promise<void>;
@@ -37,6 +46,11 @@ export interface StartRedisOptions {
   password?: string;
   /** The folder (and socket) to use, e.g. to restart on the same socket. Default: a new one. */
   dir?: string;
+  /**
+   * Also listen with TLS on a loopback port, with a certificate for `localhost` signed by a CA made
+   * for it (in the folder). Default: false.
+   */
+  tls?: boolean;
 }
 
 /**
@@ -62,6 +76,14 @@ export async function startRedis(options: StartRedisOptions = {}): Promise<TestR
   ];
   args.push("--dir", dir);
   if (options.password) args.push("--requirepass", options.password);
+  let tls: TestRedis["tls"];
+  if (options.tls) {
+    const files = await testCertificates(dir);
+    const port = await freeLoopbackPort();
+    args.push("--bind", "127.0.0.1", "--tls-port", String(port), "--tls-auth-clients", "no");
+    args.push("--tls-cert-file", files.cert, "--tls-key-file", files.key, "--tls-ca-cert-file", files.ca);
+    tls = { url: `rediss://localhost:${port}`, ca: await readFile(files.ca, "utf8") };
+  }
   const child = spawn(binary, args, { stdio: ["ignore", "pipe", "pipe"] });
   let output = "";
   await new Promise<void>((resolve, reject) => {
@@ -81,6 +103,7 @@ export async function startRedis(options: StartRedisOptions = {}): Promise<TestR
   let stopped = false;
   return {
     url: `unix://${socket}`,
+    ...(tls ? { tls } : {}),
     child,
     async kill() {
       child.kill("SIGKILL");
@@ -104,4 +127,48 @@ export async function sharedTestRedis(): Promise<{ url: string; stop(): Promise<
   const url = process.env.SPARK_TEST_REDIS_URL;
   if (url) return { url, stop: async () => {} };
   return startRedis();
+}
+
+const run = promisify(execFile);
+
+/** A CA and a certificate for `localhost` / 127.0.0.1 signed by it (EC keys: quick to make). */
+async function testCertificates(dir: string): Promise<{ ca: string; cert: string; key: string }> {
+  const file = (name: string) => path.join(dir, name);
+  const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
+  await run(
+    "openssl",
+    ["req", "-x509", ...ec, "-keyout", file("ca.key"), "-out", file("ca.crt")].concat([
+      "-days",
+      "2",
+      "-subj",
+      "/CN=spark-test-ca",
+    ]),
+  );
+  await run(
+    "openssl",
+    ["req", ...ec, "-keyout", file("server.key"), "-out", file("server.csr")].concat([
+      "-subj",
+      "/CN=localhost",
+    ]),
+  );
+  await writeFile(file("server.ext"), "subjectAltName=DNS:localhost,IP:127.0.0.1\n");
+  await run(
+    "openssl",
+    ["x509", "-req", "-in", file("server.csr"), "-CA", file("ca.crt")]
+      .concat(["-CAkey", file("ca.key"), "-CAcreateserial", "-out", file("server.crt"), "-days", "2"])
+      .concat(["-extfile", file("server.ext")]),
+  );
+  return { ca: file("ca.crt"), cert: file("server.crt"), key: file("server.key") };
+}
+
+/** A loopback port nothing listens on just now. */
+async function freeLoopbackPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", resolve);
+  });
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
 }
