@@ -10,7 +10,7 @@ import type { HostEvent } from "../../protocol/agent.js";
  * `error`, within a deadline (a request never answered is a defect the explorer reports).
  */
 
-/** How long any one awaited thing may take before the explorer calls it a hang. */
+/** How long any one awaited thing may take before the explorer calls it a hang (default). */
 export const EXPLORE_DEADLINE_MS = 15_000;
 
 /** Requests whose ack means the connection follows the acked thread. */
@@ -38,6 +38,8 @@ export class ExploreClient {
     readonly name: string,
     private readonly url: string,
     private readonly changes: EventEmitter,
+    /** See {@link EXPLORE_DEADLINE_MS}. */
+    private readonly deadlineMs: number = EXPLORE_DEADLINE_MS,
   ) {}
 
   get connected(): boolean {
@@ -104,10 +106,8 @@ export class ExploreClient {
     return new Promise<Answer>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.answers.delete(id);
-        reject(
-          new Error(`${this.name}: no answer to ${JSON.stringify(body)} within ${EXPLORE_DEADLINE_MS} ms`),
-        );
-      }, EXPLORE_DEADLINE_MS);
+        reject(new Error(`${this.name}: no answer to ${JSON.stringify(body)} within ${this.deadlineMs} ms`));
+      }, this.deadlineMs);
       this.answers.set(id, {
         subscribes: SUBSCRIBING.has(body.type),
         resolve: (answer) => {

@@ -13,7 +13,7 @@ export interface Defect {
 }
 
 export const INVARIANTS = {
-  "seq-contiguous": "each client receives a thread's events with no gap and no repeat of seq",
+  "seq-contiguous": "each client receives a thread's events with no gap in seq",
   "ended-turn-items-terminal":
     "every item a turn started is completed (not running) before its turn.completed",
   "nothing-after-end": "no event of a turn arrives after its turn.completed",
@@ -32,7 +32,11 @@ export const INVARIANTS = {
 
 export type InvariantName = keyof typeof INVARIANTS;
 
-/** Seq numbers of one client's stream of one thread: each the one after the last, unless it starts over. */
+/**
+ * Seq numbers of one client's stream of one thread: none skipped, unless the stream starts over. A
+ * repeat is allowed: a face that resumes a thread it already follows gets what it had again, and
+ * the reducer drops it (`seq` at or below the view's).
+ */
 export function seqDefects(client: string, threadId: string, events: readonly StampedEvent[]): Defect[] {
   const defects: Defect[] = [];
   let last = -1;
@@ -42,13 +46,13 @@ export function seqDefects(client: string, threadId: string, events: readonly St
       event.type === "thread.started" ||
       (event.type === "thread.history" && event.reset === true) ||
       (epoch !== null && event.epoch !== epoch);
-    if (!startsOver && event.seq !== last + 1) {
+    if (!startsOver && event.seq > last + 1) {
       defects.push({
         invariant: "seq-contiguous",
         detail: `${client} got seq ${event.seq} (${event.type}) of ${threadId} after seq ${last}`,
       });
     }
-    last = event.seq;
+    last = startsOver ? event.seq : Math.max(last, event.seq);
     epoch = event.epoch;
   }
   return defects;
@@ -206,11 +210,24 @@ export function inputDefects(
         invariant: "steer-once",
         detail: `${input.kind} "${input.text}" was reported not sent, yet the model got it`,
       });
-    if (!delivered && !reported && !dropped)
+    if (!delivered && !reported && !dropped) {
+      const shown = events.some(
+        (event) =>
+          event.type === "item.completed" &&
+          event.item.type === "user_message" &&
+          event.item.text === input.text,
+      );
+      const trail = events
+        .filter((event) => event.type.startsWith("turn.") || event.type === "thread.rewound")
+        .map(
+          (event) =>
+            `${event.type}${"status" in event ? ` ${event.status}` : ""}${"input" in event ? ` "${event.input}"` : ""}`,
+        );
       defects.push({
         invariant: "steer-once",
-        detail: `${input.kind} "${input.text}" never reached the model and nothing said so`,
+        detail: `${input.kind} "${input.text}" never reached the model and nothing said so (${shown ? "shown" : "not shown"} as a user message; turns: ${trail.join(", ")}; the model got: ${JSON.stringify(requests)})`,
       });
+    }
     const messages = new Set(
       events.flatMap((event) =>
         event.type === "item.completed" &&

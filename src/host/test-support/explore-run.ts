@@ -31,6 +31,8 @@ export interface ExploreRunOptions {
   skip?: ReadonlySet<InvariantName>;
   /** The model's pace allows waiting for every turn at a settle; false: settle interrupts them first. */
   waitForTurns?: boolean;
+  /** How long a request or a settle may take before it is called a hang. Default: EXPLORE_DEADLINE_MS. */
+  deadlineMs?: number;
 }
 
 /**
@@ -48,6 +50,7 @@ export class ExploreRun {
   /** A counter making every input unique (`t3`, `s4`, `q5`, files `f6`). */
   private inputs = 0;
   private readonly skip: ReadonlySet<InvariantName>;
+  private readonly deadlineMs: number;
 
   private constructor(
     readonly world: ExploreWorld,
@@ -55,8 +58,11 @@ export class ExploreRun {
     private readonly options: ExploreRunOptions,
   ) {
     this.skip = options.skip ?? new Set();
-    this.clients = ["a", "b", "c"].map((name) => new ExploreClient(name, world.agentUrl, world.changes));
-    this.observer = new ExploreClient("observer", world.agentUrl, world.changes);
+    this.deadlineMs = options.deadlineMs ?? EXPLORE_DEADLINE_MS;
+    this.clients = ["a", "b", "c"].map(
+      (name) => new ExploreClient(name, world.agentUrl, world.changes, this.deadlineMs),
+    );
+    this.observer = new ExploreClient("observer", world.agentUrl, world.changes, this.deadlineMs);
   }
 
   static async start(world: ExploreWorld, requests: RequestLog, options: ExploreRunOptions = {}) {
@@ -233,10 +239,10 @@ export class ExploreRun {
       };
       const timer = setTimeout(() => {
         this.world.changes.off("change", onChange);
-        const defect = { invariant, detail: `not reached within ${EXPLORE_DEADLINE_MS} ms: ${what}` };
+        const defect = { invariant, detail: `not reached within ${this.deadlineMs} ms: ${what}` };
         if (this.skip.has(invariant)) resolve();
         else reject(new InvariantViolation([defect]));
-      }, EXPLORE_DEADLINE_MS);
+      }, this.deadlineMs);
       this.world.changes.on("change", onChange);
     });
   }
