@@ -382,8 +382,9 @@ export class CallsParser {
 
 /**
  * Matches a literal as it streams in, white space-insensitively at its edges and between its
- * words: white space before each word is skipped, none after the last one is (unless the literal
- * is only white space: then all of it, up to the next character).
+ * words: white space before each word is skipped, none after the last one is. A literal that is
+ * only white space skips all of it, up to the next character; an empty one matches at once (it
+ * skips none: what is there depends on how the text was split).
  */
 class LiteralMatch {
   private readonly words: string[];
@@ -415,9 +416,9 @@ class LiteralMatch {
       }
     }
     if (this.word < this.words.length) return { result: "more", used: at };
-    if (this.words.length === 0) {
+    if (this.spaceOnly) {
       while (at < text.length && /\s/.test(text[at]!)) at++;
-      if (at === text.length && this.spaceOnly) return { result: "more", used: at };
+      if (at === text.length) return { result: "more", used: at };
     }
     return { result: "ok", used: at };
   }

@@ -51,8 +51,6 @@ export class OutputParser {
   /** In text: how much of the buffer's start is known to be white space (held back before a call). */
   private space = 0;
   private readonly work: ScanWork;
-  /** The longest marker, for how far back a marker may start in text scanned before. */
-  private readonly longestMarker: number;
 
   constructor(
     stopTriggers: readonly string[],
@@ -69,7 +67,6 @@ export class OutputParser {
       ...(syntax?.reasoning ? [syntax.reasoning.open] : []),
       ...(messages ? [messages.start, messages.header, messages.end] : []),
     ];
-    this.longestMarker = Math.max(0, ...this.markers.map((marker) => marker.length));
     this.tools = new Map((options.tools ?? []).map((tool) => [tool.name, tool.parameters]));
     this.work = options.work ?? { chars: 0 };
     // A bare JSON opening (Llama 3's `{"name": "`) starts a call only as the whole output: later
@@ -172,9 +169,7 @@ export class OutputParser {
       this.answerStarted = true;
     }
     const markers = this.active();
-    // A marker the text scanned before did not hold could only start in its last characters.
-    const from = Math.max(0, this.clean - this.longestMarker + 1);
-    const found = firstMarker(this.buffer, markers, from, this.work);
+    const found = firstMarker(this.buffer, markers, this.clean, this.work);
     if (!found) {
       const { hold, space } = this.holdBack(markers);
       this.emit(out, "text", this.buffer.length - hold);
@@ -311,15 +306,19 @@ export class OutputParser {
   }
 }
 
-/** The first marker in `text` at or after `from` (the longest of those that start there). */
+/**
+ * The first marker in `text` (the longest of those that start there), where the first `clean`
+ * characters were scanned before and held none: one could only end after them.
+ */
 function firstMarker(
   text: string,
   markers: readonly string[],
-  from: number,
+  clean: number,
   work: ScanWork,
 ): { at: number; marker: string } | undefined {
   let best: { at: number; marker: string } | undefined;
   for (const marker of markers) {
+    const from = Math.max(0, clean - marker.length + 1);
     const at = text.indexOf(marker, from);
     work.chars += searched(text, marker, from, at);
     if (at !== -1 && (!best || at < best.at || (at === best.at && marker.length > best.marker.length))) {
