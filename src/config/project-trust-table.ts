@@ -42,15 +42,21 @@ function userTier(site: TrustSite): Tier | undefined {
   return site.user.tiers?.[site.path[1]!];
 }
 
-/** The tier's engine once merged: the project's, else the user's tier's, else llama. */
-function mergedEngine(site: TrustSite): Engine {
-  return site.project.tiers?.[site.path[1]!]?.engine ?? userTier(site)?.engine ?? "llama";
+/**
+ * The engine the tier runs on while the project is untrusted: on a tier the user declares, the
+ * user's (a project's other engine is held back, so its fields are judged by the engine they
+ * would really reach); on a project-only tier, the project's (held back whole if it needs trust).
+ */
+function untrustedEngine(site: TrustSite): Engine {
+  const user = userTier(site);
+  if (user) return user.engine ?? "llama";
+  return site.project.tiers?.[site.path[1]!]?.engine ?? "llama";
 }
 
 /** What loading `model` does beyond tuning: only the embedded engine opens or fetches a file. */
 function modelRule(role: string) {
   return (model: string, site: TrustSite) => {
-    if (mergedEngine(site) !== "llama") return null;
+    if (untrustedEngine(site) !== "llama") return null;
     return isRemoteModel(model) ? `downloads ${model}` : `loads the local file ${model} ${role}`;
   };
 }

@@ -380,6 +380,20 @@ describe("loadConfig: limits and engine choice need trust (one trust table)", ()
     ]);
   });
 
+  it("a project cannot have your llama tier open a local file by calling it an upstream model", async () => {
+    const { cwd, env } = await dirs(
+      "[tiers.fast]\nmodel = './mine.gguf'\n",
+      '[tiers.fast]\nengine = "upstream"\nurl = "http://gpu:8000/v1"\nmodel = "/home/someone/.ssh/id_ed25519"\n',
+    );
+    const config = await loadConfig({ cwd, env });
+    expect(config.tiers.fast).toEqual({ engine: "llama", model: "./mine.gguf" });
+    expect(config.ignored?.settings.map((setting) => setting.path)).toEqual([
+      "tiers.fast.engine",
+      "tiers.fast.model",
+      "tiers.fast.url",
+    ]);
+  });
+
   it("a project may turn diagnostics off, but not back on when you turned them off", async () => {
     const off = await dirs(undefined, "[diagnostics]\nenabled = false\n");
     expect(await loadConfig(off)).toMatchObject({ diagnostics: false, ignored: null });
