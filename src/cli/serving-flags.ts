@@ -150,7 +150,7 @@ export function addServingFlags(command: Command): Command {
     .option(
       "--store <url>",
       "where stored responses are kept: memory (default), or a Redis shared by several servers: " +
-        "redis://[user:password@]host[:port][/db] or unix:///path/to/redis.sock[?db=N]",
+        "redis://[user:password@]host[:port][/db], rediss://… (TLS) or unix:///path/to/redis.sock[?db=N]",
     )
     .option("--store-password-file <file>", "a file holding the Redis password (instead of one in the URL)")
     .option(

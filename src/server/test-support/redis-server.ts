@@ -5,6 +5,7 @@ import { createServer } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
+import { createClient } from "redis";
 
 /** Debian's redis-server (`.ci/run` installs it); null when this machine has none. */
 export function redisServerBinary(): string | null {
@@ -51,6 +52,11 @@ export interface StartRedisOptions {
    * for it (in the folder). Default: false.
    */
   tls?: boolean;
+  /**
+   * Run as a Redis Cluster of one node holding every slot (so a command whose keys hash to
+   * different slots is refused with CROSSSLOT, as on a real cluster). Default: false.
+   */
+  cluster?: boolean;
 }
 
 /**
@@ -84,6 +90,11 @@ export async function startRedis(options: StartRedisOptions = {}): Promise<TestR
     args.push("--tls-cert-file", files.cert, "--tls-key-file", files.key, "--tls-ca-cert-file", files.ca);
     tls = { url: `rediss://localhost:${port}`, ca: await readFile(files.ca, "utf8") };
   }
+  if (options.cluster) {
+    // The cluster bus needs a TCP port of its own (by default the client port + 10,000).
+    args.push("--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--bind", "127.0.0.1");
+    args.push("--cluster-port", String(await freeLoopbackPort()));
+  }
   const child = spawn(binary, args, { stdio: ["ignore", "pipe", "pipe"] });
   let output = "";
   await new Promise<void>((resolve, reject) => {
@@ -96,6 +107,7 @@ export async function startRedis(options: StartRedisOptions = {}): Promise<TestR
     child.once("exit", (code) => reject(new Error(`redis-server exited (${code}):\n${output}`)));
     child.once("error", reject);
   });
+  if (options.cluster) await takeEverySlot(socket);
   const gone = new Promise<void>((resolve) => {
     if (child.exitCode !== null || child.signalCode !== null) resolve();
     else child.once("exit", () => resolve());
@@ -171,4 +183,24 @@ async function freeLoopbackPort(): Promise<number> {
   const { port } = server.address() as { port: number };
   await new Promise((resolve) => server.close(resolve));
   return port;
+}
+
+/**
+ * Gives the one node every slot and waits until it reports the cluster up (Redis announces that
+ * only in CLUSTER INFO, so this asks again every 50 ms, for at most 20 s).
+ */
+async function takeEverySlot(socket: string): Promise<void> {
+  const client = createClient({ socket: { path: socket }, maintNotifications: "disabled" });
+  client.on("error", () => {});
+  await client.connect();
+  try {
+    await client.sendCommand(["CLUSTER", "ADDSLOTSRANGE", "0", "16383"]);
+    const deadline = Date.now() + 20_000;
+    while (!String(await client.sendCommand(["CLUSTER", "INFO"])).includes("cluster_state:ok")) {
+      if (Date.now() > deadline) throw new Error("The one-node Redis Cluster did not come up.");
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  } finally {
+    client.destroy();
+  }
 }
