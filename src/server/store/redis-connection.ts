@@ -28,6 +28,9 @@ export interface RedisConnectionOptions<S extends RedisScripts> {
   tlsCa?: string;
 }
 
+/** Commands waiting at once, at most: requests never pile up without bound while Redis is slow. */
+const MAX_IN_FLIGHT = 10_000;
+
 /** One connection generation: its client and the commands that the next connection error fails. */
 interface Generation<S extends RedisScripts> {
   client: ScriptClient<S>;
@@ -46,6 +49,7 @@ interface Generation<S extends RedisScripts> {
 export class RedisConnection<S extends RedisScripts> {
   private generation: Generation<S>;
   private everReady = false;
+  private inFlight = 0;
   private disposed = false;
   private readonly where: string;
   private readonly commandTimeoutMs: number;
@@ -85,14 +89,28 @@ export class RedisConnection<S extends RedisScripts> {
    */
   run<T>(call: (client: ScriptClient<S>) => Promise<T>): Promise<T> {
     if (this.disposed) return Promise.reject(new RedisError("unavailable", "The Redis client was closed."));
+    if (this.inFlight >= MAX_IN_FLIGHT)
+      return Promise.reject(
+        new RedisError(
+          "unavailable",
+          `Over ${MAX_IN_FLIGHT} commands already wait for Redis at ${this.where}.`,
+        ),
+      );
+    this.inFlight++;
     const generation = this.generation;
     const controller = new AbortController();
-    const pending = call(generation.client.withAbortSignal(controller.signal));
+    let pending: Promise<T>;
+    try {
+      pending = call(generation.client.withAbortSignal(controller.signal));
+    } catch (error) {
+      pending = Promise.reject(error);
+    }
     return new Promise<T>((resolve, reject) => {
       let done = false;
       const finish = (): boolean => {
         if (done) return false;
         done = true;
+        this.inFlight--;
         clearTimeout(timer);
         generation.waiting.delete(onConnectionError);
         return true;
@@ -161,8 +179,6 @@ export class RedisConnection<S extends RedisScripts> {
       ...(target.password !== undefined ? { password: target.password } : {}),
       ...(target.db !== 0 ? { database: target.db } : {}),
       scripts: this.options.scripts,
-      // Requests never pile up without bound while Redis is slow: each waits at most its timeout.
-      commandsQueueMaxLength: 10_000,
       disableClientInfo: true,
       maintNotifications: "disabled",
     }) as unknown as ScriptClient<S>;
