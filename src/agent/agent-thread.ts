@@ -16,7 +16,7 @@ import { historyFromItems } from "./conversation-history.js";
 import { namedAgentRun } from "./definitions/agent-definitions.js";
 import { EditJournal } from "./edit-journal.js";
 import { ThreadHooks } from "./hooks/thread-hooks.js";
-import { ItemLog, type ThreadListener } from "./item-log.js";
+import { ItemLog, newTurnId, type ThreadListener } from "./item-log.js";
 import { PatchReview } from "./patch-review.js";
 import { PendingApprovals } from "./pending-approvals.js";
 import { defaultMaxOutputTokens, requestSettings } from "./request-settings.js";
@@ -26,7 +26,7 @@ import { SubAgents } from "./sub-agents.js";
 import { type Rewound, ThreadRewind } from "./thread-rewind.js";
 import { toolsFor } from "./tools/index.js";
 import type { Tool, ToolContext } from "./tools/tool.js";
-import { TurnInbox } from "./turn-inbox.js";
+import { type QueuedTurn, TurnInbox } from "./turn-inbox.js";
 import { type ActiveTurn, TurnRunner } from "./turn-runner.js";
 
 /**
@@ -82,7 +82,11 @@ export class AgentThread {
       maxQueuedTurns: options.maxQueuedTurns,
       maxQueuedBytes: options.maxQueuedBytes,
     });
-    this.approvals = new PendingApprovals({ policy: options.approvalPolicy, emit });
+    this.approvals = new PendingApprovals({
+      policy: options.approvalPolicy,
+      emit,
+      runningCall: (turnId) => this.log.runningCall(turnId),
+    });
     this.patches = new PatchReview({
       journal: this.journal,
       workspace: options.workspace,
@@ -202,6 +206,11 @@ export class AgentThread {
     return this.active !== null;
   }
 
+  /** The running turn's id (what its `turn.started` carried), or null when idle. */
+  get turnId(): string | null {
+    return this.active?.id ?? null;
+  }
+
   get history(): readonly ThreadItem[] {
     return this.log.items;
   }
@@ -246,14 +255,16 @@ export class AgentThread {
    * Tab: runs `input` as the next turn once the current one ends. Throws `limit_reached` when
    * the queue holds `maxQueuedTurns` turns or `maxQueuedBytes` bytes already; nothing is dropped.
    */
-  enqueue(input: string): void {
+  enqueue(input: string): string {
     if (this.active) this.inbox.checkRoom(input);
-    this.queueTurn(input);
+    return this.queueTurn(input);
   }
 
-  private queueTurn(input: string): void {
-    if (this.active) this.inbox.push(input);
-    else this.startTurn(input);
+  /** Queues `input` (or starts it when idle); returns the id of its turn. */
+  private queueTurn(input: string): string {
+    if (this.active) return this.inbox.push(input);
+    this.startTurn(input);
+    return this.active!.id;
   }
 
   /** The mode of the next turns (see AgentMode); a running turn keeps the mode it started in. */
@@ -282,7 +293,7 @@ export class AgentThread {
         "A turn is already running; steer it or queue the message.",
       );
     if (options.mode) this.setMode(options.mode);
-    this.idle = this.runTurns(input, options.toolChoice);
+    this.idle = this.runTurns({ id: newTurnId(), input }, options.toolChoice);
     return this.idle;
   }
 
@@ -376,19 +387,19 @@ export class AgentThread {
     return rewound;
   }
 
-  private async runTurns(first: string, toolChoice: TurnToolChoice | undefined): Promise<void> {
-    let input: string | undefined = first;
+  private async runTurns(first: QueuedTurn, toolChoice: TurnToolChoice | undefined): Promise<void> {
+    let next: QueuedTurn | undefined = first;
     let choice = toolChoice;
-    while (input !== undefined) {
-      await this.runTurn(input, choice);
+    while (next !== undefined) {
+      await this.runTurn(next, choice);
       choice = undefined;
-      input = this.inbox.shift();
+      next = this.inbox.shift();
     }
   }
 
-  private async runTurn(input: string, toolChoice?: TurnToolChoice): Promise<void> {
+  private async runTurn({ id, input }: QueuedTurn, toolChoice?: TurnToolChoice): Promise<void> {
     const turn: ActiveTurn = {
-      id: `turn_${randomUUID().replaceAll("-", "").slice(0, 16)}`,
+      id,
       controller: new AbortController(),
       stream: null,
       steers: [],

@@ -7,6 +7,8 @@ export type ThreadListener = (event: ThreadEvent) => void;
 export class ItemLog {
   readonly items: ThreadItem[] = [];
   private readonly listeners = new Set<ThreadListener>();
+  /** Tool calls started and not completed yet, by turn, in the order they started. */
+  private readonly running = new Map<string, Set<string>>();
 
   constructor(items: readonly ThreadItem[] = []) {
     this.items.push(...items);
@@ -19,7 +21,16 @@ export class ItemLog {
   }
 
   emit(event: ThreadEvent): void {
+    this.track(event);
     for (const listener of this.listeners) listener(event);
+  }
+
+  /**
+   * The call of `turnId` whose tool runs now: its oldest call not completed yet (a turn runs its
+   * calls one at a time, in the order the model wrote them, and completes each before the next).
+   */
+  runningCall(turnId: string): string | undefined {
+    return this.running.get(turnId)?.values().next().value;
   }
 
   /** Records a user message; returns its id (the turn it starts is named by it). */
@@ -44,8 +55,29 @@ export class ItemLog {
     this.items.push(item);
     this.emit({ type: "item.completed", turn_id: turnId, item });
   }
+
+  private track(event: ThreadEvent): void {
+    if (event.type === "turn.completed") this.running.delete(event.turn_id);
+    if ((event.type !== "item.started" && event.type !== "item.completed") || event.item.type !== "tool_call")
+      return;
+    let calls = this.running.get(event.turn_id);
+    if (event.type === "item.completed") {
+      calls?.delete(event.item.id);
+      if (calls?.size === 0) this.running.delete(event.turn_id);
+    } else if (event.item.status === "running") {
+      if (!calls) {
+        calls = new Set();
+        this.running.set(event.turn_id, calls);
+      }
+      calls.add(event.item.id);
+    }
+  }
 }
 
 export function newItemId(): string {
   return `item_${randomUUID().slice(0, 8)}`;
+}
+
+export function newTurnId(): string {
+  return `turn_${randomUUID().replaceAll("-", "").slice(0, 16)}`;
 }

@@ -3,15 +3,26 @@ import type { ApprovalRequestEvent, ThreadEvent } from "../protocol/agent.js";
 import { type ApprovalPolicy, approvalFor } from "./approval.js";
 import type { ApprovalRequest } from "./tools/tool.js";
 
-/** A thread's approval requests waiting for the person's answer, each announced as an event. */
+interface Waiting {
+  turnId: string;
+  callId: string | undefined;
+  resolve: (approved: boolean) => void;
+}
+
+/**
+ * A thread's approval requests waiting for the person's answer, each announced as an event naming
+ * its turn and the tool call that asks (`call_id`), so faces never have to guess them.
+ */
 export class PendingApprovals {
-  private readonly waiting = new Map<string, (approved: boolean) => void>();
+  private readonly waiting = new Map<string, Waiting>();
 
   constructor(
     private readonly options: {
       /** Default: "ask". */
       policy?: ApprovalPolicy | undefined;
       emit: (event: ThreadEvent) => void;
+      /** The tool call of `turnId` running now (ItemLog.runningCall): the one asking. */
+      runningCall: (turnId: string) => string | undefined;
     },
   ) {}
 
@@ -20,11 +31,13 @@ export class PendingApprovals {
     const decision = approvalFor(request, this.options.policy ?? "ask");
     if (decision !== "ask-user") return Promise.resolve(decision === "auto-approve");
     const approvalId = `appr_${randomUUID().slice(0, 8)}`;
+    const callId = this.options.runningCall(turnId);
     return new Promise((resolve) => {
-      this.waiting.set(approvalId, resolve);
+      this.waiting.set(approvalId, { turnId, callId, resolve });
       this.options.emit({
         type: "approval.requested",
         turn_id: turnId,
+        ...(callId === undefined ? {} : { call_id: callId }),
         approval_id: approvalId,
         ...onTheWire(request),
       });
@@ -33,11 +46,17 @@ export class PendingApprovals {
 
   /** Answers a waiting request; false when none by that id waits (answered, or denied by an interrupt). */
   respond(approvalId: string, approved: boolean): boolean {
-    const resolve = this.waiting.get(approvalId);
-    if (!resolve) return false;
+    const waiting = this.waiting.get(approvalId);
+    if (!waiting) return false;
     this.waiting.delete(approvalId);
-    this.options.emit({ type: "approval.resolved", approval_id: approvalId, approved });
-    resolve(approved);
+    this.options.emit({
+      type: "approval.resolved",
+      approval_id: approvalId,
+      approved,
+      turn_id: waiting.turnId,
+      ...(waiting.callId === undefined ? {} : { call_id: waiting.callId }),
+    });
+    waiting.resolve(approved);
     return true;
   }
 

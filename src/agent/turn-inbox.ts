@@ -1,6 +1,6 @@
 import type { ResponsesClient } from "../client/responses-client.js";
 import { SparkError } from "../protocol/errors.js";
-import { type ItemLog, newItemId } from "./item-log.js";
+import { type ItemLog, newItemId, newTurnId } from "./item-log.js";
 import type { ActiveTurn, TurnOutcome } from "./turn-runner.js";
 
 export interface TurnInboxOptions {
@@ -12,12 +12,18 @@ export interface TurnInboxOptions {
   maxQueuedBytes?: number | undefined;
 }
 
+/** A turn waiting behind the running one, named from the moment it is queued. */
+export interface QueuedTurn {
+  id: string;
+  input: string;
+}
+
 /**
  * What the person writes while a turn runs: steered into the running turn, or queued behind it
  * (bounded). A steer never vanishes: one the turn cannot take is queued or reported.
  */
 export class TurnInbox {
-  private readonly queue: string[] = [];
+  private readonly queue: QueuedTurn[] = [];
 
   constructor(private readonly options: TurnInboxOptions) {}
 
@@ -37,7 +43,7 @@ export class TurnInbox {
       throw new SparkError("limit_reached", `${maxTurns} turns are queued already; wait for one to start.`);
     }
     const bytes = this.queue.reduce(
-      (sum, queued) => sum + Buffer.byteLength(queued),
+      (sum, queued) => sum + Buffer.byteLength(queued.input),
       Buffer.byteLength(input),
     );
     if (bytes > maxBytes) {
@@ -48,14 +54,16 @@ export class TurnInbox {
     }
   }
 
-  /** Queues `input` as a turn after the running one, and tells every face. */
-  push(input: string): void {
-    this.queue.push(input);
-    this.options.log.emit({ type: "turn.queued", input });
+  /** Queues `input` as a turn after the running one, and tells every face; returns the turn's id. */
+  push(input: string): string {
+    const turn = { id: newTurnId(), input };
+    this.queue.push(turn);
+    this.options.log.emit({ type: "turn.queued", turn_id: turn.id, input });
+    return turn.id;
   }
 
-  /** The next queued turn's input, if any. */
-  shift(): string | undefined {
+  /** The next queued turn, if any. */
+  shift(): QueuedTurn | undefined {
     return this.queue.shift();
   }
 

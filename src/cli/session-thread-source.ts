@@ -5,7 +5,7 @@ import { checkpointsFile, listSessions, readSession, sessionsDir, Transcript } f
 import type { HostThreadSource } from "../host/host-thread-source.js";
 import type { ThreadInfo, ThreadItem } from "../protocol/agent.js";
 import { SparkError } from "../protocol/errors.js";
-import type { AgentRuntime } from "./agent-runtime.js";
+import type { AgentRuntime, NewThreadOptions } from "./agent-runtime.js";
 import type { SessionRecorder } from "./session-recorder.js";
 import { SparkWorktrees } from "./spark-worktrees.js";
 
@@ -48,34 +48,46 @@ export class SessionThreadSource implements HostThreadSource {
     if (!file) return null;
     const { thread } = await readSession(file);
     const runtime = this.runtime();
-    const root = runtime.workspace.root;
-    const cwd = await realpathOr(thread.cwd);
-    if (cwd === root) return this.track(await runtime.newThread(file));
+    const place = await this.placeOf(thread);
+    return this.track(await runtime.newThread(file, undefined, place));
+  }
+
+  /**
+   * Where a thread of `info` works: this workspace (no options), or the Spark worktree of this
+   * workspace's repository its `cwd` is (while it still exists). Any other folder is refused: the
+   * thread's tools would otherwise read and write this workspace.
+   */
+  private async placeOf(info: ThreadInfo): Promise<NewThreadOptions> {
+    const root = this.runtime().workspace.root;
+    const cwd = await realpathOr(info.cwd);
+    if (cwd === root) return {};
     const worktree = await SparkWorktrees.of(root, { env: this.env })
       .then((trees) => trees.owns(cwd))
       .catch(() => null);
     if (!worktree) {
       throw new SparkError(
         "invalid_request",
-        `Thread ${threadId} belongs to ${thread.cwd}, and this server works in ${root}; resume it with spark in its own folder.`,
+        `Thread ${info.id} belongs to ${info.cwd}, and this server works in ${root}; resume it with spark in its own folder.`,
         { param: "thread_id" },
       );
     }
-    return this.track(await runtime.newThread(file, undefined, { cwd: worktree.path }));
+    return { cwd: worktree.path };
   }
 
   /**
    * A fork (see host/thread-fork.ts): a transcript of its own holding `items`, continued as a saved
-   * session is, on the parent's model when this runtime still serves it. The parent's edit journal
-   * stays with the parent: the fork cannot undo or review the parent's patches.
+   * session is, on the parent's model when this runtime still serves it, in the parent's folder
+   * (its worktree, for a worktree thread). The parent's edit journal stays with the parent: the
+   * fork cannot undo or review the parent's patches.
    */
   async fork(info: ThreadInfo, items: ThreadItem[]): Promise<AgentThread> {
+    const place = await this.placeOf(info);
     const transcript = await Transcript.create(this.dir, info);
     for (const item of items) transcript.observe({ type: "item.completed", turn_id: "", item });
     await transcript.flush();
     const runtime = this.runtime();
     const model = runtime.models.includes(info.model) ? info.model : undefined;
-    return this.track(await runtime.newThread(transcript.file, model));
+    return this.track(await runtime.newThread(transcript.file, model, place));
   }
 
   /**

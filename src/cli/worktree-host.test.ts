@@ -189,6 +189,27 @@ describe("thread.start {worktree}", () => {
     expect((await next).status).toBe("completed");
   });
 
+  test("forking a worktree thread ran the fork in the main checkout: the fork edits in the parent's worktree", async () => {
+    const repo = await repository();
+    const { client } = await serve(repo);
+    const started = client.next((e) => e.type === "thread.started");
+    const tree = (await request(client, "w", { type: "thread.start", worktree: { name: "forked" } }))
+      .thread_id as string;
+    const cwd = ((await started).thread as { cwd: string }).cwd;
+    const first = client.next((e) => e.type === "turn.completed" && e.thread_id === tree);
+    await request(client, "t", { type: "turn.start", thread_id: tree, input: "hello" });
+    await first;
+
+    const forkStarted = client.next((e) => e.type === "thread.started" && e.thread_id !== tree);
+    const fork = (await request(client, "f", { type: "thread.fork", thread_id: tree })).thread_id as string;
+    expect((await forkStarted).thread).toMatchObject({ cwd, worktree: { name: "forked" } });
+    const edited = client.next((e) => e.type === "turn.completed" && e.thread_id === fork);
+    await request(client, "e", { type: "turn.start", thread_id: fork, input: "edit tree" });
+    expect((await edited).status).toBe("completed");
+    expect(await readFile(path.join(cwd, "a.txt"), "utf8")).toBe("tree edit\n");
+    expect(await readFile(path.join(repo, "a.txt"), "utf8")).toBe("one\n");
+  });
+
   test("invalid worktree fields are refused at the edge; outside a git repository, a clear error", async () => {
     const repo = await repository();
     const { client } = await serve(repo);

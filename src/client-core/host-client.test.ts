@@ -176,8 +176,8 @@ describe("request ids", () => {
       input: "hi",
       request_id: "r2",
     });
-    socket.receive({ type: "ack", request_id: "r2", thread_id: "thr_1" });
-    await expect(turn).resolves.toBeUndefined();
+    socket.receive({ type: "ack", request_id: "r2", thread_id: "thr_1", turn_id: "turn_1" });
+    await expect(turn).resolves.toMatchObject({ thread_id: "thr_1", turn_id: "turn_1" });
   });
 
   test("an error carrying a request id rejects that request only; others keep waiting", async () => {
@@ -186,14 +186,15 @@ describe("request ids", () => {
     socket.receive({ type: "ack", request_id: "r0" });
     const steer = h.client.request({ type: "turn.steer", thread_id: "thr_1", input: "a" });
     const queue = h.client.request({ type: "turn.queue", thread_id: "thr_1", input: "b" });
-    socket.receive({ type: "error", request_id: "r2", error: wireError });
+    socket.receive({ type: "error", status: 404, request_id: "r2", error: wireError });
     await expect(queue).rejects.toMatchObject({
       code: "host_error",
       wire: wireError,
+      status: 404,
       message: "No such thread.",
     });
     socket.receive({ type: "ack", request_id: "r1" });
-    await expect(steer).resolves.toBeUndefined();
+    await expect(steer).resolves.toMatchObject({ request_id: "r1" });
   });
 
   test("an error answering no pending request is emitted as an error event", async () => {
@@ -255,7 +256,7 @@ describe("answers without a pending request", () => {
     await Promise.resolve();
     expect(settled).toBe(false);
     socket.receive({ type: "ack", request_id: "r1" });
-    await expect(steer).resolves.toBeUndefined();
+    await expect(steer).resolves.toMatchObject({ request_id: "r1" });
   });
 
   test("an event alone does not settle a request: only its ack does", async () => {
@@ -270,7 +271,18 @@ describe("answers without a pending request", () => {
     await Promise.resolve();
     expect(settled).toBe(false);
     socket.receive({ type: "ack", request_id: "r1", thread_id: "thr_1" });
-    await expect(turn).resolves.toBeUndefined();
+    await expect(turn).resolves.toMatchObject({ request_id: "r1" });
+  });
+
+  test("forget tells the host (thread.unsubscribe) so it can let the thread go", async () => {
+    const h = harness();
+    const socket = await h.connected();
+    h.client.forget("thr_1");
+    expect(await socket.nthSent(1)).toEqual({
+      type: "thread.unsubscribe",
+      thread_id: "thr_1",
+      request_id: "r1",
+    });
   });
 });
 

@@ -10,7 +10,7 @@ import { type Ack, PendingRequests } from "./pending-requests.js";
 import type { StampedEvent } from "./thread-view.js";
 
 export type { HostClientErrorCode } from "./host-client-error.js";
-export type { ConnectionStatus };
+export type { Ack, ConnectionStatus };
 export { HostClientError };
 
 export interface HostClientOptions extends HostConnectionOptions {
@@ -54,7 +54,15 @@ type Listener<K extends keyof HostClientEventMap> = (value: HostClientEventMap[K
 /** Requests a person makes while a thread runs; `thread.start`, `.resume` and `.list` have methods. */
 export type ThreadRequest = Exclude<
   HostRequest,
-  { type: "thread.start" | "thread.resume" | "thread.list" | "turn.draft" | "thread.fork" }
+  {
+    type:
+      | "thread.start"
+      | "thread.resume"
+      | "thread.list"
+      | "turn.draft"
+      | "thread.fork"
+      | "thread.unsubscribe";
+  }
 >;
 
 /**
@@ -198,9 +206,16 @@ export class HostClient {
     return this.announced(ack.thread_id);
   }
 
-  /** Stops delivering a thread's events (the host keeps no per-client subscription to cancel). */
+  /**
+   * Stops delivering a thread's events and tells the host (`thread.unsubscribe`), which then sends
+   * none and may let the thread go once it is idle. Nothing waits for the answer.
+   */
   forget(threadId: string): void {
     this.followed.forget(threadId);
+    if (this.connection.status !== "open") return;
+    this.send({ type: "thread.unsubscribe", thread_id: threadId }).catch((error: HostClientError) => {
+      this.emit("log", `Unsubscribing from ${threadId} failed: ${error.message}`);
+    });
   }
 
   /** Saved and live threads, newest first; only `workspace`'s when given (an absolute path). */
@@ -218,9 +233,13 @@ export class HostClient {
     return threads;
   }
 
-  /** Sends a request about a thread; resolves once it took effect, rejects with the host's error for it (`host_error`). */
-  async request(request: ThreadRequest): Promise<void> {
-    await this.send(request);
+  /**
+   * Sends a request about a thread; resolves with the host's `ack` once it took effect (for
+   * `turn.start` and `turn.queue` it names the turn: `turn_id`), rejects with the host's error for
+   * it (`host_error`, with the error's `status`).
+   */
+  async request(request: ThreadRequest): Promise<Ack> {
+    return await this.send(request);
   }
 
   /** Type-ahead: the message being typed, as a draft. Nothing waits for an answer. */

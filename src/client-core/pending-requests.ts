@@ -51,7 +51,7 @@ export class PendingRequests {
    */
   error(frame: ErrorFrame): boolean {
     const entry = frame.request_id === undefined ? undefined : this.take(frame.request_id);
-    entry?.reject(new HostClientError("host_error", frame.error.message, frame.error));
+    entry?.reject(new HostClientError("host_error", frame.error.message, frame.error, frame.status));
     return entry !== undefined;
   }
 

@@ -83,6 +83,17 @@ export interface PartialString {
  * fields before it are skipped; a complete string decodes exactly as `JSON.parse` would.
  */
 export function partialJsonStringField(json: string, key: string): PartialString | null {
+  const start = jsonStringFieldStart(json, key);
+  if (start === null) return null;
+  const value = readString(json, start);
+  return { text: value.text, complete: value.complete };
+}
+
+/**
+ * Where the string value of top-level field `key` begins in a JSON object text that may end
+ * anywhere: the index after its opening quote, or null (not reached yet, not an object, not a string).
+ */
+export function jsonStringFieldStart(json: string, key: string): number | null {
   let at = skipSpace(json, 0);
   if (json[at] !== "{") return null;
   at++;
@@ -94,17 +105,25 @@ export function partialJsonStringField(json: string, key: string): PartialString
     at = skipSpace(json, name.end);
     if (json[at] !== ":") return null;
     at = skipSpace(json, at + 1);
-    if (name.text === key) {
-      if (json[at] !== '"') return null;
-      const value = readString(json, at + 1);
-      return { text: value.text, complete: value.complete };
-    }
+    if (name.text === key) return json[at] === '"' ? at + 1 : null;
     at = skipValue(json, at);
     if (at === -1) return null;
     at = skipSpace(json, at);
     if (json[at] !== ",") return null;
     at++;
   }
+}
+
+/**
+ * Decodes a JSON string body from `start` (after its opening quote) as far as it is written: its
+ * text, whether the closing quote was seen, and where decoding stopped (`end`: after the closing
+ * quote, or where an escape or a surrogate pair cut short begins, so decoding can go on from there).
+ */
+export function decodeJsonString(
+  json: string,
+  start: number,
+): { text: string; complete: boolean; end: number } {
+  return readString(json, start);
 }
 
 const ESCAPES: Record<string, string> = {
@@ -152,6 +171,8 @@ function readString(json: string, start: number): { text: string; complete: bool
   text += json.slice(run);
   // A raw high surrogate at the end may be half of a character cut between two deltas.
   const last = text.charCodeAt(text.length - 1);
+  if (json.length > run && last >= 0xd800 && last <= 0xdbff)
+    return { text: text.slice(0, -1), complete: false, end: json.length - 1 };
   if (last >= 0xd800 && last <= 0xdbff) text = text.slice(0, -1);
   return { text, complete: false, end: json.length };
 }
@@ -215,65 +236,87 @@ const END_OF_FILE = "*** End of File";
  * it would reject is shown as context, and the tool reports the error when the call completes.
  */
 export function classifyPatchLines(lines: readonly string[]): PatchPreviewFile[] {
-  const files: PatchPreviewFile[] = [];
-  let file: PatchPreviewFile | null = null;
-  let hunk: PatchPreviewHunk | null = null;
-  let begun = false;
-  let blanks = 0;
-  const push = (current: PatchPreviewFile, line: DiffLine) => {
-    if (!hunk) {
-      hunk = { header: "@@", lines: [] };
-      current.hunks.push(hunk);
-    }
-    hunk.lines.push(line);
-    if (line.kind === "add") current.added++;
-    if (line.kind === "remove") current.removed++;
-  };
-  for (const raw of lines) {
+  const classifier = new PatchLineClassifier();
+  for (const line of lines) classifier.push(line);
+  return classifier.files;
+}
+
+/**
+ * {@link classifyPatchLines} one line at a time, for a patch that is still being written: each
+ * line costs work proportional to its length. `files` grows in place.
+ */
+export class PatchLineClassifier {
+  readonly files: PatchPreviewFile[] = [];
+  /** Counts the changes to `files` a face shows (a file, its path or kind, a line). */
+  changes = 0;
+  private file: PatchPreviewFile | null = null;
+  private hunk: PatchPreviewHunk | null = null;
+  private begun = false;
+  private ended = false;
+  private blanks = 0;
+
+  /** Classifies the next whole line (without its newline). */
+  push(raw: string): void {
+    if (this.ended) return;
     const line = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
     const trimmed = line.trimEnd();
     const header = headerOf(trimmed);
-    if (!begun) {
+    if (!this.begun) {
       // Blank lines and a heredoc wrapper (`apply_patch <<'EOF'`) may come before the patch.
-      begun = trimmed.trim() === BEGIN || header !== null;
-      if (!header) continue;
+      this.begun = trimmed.trim() === BEGIN || header !== null;
+      if (!header) return;
     }
-    if (trimmed.trim() === END) break;
-    const current = file as PatchPreviewFile | null;
+    if (trimmed.trim() === END) {
+      this.ended = true;
+      return;
+    }
+    const current = this.file;
     if (line === "") {
-      blanks++;
-      continue;
+      this.blanks++;
+      return;
     }
-    if (header || trimmed === "@@" || trimmed.startsWith("@@ ") || trimmed === END_OF_FILE) blanks = 0;
+    if (header || trimmed === "@@" || trimmed.startsWith("@@ ") || trimmed === END_OF_FILE) this.blanks = 0;
     if (header?.kind === "move") {
       if (current?.kind === "update" && current.hunks.length === 0) {
         current.kind = "move";
         current.from = current.path;
         current.path = header.path;
+        this.changes++;
       }
     } else if (header) {
-      file = { path: header.path, kind: header.kind, hunks: [], added: 0, removed: 0 };
-      files.push(file);
-      hunk = null;
+      this.file = { path: header.path, kind: header.kind, hunks: [], added: 0, removed: 0 };
+      this.files.push(this.file);
+      this.hunk = null;
+      this.changes++;
     } else if (!current || current.kind === "delete") {
       // Nothing to show outside a file's section.
     } else if (trimmed === "@@" || trimmed.startsWith("@@ ")) {
-      const open = hunk as PatchPreviewHunk | null;
+      const open = this.hunk;
       // Consecutive @@ lines narrow one hunk (class, then method).
       if (open && open.lines.length === 0) open.header += ` ${trimmed.slice(2).trim()}`;
       else {
-        hunk = { header: trimmed, lines: [] };
-        current.hunks.push(hunk);
+        this.hunk = { header: trimmed, lines: [] };
+        current.hunks.push(this.hunk);
       }
     } else if (trimmed === END_OF_FILE) {
-      hunk = null;
+      this.hunk = null;
     } else {
       const added = current.kind === "add";
-      for (; blanks > 0; blanks--) push(current, { kind: added ? "add" : "context", text: "" });
-      push(current, lineOf(line, added));
+      for (; this.blanks > 0; this.blanks--) this.add(current, { kind: added ? "add" : "context", text: "" });
+      this.add(current, lineOf(line, added));
     }
   }
-  return files;
+
+  private add(current: PatchPreviewFile, line: DiffLine): void {
+    if (!this.hunk) {
+      this.hunk = { header: "@@", lines: [] };
+      current.hunks.push(this.hunk);
+    }
+    this.hunk.lines.push(line);
+    this.changes++;
+    if (line.kind === "add") current.added++;
+    if (line.kind === "remove") current.removed++;
+  }
 }
 
 /** A hunk line by its first character; in an added file every line is an addition. */

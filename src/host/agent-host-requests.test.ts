@@ -93,6 +93,7 @@ describe("agent host: request ids", () => {
       "thread.set_model": { ...thread, model: "scripted" },
       "thread.set_mode": { ...thread, mode: "default" },
       "thread.fork": thread,
+      "thread.unsubscribe": thread,
       "thread.delete": thread,
     };
     expect(Object.keys(requests).sort()).toEqual(Object.keys(HOST_REQUEST_SCHEMAS).sort());
@@ -141,7 +142,13 @@ describe("agent host: request ids", () => {
     expect(c.events[started]!.thread_id).toBe(threadId);
 
     const turnAck = await request(c, "t1", { type: "turn.start", thread_id: threadId, input: "hi" });
-    expect(turnAck).toEqual({ type: "ack", request_id: "t1", thread_id: threadId });
+    const turnStarted = c.events.find((e) => e.type === "turn.started")!;
+    expect(turnAck).toEqual({
+      type: "ack",
+      request_id: "t1",
+      thread_id: threadId,
+      turn_id: turnStarted.turn_id,
+    });
     expect(c.events.findIndex((e) => e.type === "turn.started")).toBeLessThan(c.events.indexOf(turnAck));
     await c.next((e) => e.type === "turn.completed");
 

@@ -14,6 +14,9 @@ import { ReplayBuffer } from "./replay-buffer.js";
 import { forkedInfo, forkedItems } from "./thread-fork.js";
 import { handleThreadRequest } from "./thread-requests.js";
 
+/** Threads an agent host keeps open at once unless told otherwise (`AgentHostOptions.maxThreads`). */
+export const DEFAULT_MAX_THREADS = 32;
+
 export interface AgentHostOptions {
   /**
    * UTF-8 bytes of stamped event lines kept per thread for clients that reconnect; a client
@@ -77,6 +80,11 @@ export class AgentHost {
   private readonly threads = new Map<string, HostedThread>();
   /** Threads being created or loaded, counted against `maxThreads`. */
   private opening = 0;
+  /**
+   * Saved threads being loaded, by id: a second `thread.resume` of one joins the first's load, so
+   * one thread (one transcript writer, sandbox, set of tools) exists per id.
+   */
+  private readonly resuming = new Map<string, Promise<HostedThread>>();
   private readonly replayBytes: number;
   private readonly maxThreads: number;
   private readonly idleMs: number;
@@ -88,7 +96,7 @@ export class AgentHost {
     options: AgentHostOptions = {},
   ) {
     this.replayBytes = options.replayBytes ?? 4 * 1024 * 1024;
-    this.maxThreads = options.maxThreads ?? 32;
+    this.maxThreads = options.maxThreads ?? DEFAULT_MAX_THREADS;
     this.idleMs = options.idleMs ?? 10 * 60_000;
     this.sweeper = setInterval(() => this.evictIdle(), Math.max(1000, Math.min(this.idleMs, 60_000)));
     this.sweeper.unref();
@@ -147,25 +155,35 @@ export class AgentHost {
    */
   private async onMessage(socket: HostSocket, data: Buffer, isBinary: boolean): Promise<void> {
     let requestId: string | undefined;
+    let answered = false;
+    const acknowledge: Acknowledge = (fields) => {
+      if (answered || requestId === undefined) return;
+      answered = true;
+      this.clients.send(
+        socket,
+        JSON.stringify({ type: "ack", request_id: requestId, ...fields } satisfies HostEvent),
+      );
+    };
     try {
       if (isBinary) throw new SparkError("invalid_event", "Messages are JSON text frames.");
       const raw = parseUntrustedJson(data.toString("utf8"), DEFAULT_JSON_LIMITS);
       requestId = requestIdOf(raw);
-      const threadId = await this.handle(socket, raw);
-      if (requestId === undefined) return;
-      const ack: HostEvent = {
-        type: "ack",
-        request_id: requestId,
-        ...(threadId ? { thread_id: threadId } : {}),
-      };
-      this.clients.send(socket, JSON.stringify(ack));
+      const threadId = await this.handle(socket, raw, acknowledge);
+      acknowledge(threadId ? { thread_id: threadId } : {});
     } catch (error) {
-      this.clients.send(socket, errorEvent(error, requestId));
+      if (!answered) this.clients.send(socket, errorEvent(error, requestId));
     }
   }
 
-  /** Carries out one request; resolves with the thread it acted on, if any. */
-  private async handle(socket: HostSocket, raw: unknown): Promise<string | undefined> {
+  /**
+   * Carries out one request; resolves with the thread it acted on, if any. A request whose answer
+   * must come before later events (`turn.start`) answers through `acknowledge` itself.
+   */
+  private async handle(
+    socket: HostSocket,
+    raw: unknown,
+    acknowledge: Acknowledge,
+  ): Promise<string | undefined> {
     const type = (raw as { type?: unknown } | null)?.type;
     if (typeof type !== "string" || !Object.hasOwn(HOST_REQUEST_SCHEMAS, type)) {
       throw new SparkError("unknown_event_type", `Unknown message type ${JSON.stringify(type)}.`, {
@@ -185,15 +203,13 @@ export class AgentHost {
         return hosted.thread.info.id;
       }
       case "thread.resume": {
-        let hosted = this.threads.get(request.thread_id);
-        if (!hosted) {
-          const thread = await this.open(() => this.source.resume(request.thread_id));
-          if (!thread)
-            throw new SparkError("not_found", `No thread ${request.thread_id}.`, { param: "thread_id" });
-          // Another request may have loaded it meanwhile.
-          hosted = this.threads.get(request.thread_id) ?? this.host(thread);
-        }
+        const hosted = this.threads.get(request.thread_id) ?? (await this.load(request.thread_id));
         this.subscribe(socket, hosted, request.after_seq ?? -1, request.epoch);
+        return request.thread_id;
+      }
+      case "thread.unsubscribe": {
+        const hosted = this.threads.get(request.thread_id);
+        if (hosted?.subscribers.delete(socket)) hosted.lastActive = Date.now();
         return request.thread_id;
       }
       case "thread.fork": {
@@ -226,6 +242,7 @@ export class AgentHost {
         await handleThreadRequest(hosted.thread, request, {
           publish: (event) => this.publish(hosted, event),
           models: () => this.source.models?.() ?? [],
+          acknowledge: (fields) => acknowledge({ thread_id: request.thread_id, ...fields }),
         });
         break;
       }
@@ -299,6 +316,25 @@ export class AgentHost {
       });
     }
     return hosted;
+  }
+
+  /**
+   * Loads saved thread `threadId` and hosts it; concurrent calls for one id share one load (the
+   * later ones would otherwise make threads of their own, with their own transcript writers,
+   * sandboxes and tools, and leave them running unhosted).
+   */
+  private load(threadId: string): Promise<HostedThread> {
+    let loading = this.resuming.get(threadId);
+    if (!loading) {
+      loading = this.open(() => this.source.resume(threadId))
+        .then((thread) => {
+          if (!thread) throw new SparkError("not_found", `No thread ${threadId}.`, { param: "thread_id" });
+          return this.host(thread);
+        })
+        .finally(() => this.resuming.delete(threadId));
+      this.resuming.set(threadId, loading);
+    }
+    return loading;
   }
 
   /**
@@ -419,6 +455,9 @@ export class AgentHost {
     hosted.lastActive = Date.now();
   }
 }
+
+/** Answers the request being handled with an `ack` carrying `fields`; later calls do nothing. */
+type Acknowledge = (fields: { thread_id?: string; turn_id?: string }) => void;
 
 function hasUserMessage(thread: AgentThread): boolean {
   return thread.history.some((item) => item.type === "user_message");

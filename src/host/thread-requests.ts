@@ -27,6 +27,12 @@ export type ThreadRequest = Extract<
 export interface ThreadRequestContext {
   /** Stamps an event and sends it to the thread's subscribers. */
   publish: (event: ThreadEvent | HostThreadEvent) => void;
+  /**
+   * Answers the request at once (its `ack`, with these fields), before anything else the thread
+   * emits: `turn.start`'s ack follows its `turn.started` directly. The host acks the other requests
+   * once they are done.
+   */
+  acknowledge: (fields: { turn_id: string }) => void;
   /** The models (tiers) a thread may switch to (asked only by `thread.set_model`). */
   models: () => readonly string[];
 }
@@ -46,6 +52,8 @@ export async function handleThreadRequest(
       if (thread.busy)
         throw new SparkError("response_in_progress", "A turn is running; steer it, queue, or interrupt it.");
       void thread.startTurn(request.input, { toolChoice: request.tool_choice, mode: request.mode });
+      // `turn.started` went out synchronously: the ack names the turn before its next event.
+      context.acknowledge({ turn_id: thread.turnId! });
       return;
     case "thread.set_mode":
       thread.setMode(request.mode);
@@ -54,7 +62,7 @@ export async function handleThreadRequest(
       thread.steer(request.input);
       return;
     case "turn.queue":
-      thread.enqueue(request.input);
+      context.acknowledge({ turn_id: thread.enqueue(request.input) });
       return;
     case "turn.interrupt":
       thread.interrupt();

@@ -85,6 +85,12 @@ export const HOST_REQUEST_SCHEMAS = {
      */
     epoch: z.string().min(1).max(64).optional(),
   }),
+  /**
+   * This client stops following the thread: the host sends it no more of the thread's events. The
+   * thread goes on (its running turn, its other subscribers) and, once idle, may be let go (it stays
+   * resumable). Acked; unknown or unfollowed threads are acked too (nothing to stop).
+   */
+  "thread.unsubscribe": request("thread.unsubscribe", { thread_id: threadId }),
   "thread.list": request("thread.list", {
     /** Only this workspace's sessions (an absolute path, as in ThreadInfo's `cwd`). Default: all. */
     workspace: absolutePath.optional(),

@@ -256,7 +256,11 @@ export interface SubAgentInfo {
 export type ThreadEvent =
   | { type: "thread.started"; thread: ThreadInfo }
   | { type: "turn.started"; turn_id: string; input: string }
-  | { type: "turn.queued"; input: string }
+  /**
+   * `input` will run as a turn of its own once the running one (and those queued before it) end;
+   * `turn_id` is the id its `turn.started` will carry (always sent by this host; absent from older ones).
+   */
+  | { type: "turn.queued"; turn_id?: string; input: string }
   | { type: "item.started"; turn_id: string; item: ThreadItem }
   | { type: "item.delta"; turn_id: string; item_id: string; delta: string }
   | { type: "item.completed"; turn_id: string; item: ThreadItem }
@@ -269,8 +273,13 @@ export type ThreadEvent =
       error?: WireError;
       reason?: TurnEndReason;
     }
-  | ({ type: "approval.requested"; turn_id: string } & ApprovalRequestEvent)
-  | { type: "approval.resolved"; approval_id: string; approved: boolean }
+  /**
+   * `call_id`: the tool call (its `tool_call` item's `id`) that waits for the answer; a sub-agent's
+   * call for its approvals (not an item of this thread). Always sent by this host; absent from older ones.
+   */
+  | ({ type: "approval.requested"; turn_id: string; call_id?: string } & ApprovalRequestEvent)
+  /** `turn_id` and `call_id` are the request's (absent from hosts older than them). */
+  | { type: "approval.resolved"; approval_id: string; approved: boolean; turn_id?: string; call_id?: string }
   /**
    * The thread went back to just before the turn started by user message `item_id`. `paths`: the
    * files restored (relative to the workspace; empty unless `restore` covers code). With
@@ -333,11 +342,16 @@ export type HostEvent =
   /**
    * The request with this `request_id` took effect (`thread.start` / `thread.resume`: after the
    * thread's `thread.started` or history reached this client, with its `thread_id`; `turn.start`:
-   * after `turn.started`). Sent only for requests that carry a `request_id`; never stamped.
+   * right after its `turn.started` and before any other event of the turn, with its `turn_id`;
+   * `turn.queue`: with the `turn_id` of the turn it queued or started). Sent only for requests that
+   * carry a `request_id`; never stamped.
    */
-  | { type: "ack"; request_id: string; thread_id?: string }
-  /** A request failed; `request_id` is the failed request's, when it carried one. Never stamped. */
-  | { type: "error"; error: WireError; request_id?: string }
+  | { type: "ack"; request_id: string; thread_id?: string; turn_id?: string }
+  /**
+   * A request failed; `request_id` is the failed request's, when it carried one; `status` the HTTP
+   * status of the error (as on the Responses WebSocket's `error` events). Never stamped.
+   */
+  | { type: "error"; error: WireError; status?: number; request_id?: string }
   /**
    * The agent's MCP servers, whole: sent to each client when it connects and to every client when
    * any server's state or tools change (bursts coalesced). Never stamped. A host without MCP

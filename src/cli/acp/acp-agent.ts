@@ -10,6 +10,8 @@ import {
 } from "@agentclientprotocol/sdk";
 import { z } from "zod";
 import { sessionsDir } from "../../agent/transcript.js";
+import { HostClientError } from "../../client-core/host-client-error.js";
+import { DEFAULT_MAX_THREADS } from "../../host/agent-host.js";
 import { AGENT_MODES, type AgentMode, type ThreadInfo } from "../../protocol/agent.js";
 import { SessionThreadSource } from "../session-thread-source.js";
 import { VERSION } from "../version.js";
@@ -20,8 +22,16 @@ import type { AcpWorkspaces } from "./acp-workspaces.js";
 /** The extension method that steers a running prompt (ACP v1 has none). */
 export const STEER_METHOD = "_spark/steer";
 
-/** Sessions one `spark acp` keeps open (each follows a thread). */
-export const MAX_SESSIONS = 64;
+/**
+ * Sessions one `spark acp` follows at once (each holds a thread open in its agent host): the agent
+ * host's own cap, so a workspace's host always has room for them. Past it the least recently used
+ * idle session is released (it follows its thread again when next used); with none idle, new
+ * sessions are refused.
+ */
+export const MAX_SESSIONS = DEFAULT_MAX_THREADS;
+
+/** Sessions one `spark acp` remembers, released ones included; past it the least recently used released one is forgotten. */
+const MAX_KNOWN_SESSIONS = 1024;
 
 /** The most text one prompt or steer may carry: the agent host's own bound on a turn's input. */
 const MAX_INPUT_BYTES = 1024 * 1024;
@@ -58,6 +68,26 @@ const steerParams = z
  */
 export function acpAgent(workspaces: AcpWorkspaces, log: (line: string) => void): AgentApp {
   const sessions = new Map<string, AcpSession>();
+  /** Sessions being opened: they count against MAX_SESSIONS from the moment they are asked for. */
+  let opening = 0;
+  /** Sessions following their thread now (opened, not released, not closed). */
+  const following = () => [...sessions.values()].filter((s) => s.following).length;
+  /** Releases the least recently used idle session; false when every session is busy. */
+  const releaseOne = (): boolean => {
+    const idle = [...sessions.values()].filter((s) => s.idle).sort((a, b) => a.lastUsed - b.lastUsed)[0];
+    idle?.release();
+    return idle !== undefined;
+  };
+  /** Keeps the sessions remembered within MAX_KNOWN_SESSIONS, forgetting released ones first. */
+  const forgetOld = () => {
+    const released = [...sessions.values()]
+      .filter((s) => !s.following)
+      .sort((a, b) => a.lastUsed - b.lastUsed);
+    for (const old of released.slice(0, Math.max(0, sessions.size - MAX_KNOWN_SESSIONS))) {
+      old.close();
+      sessions.delete(old.id);
+    }
+  };
   let editor: AgentContext | null = null;
   const transcripts = new SessionThreadSource(() => {
     throw new Error("Listing sessions needs no runtime.");
@@ -89,13 +119,20 @@ export function acpAgent(workspaces: AcpWorkspaces, log: (line: string) => void)
       sessions.get(threadId)?.close();
       sessions.delete(threadId);
     }
-    if (sessions.size >= MAX_SESSIONS)
-      throw RequestError.invalidRequest(undefined, `At most ${MAX_SESSIONS} sessions are open at once.`);
-    const workspace = await workspaces.get(cwd);
+    // Checked and counted before any wait, so sessions opened at once cannot pass the cap together.
+    while (following() + opening >= MAX_SESSIONS)
+      if (!releaseOne())
+        throw RequestError.invalidRequest(
+          undefined,
+          `At most ${MAX_SESSIONS} sessions run at once, and all of them are busy.`,
+        );
+    opening++;
     try {
+      const workspace = await workspaces.get(cwd);
       let opened: AcpSession;
       if (threadId === null) {
-        const info = await workspace.client.startThread();
+        // An agent host shared with other faces may be full: idle sessions make room, one by one.
+        const info = await retryAtLimit(() => workspace.client.startThread(), releaseOne);
         opened = new AcpSession(workspace.client, connection(), info, workspace.root, log);
       } else {
         opened = new AcpSession(
@@ -106,16 +143,19 @@ export function acpAgent(workspaces: AcpWorkspaces, log: (line: string) => void)
           log,
         );
         try {
-          await opened.resume(replay);
+          await retryAtLimit(() => opened.resume(replay), releaseOne);
         } catch (error) {
           opened.close();
           throw error;
         }
       }
       sessions.set(opened.id, opened);
+      forgetOld();
       return { sessionId: opened.id, modes: { currentModeId: opened.mode, availableModes: MODES } };
     } catch (error) {
       throw asRequestError(error);
+    } finally {
+      opening--;
     }
   };
 
@@ -247,6 +287,18 @@ function ignoredMcpServers(count: number, log: (line: string) => void): void {
     log(
       `The editor's ${count} MCP server(s) are not used: Spark's own come from config.toml ([mcp_servers]).`,
     );
+}
+
+/** Runs `open` again after each `limit_reached` of the agent host for which `makeRoom` made room. */
+async function retryAtLimit<T>(open: () => Promise<T>, makeRoom: () => boolean): Promise<T> {
+  for (;;) {
+    try {
+      return await open();
+    } catch (error) {
+      const full = error instanceof HostClientError && error.wire?.code === "limit_reached";
+      if (!full || !makeRoom()) throw error;
+    }
+  }
 }
 
 /** Until its `thread.started` arrives, a resumed thread is known by its id alone. */

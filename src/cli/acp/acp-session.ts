@@ -6,14 +6,9 @@ import {
   type ToolCallContent,
 } from "@agentclientprotocol/sdk";
 import type { HostClient } from "../../client-core/host-client.js";
+import { IncrementalPatchPreview } from "../../client-core/incremental-patch-preview.js";
 import type { StampedEvent } from "../../client-core/thread-view.js";
-import type {
-  AgentMode,
-  ApprovalRequestEvent,
-  ThreadInfo,
-  ThreadItem,
-  TurnStatus,
-} from "../../protocol/agent.js";
+import type { AgentMode, ThreadInfo, ThreadItem, TurnStatus } from "../../protocol/agent.js";
 import type { WireError } from "../../protocol/errors.js";
 import { asRequestError } from "./acp-errors.js";
 import { allowed, PERMISSION_OPTIONS, permissionToolCall } from "./acp-permissions.js";
@@ -21,7 +16,9 @@ import { planEntries } from "./acp-plan.js";
 import {
   argumentsValue,
   finishedContent,
-  streamingContent,
+  patchLocations,
+  patchPreviewContent,
+  patchTitle,
   toolKind,
   toolLocations,
   toolTitle,
@@ -33,8 +30,10 @@ type ToolCallItem = Extract<ThreadItem, { type: "tool_call" }>;
 type PromptEnd = { status: TurnStatus; error?: WireError } | { lost: true };
 
 interface RunningPrompt {
-  /** The turn `turn.start` began; null until its `turn.started` arrives. */
+  /** The prompt's turn, as the host's ack of `turn.queue` named it; null until the ack. */
   turnId: string | null;
+  /** Its `turn.started` arrived (until then it waits behind another face's turns). */
+  started: boolean;
   done: (end: PromptEnd) => void;
 }
 
@@ -46,8 +45,10 @@ interface RunningPrompt {
 export class AcpSession {
   /** Tool calls and messages seen, by item id: deltas extend them. */
   private readonly items = new Map<string, ThreadItem>();
-  /** What the last streaming update of each patch showed, to send only changes. */
+  /** What the last streaming update of each call showed (its title), to send only changes. */
   private readonly shown = new Map<string, string>();
+  /** The preview of each `apply_patch` call being written, extended delta by delta. */
+  private readonly previews = new Map<string, IncrementalPatchPreview>();
   /** Open permission requests by approval id: aborting one withdraws it from the client. */
   private readonly permissions = new Map<string, AbortController>();
   /** Notifications go out one after another, in event order; a prompt answers after them. */
@@ -67,6 +68,17 @@ export class AcpSession {
   private turnActive = false;
   /** While a `session/resume` replays the thread: its history is not sent again. */
   private quietHistory = false;
+  /** While a released session follows its thread again: the replay was sent before. */
+  private quiet = false;
+  /**
+   * Events that came while a prompt waited for the host to name its turn: handled once it did,
+   * so each is matched against the prompt's own turn id, whatever order they came in.
+   */
+  private held: StampedEvent[] | null = null;
+  /** Let go to make room for other sessions (see {@link release}); followed again on its next use. */
+  private released = false;
+  /** When the session was last used by the client (ms since the epoch): the least recent goes first. */
+  lastUsed = Date.now();
   private readonly off: (() => void)[];
 
   constructor(
@@ -79,7 +91,9 @@ export class AcpSession {
   ) {
     this.off = [
       client.on("event", (event) => {
-        if (event.thread_id === this.info.id) this.onEvent(event);
+        if (event.thread_id !== this.info.id) return;
+        if (this.held) this.held.push(event);
+        else this.onEvent(event);
       }),
       // A host that restarts or stops (an attached spark serve) never reports the turn's end: the
       // prompt ends at once. The session keeps following the thread, resumed when the host is back.
@@ -108,20 +122,76 @@ export class AcpSession {
     await this.sending;
   }
 
-  /** Runs one turn of `input`; resolves when it ends, after every update of it went out. */
+  /**
+   * Nothing would be lost by letting the session go: no prompt, turn or permission request of it
+   * runs, so no update is due.
+   */
+  get idle(): boolean {
+    return this.following && this.running === null && !this.turnActive && this.permissions.size === 0;
+  }
+
+  /** The session follows its thread in the host (not released or closed). */
+  get following(): boolean {
+    return !this.released;
+  }
+
+  /**
+   * Stops following the thread in the host (which may then let it go) while keeping the session:
+   * its next use follows the thread again, without sending what the client has seen.
+   */
+  release(): void {
+    if (this.released) return;
+    this.released = true;
+    this.client.forget(this.id);
+  }
+
+  /** Follows the thread again after {@link release}, before the session is used. */
+  private async attach(): Promise<void> {
+    this.lastUsed = Date.now();
+    if (!this.released) return;
+    this.quiet = true;
+    try {
+      this.info = await this.client.resumeThread(this.info.id);
+      this.released = false;
+    } catch (error) {
+      throw asRequestError(error);
+    } finally {
+      this.quiet = false;
+    }
+  }
+
+  /**
+   * Runs one turn of `input` (after the turns of other faces running or queued before it);
+   * resolves when it ends, after every update of it went out.
+   */
   async prompt(input: string): Promise<StopReason> {
     if (this.running)
       throw RequestError.invalidRequest(
         { sessionId: this.id },
         "A prompt of this session is running: cancel it, or steer it with _spark/steer.",
       );
-    const running: RunningPrompt = { turnId: null, done: () => {} };
+    const running: RunningPrompt = { turnId: null, started: false, done: () => {} };
     const ended = new Promise<PromptEnd>((resolve) => {
       running.done = resolve;
     });
     this.running = running;
     try {
-      await this.client.request({ type: "turn.start", thread_id: this.id, input });
+      await this.attach();
+      this.held = [];
+      try {
+        // Queued, not started: a turn of another face running now goes first instead of refusing it.
+        const ack = await this.client.request({ type: "turn.queue", thread_id: this.id, input });
+        running.turnId = ack.turn_id ?? null;
+      } finally {
+        const held = this.held ?? [];
+        this.held = null;
+        for (const event of held) this.onEvent(event);
+      }
+      if (running.turnId === null)
+        throw RequestError.internalError(
+          undefined,
+          "Spark's agent host did not name the prompt's turn: it is older than this spark acp. Restart spark serve.",
+        );
       const end = await ended;
       await this.sending;
       if ("lost" in end)
@@ -163,6 +233,7 @@ export class AcpSession {
 
   /** `_spark/steer`: adds `input` to the running turn. */
   async steer(input: string): Promise<void> {
+    await this.attach();
     if (!this.turnActive)
       throw RequestError.invalidRequest(
         { sessionId: this.id },
@@ -176,6 +247,7 @@ export class AcpSession {
   }
 
   async setMode(mode: AgentMode): Promise<void> {
+    await this.attach();
     await this.client
       .request({ type: "thread.set_mode", thread_id: this.id, mode })
       .catch((error: unknown) => {
@@ -188,10 +260,15 @@ export class AcpSession {
   close(): void {
     this.cancel();
     for (const off of this.off) off();
-    this.client.forget(this.id);
+    if (!this.released) this.client.forget(this.id);
+    this.released = true;
   }
 
   private onEvent(event: StampedEvent): void {
+    if (this.quiet) {
+      this.follow(event);
+      return;
+    }
     switch (event.type) {
       case "thread.started":
       case "thread.renamed":
@@ -206,16 +283,15 @@ export class AcpSession {
         return;
       case "turn.started":
         this.turnActive = true;
-        if (this.running && this.running.turnId === null) this.running.turnId = event.turn_id;
+        if (this.running?.turnId === event.turn_id) this.running.started = true;
         return;
       case "item.started":
         // A copy: deltas extend it.
         this.items.set(event.item.id, { ...event.item });
         if (event.item.type === "tool_call") {
-          this.shown.set(
-            event.item.id,
-            JSON.stringify([toolTitle(event.item.name, event.item.arguments), []]),
-          );
+          this.shown.set(event.item.id, toolTitle(event.item.name, event.item.arguments));
+          if (event.item.name === "apply_patch")
+            this.previews.set(event.item.id, new IncrementalPatchPreview());
           this.send(this.toolCall(event.item, "pending"));
         } else if (event.item.type === "agent_message" && event.item.text)
           this.message(event.item.text, event.item.id);
@@ -243,8 +319,12 @@ export class AcpSession {
         this.planTurns.delete(event.turn_id);
         const entries = plan ? planEntries(plan) : [];
         if (entries.length > 0) this.send({ sessionUpdate: "plan", entries });
-        if (this.running && this.running.turnId === event.turn_id)
-          this.running.done({ status: event.status, ...(event.error ? { error: event.error } : {}) });
+        const running = this.running;
+        if (running?.turnId === event.turn_id)
+          running.done({ status: event.status, ...(event.error ? { error: event.error } : {}) });
+        // An interrupt drops the turns queued behind the running one (the host does the same).
+        else if (running?.turnId && !running.started && event.status === "interrupted")
+          running.done({ status: "interrupted" });
         return;
       }
       case "turn.queued":
@@ -275,19 +355,39 @@ export class AcpSession {
       this.thought(delta, item.id);
     } else if (item.type === "tool_call") {
       item.arguments += delta;
-      const content = streamingContent(item, this.root);
+      const preview = this.previews.get(item.id);
+      if (preview) {
+        // Only whole new lines change what a client shows; a delta costs what it adds.
+        if (!preview.update(item.arguments)) return;
+        const content = patchPreviewContent(preview.files, this.root);
+        this.send({
+          sessionUpdate: "tool_call_update",
+          toolCallId: item.id,
+          title: patchTitle(preview.files),
+          locations: patchLocations(preview.files, this.root),
+          ...(content.length > 0 ? { content } : {}),
+        });
+        return;
+      }
       const title = toolTitle(item.name, item.arguments);
-      const key = JSON.stringify([title, content]);
-      // Deltas that change nothing a client shows (a line still being written) send nothing.
-      if (this.shown.get(item.id) === key) return;
-      this.shown.set(item.id, key);
+      // Deltas that change nothing a client shows (a word still being written) send nothing.
+      if (this.shown.get(item.id) === title) return;
+      this.shown.set(item.id, title);
       this.send({
         sessionUpdate: "tool_call_update",
         toolCallId: item.id,
         title,
         locations: toolLocations(item.name, item.arguments, this.root),
-        ...(content.length > 0 ? { content } : {}),
       });
+    }
+  }
+
+  /** A released session following its thread again: what it replays was sent before. */
+  private follow(event: StampedEvent): void {
+    if (event.type === "thread.started" || event.type === "thread.renamed") this.info = { ...event.thread };
+    else if (event.type === "thread.history") {
+      this.items.clear();
+      for (const item of event.items) this.items.set(item.id, item);
     }
   }
 
@@ -309,6 +409,7 @@ export class AcpSession {
         return;
       case "tool_call":
         this.shown.delete(item.id);
+        this.previews.delete(item.id);
         if (!known) this.send(this.toolCall(item, "pending"));
         this.send({
           sessionUpdate: "tool_call_update",
@@ -396,22 +497,21 @@ export class AcpSession {
    * cancelled, or resolved elsewhere) goes back to the host as Spark's approval; anything but the
    * allow option is a no.
    */
-  private ask(approval: ApprovalRequestEvent): void {
+  private ask(approval: Extract<StampedEvent, { type: "approval.requested" }>): void {
     const abort = new AbortController();
     this.permissions.set(approval.approval_id, abort);
-    const call = [...this.items.values()].findLast(
-      (item): item is ToolCallItem =>
-        item.type === "tool_call" &&
-        item.status === "running" &&
-        (approval.kind === "shell" ? item.name === "shell" : item.name.startsWith("mcp__")),
-    );
+    // The call that asks, as the host names it; a sub-agent's calls are not this thread's items.
+    const call =
+      approval.call_id !== undefined && this.items.get(approval.call_id)?.type === "tool_call"
+        ? approval.call_id
+        : null;
     this.sending = this.sending.then(() => {
       this.editor
         .request(
           "session/request_permission",
           {
             sessionId: this.id,
-            toolCall: permissionToolCall(approval, call?.id ?? approval.approval_id),
+            toolCall: permissionToolCall(approval, call ?? approval.approval_id),
             options: PERMISSION_OPTIONS,
           },
           { cancellationSignal: abort.signal, stopWaitingOnCancel: true },
@@ -421,7 +521,7 @@ export class AcpSession {
           // Withdrawn: the host settled it already.
           if (!this.permissions.delete(approval.approval_id)) return;
           if (approved && call)
-            this.send({ sessionUpdate: "tool_call_update", toolCallId: call.id, status: "in_progress" });
+            this.send({ sessionUpdate: "tool_call_update", toolCallId: call, status: "in_progress" });
           this.client
             .request({
               type: "approval.respond",

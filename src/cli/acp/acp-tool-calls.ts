@@ -40,10 +40,8 @@ export function toolTitle(name: string, argumentsJson: string): string {
       return text("pattern") ? `Search for ${text("pattern")}` : "Search";
     case "shell":
       return text("command") ? `$ ${oneLine(text("command")!)}` : "Run a command";
-    case "apply_patch": {
-      const files = patchFiles(argumentsJson);
-      return files.length > 0 ? `Edit ${files.map((file) => file.path).join(", ")}` : "Edit files";
-    }
+    case "apply_patch":
+      return patchTitle(patchFiles(argumentsJson));
     case "delegate":
       return text("task") ? `Delegate: ${oneLine(text("task")!)}` : "Delegate a task";
     default:
@@ -53,8 +51,7 @@ export function toolTitle(name: string, argumentsJson: string): string {
 
 /** The files a call reads or writes, as absolute paths under `root` (for "follow the agent"). */
 export function toolLocations(name: string, argumentsJson: string, root: string): ToolCallLocation[] {
-  if (name === "apply_patch")
-    return patchFiles(argumentsJson).map((file) => ({ path: inside(root, file.path) }));
+  if (name === "apply_patch") return patchLocations(patchFiles(argumentsJson), root);
   if (name !== "read_file") return [];
   const args = parsedArguments(argumentsJson);
   if (typeof args?.path !== "string") return [];
@@ -62,11 +59,26 @@ export function toolLocations(name: string, argumentsJson: string, root: string)
   return [{ path: inside(root, args.path), ...line }];
 }
 
+/** The title of an `apply_patch` call whose patch shows `files` so far. */
+export function patchTitle(files: readonly PatchPreviewFile[]): string {
+  return files.length > 0 ? `Edit ${files.map((file) => file.path).join(", ")}` : "Edit files";
+}
+
+/** The files an `apply_patch` call writes so far, as absolute paths under `root`. */
+export function patchLocations(files: readonly PatchPreviewFile[], root: string): ToolCallLocation[] {
+  return files.map((file) => ({ path: inside(root, file.path) }));
+}
+
 /** The diffs of an `apply_patch` call while the model writes it (whole lines only). */
 export function streamingContent(item: ToolCallItem, root: string): ToolCallContent[] {
   if (item.name !== "apply_patch") return [];
+  return patchPreviewContent(previewPatch(item.arguments)?.files ?? [], root);
+}
+
+/** The diffs of a patch preview's files (see IncrementalPatchPreview). */
+export function patchPreviewContent(files: readonly PatchPreviewFile[], root: string): ToolCallContent[] {
   // A file whose first line is not written yet has nothing to show.
-  return (previewPatch(item.arguments)?.files ?? [])
+  return files
     .filter((file) => file.hunks.some((hunk) => hunk.lines.length > 0))
     .map((file) => previewDiff(file, root));
 }
