@@ -24,6 +24,10 @@ export const INVARIANTS = {
     "the transcript and the live thread hold the items in the order the faces showed them (the same items in another order breaks only this)",
   "steer-once":
     "a steer or queued message reaches the model at most once per request, and exactly once or is reported",
+  "steer-lost-on-interrupt":
+    "a steer shown in the conversation (turn.steered) of a turn then interrupted reached the model, or a notice said it did not",
+  "unsent-steer-sent-later":
+    "a steer a notice reported as not sent never reaches the model afterwards (the person is told to send it again)",
   "rewind-files":
     "a code rewind restores exactly the files the thread's later patches added, and the disk matches",
   "no-leaks": "no thread, subscription or client is kept past its owner",
@@ -207,8 +211,8 @@ export function inputDefects(
     const dropped = droppedByInterrupt(events, input.text);
     if (delivered && reported)
       defects.push({
-        invariant: "steer-once",
-        detail: `${input.kind} "${input.text}" was reported not sent, yet the model got it`,
+        invariant: "unsent-steer-sent-later",
+        detail: `${input.kind} "${input.text}" was reported not sent, yet the model got it: ${JSON.stringify(requests.filter((users) => users.includes(input.text)))}`,
       });
     if (!delivered && !reported && !dropped) {
       const shown = events.some(
@@ -224,7 +228,8 @@ export function inputDefects(
             `${event.type}${"status" in event ? ` ${event.status}` : ""}${"input" in event ? ` "${event.input}"` : ""}`,
         );
       defects.push({
-        invariant: "steer-once",
+        invariant:
+          steeredTurnEnded(events, input.text) === "interrupted" ? "steer-lost-on-interrupt" : "steer-once",
         detail: `${input.kind} "${input.text}" never reached the model and nothing said so (${shown ? "shown" : "not shown"} as a user message; turns: ${trail.join(", ")}; the model got: ${JSON.stringify(requests)})`,
       });
     }
@@ -244,6 +249,14 @@ export function inputDefects(
       });
   }
   return defects;
+}
+
+/** How the turn that `text` steered (`turn.steered`) ended, if it did. */
+function steeredTurnEnded(events: readonly StampedEvent[], text: string): string | undefined {
+  const steered = events.find((event) => event.type === "turn.steered" && event.input === text);
+  if (steered?.type !== "turn.steered") return undefined;
+  const ended = events.find((event) => event.type === "turn.completed" && event.turn_id === steered.turn_id);
+  return ended?.type === "turn.completed" ? ended.status : undefined;
 }
 
 /** The input was queued (`turn.queued`) and a turn ended interrupted after that, before it started. */
