@@ -27,7 +27,7 @@ export interface AgentThreadOptions {
   sandbox?: CommandSandbox;
   /** The workspace's language servers, for the errors each patch introduced. Default: none asked. */
   diagnostics?: EditDiagnostics;
-  /** Token budget of the conversation; past 80% of it old turns are compacted. Default: 128K. */
+  /** Token budget of the conversation; past 80% of it (75% with the default output cap) old turns are compacted. Default: 128K. */
   contextBudget?: number;
   /** Model responses with tool calls one turn may run; the next call ends it. Default: 50. */
   maxToolRounds?: number;

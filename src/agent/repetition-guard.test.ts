@@ -20,7 +20,7 @@ describe("RepetitionGuard", () => {
   });
 
   test("one line written over and over is a loop; so is one paragraph", () => {
-    expect(fed("The files here are:\n".repeat(60))).toMatchObject({ unit: expect.stringContaining("files") });
+    expect(fed("The files here are:\n".repeat(60))).toMatchObject({ unit: "The files here are:\n" });
     const paragraph = `${"This repository holds a parser, its tests and a small command line tool. ".repeat(2)}\n`;
     expect(fed(paragraph.repeat(12), 7)).not.toBeNull();
   });

@@ -8,7 +8,7 @@ export interface RepetitionGuardOptions {
   minRepeats?: number;
 }
 
-/** What the guard saw: the repeated unit (at most 80 characters of it) and how often it came. */
+/** What the guard saw: the repeated unit (at most 80 characters of it, `…` marking a cut) and how often it came. */
 export interface Repetition {
   unit: string;
   repeats: number;
@@ -21,7 +21,9 @@ export interface Repetition {
  * opening the same key forever, one line over and over, a paragraph said ten times.
  *
  * Cheap per token, with no rescans: for every period p it keeps how many characters in a row equal
- * the one p before (O(maxPeriod) work and memory per character, whatever the length of the reply).
+ * the one p before (O(maxPeriod) work per character and O(maxPeriod) memory, whatever the length of
+ * the reply).
+ *
  * Output that merely resembles itself (code whose lines share most of their text) never forms an
  * exact repeating tail that long, so it is not stopped.
  */
@@ -29,8 +31,13 @@ export class RepetitionGuard {
   private readonly maxPeriod: number;
   private readonly minLength: number;
   private readonly minRepeats: number;
-  /** The last `maxPeriod` characters, as a ring of UTF-16 code units. */
-  private readonly ring: Uint16Array;
+  /**
+   * The characters written, as UTF-16 code units, in a window that slides: the last `maxPeriod`
+   * are moved to its start when it fills (amortised O(1) per character, no modulo per comparison).
+   */
+  private readonly buffer: Uint16Array;
+  /** Where the next character goes in {@link buffer}. */
+  private at = 0;
   /** `runs[p]`: how many characters in a row equalled the character p before them. */
   private readonly runs: Uint32Array;
   private written = 0;
@@ -40,7 +47,7 @@ export class RepetitionGuard {
     this.maxPeriod = options.maxPeriod ?? 256;
     this.minLength = options.minLength ?? 600;
     this.minRepeats = options.minRepeats ?? 8;
-    this.ring = new Uint16Array(this.maxPeriod + 1);
+    this.buffer = new Uint16Array(this.maxPeriod * 8);
     this.runs = new Uint32Array(this.maxPeriod + 1);
   }
 
@@ -52,26 +59,32 @@ export class RepetitionGuard {
   /** Adds streamed text; returns the loop as soon as the text forms one, else null. */
   push(text: string): Repetition | null {
     if (this.found) return this.found;
-    const size = this.ring.length;
+    const { buffer, runs, maxPeriod, minLength, minRepeats } = this;
     for (let i = 0; i < text.length; i++) {
+      if (this.at === buffer.length) {
+        buffer.copyWithin(0, this.at - maxPeriod, this.at);
+        this.at = maxPeriod;
+      }
       const code = text.charCodeAt(i);
-      const at = this.written % size;
-      const limit = Math.min(this.maxPeriod, this.written);
+      const at = this.at;
+      const limit = Math.min(maxPeriod, this.written);
       for (let p = 1; p <= limit; p++) {
-        if (this.ring[(at - p + size) % size] !== code) {
-          this.runs[p] = 0;
+        if (buffer[at - p] !== code) {
+          runs[p] = 0;
           continue;
         }
-        const run = ++this.runs[p]!;
+        const run = ++runs[p]!;
         // The tail is p characters, then `run` more each equal to the one p before: run + p in all.
-        if (run + p >= this.minLength && run + p >= p * this.minRepeats && !this.found) {
-          this.ring[at] = code;
+        if (run + p >= minLength && run + p >= p * minRepeats) {
+          buffer[at] = code;
+          this.at++;
           this.written++;
           this.found = { unit: this.unit(p), repeats: Math.floor((run + p) / p) };
           return this.found;
         }
       }
-      this.ring[at] = code;
+      buffer[at] = code;
+      this.at++;
       this.written++;
     }
     return null;
@@ -85,13 +98,14 @@ export class RepetitionGuard {
     return this.push("\u0000");
   }
 
-  /** The last `p` characters written, at most 80 of them. */
+  /**
+   * The repeated unit: the last `p` characters written, turned to start a line when one starts in
+   * it (so a repeated line reads as that line), at most 80 characters of it.
+   */
   private unit(p: number): string {
-    const size = this.ring.length;
-    let unit = "";
-    for (let k = p; k >= 1 && unit.length < 80; k--) {
-      unit += String.fromCharCode(this.ring[(this.written - k + size) % size]!);
-    }
-    return unit;
+    let unit = String.fromCharCode(...this.buffer.subarray(this.at - p, this.at));
+    const line = unit.indexOf("\n");
+    if (line !== -1 && line < unit.length - 1) unit = unit.slice(line + 1) + unit.slice(0, line + 1);
+    return unit.length > 80 ? `${unit.slice(0, 79)}…` : unit;
   }
 }

@@ -64,7 +64,7 @@ export interface TurnRunnerOptions {
   settings: () => ReturnType<typeof requestSettings>;
   /** What a tool call of `turn` may use. */
   toolContext: (turn: ActiveTurn) => ToolContext;
-  /** Token budget of the conversation; past 80% of it old turns are compacted. Default: 128K. */
+  /** Token budget of the conversation; past 80% of it (less when the output cap needs the room) old turns are compacted. Default: 128K. */
   contextBudget?: number | undefined;
   /** Model responses with tool calls one turn may run; the next call ends it. Default: 50. */
   maxToolRounds?: number | undefined;
@@ -137,7 +137,7 @@ export class TurnRunner {
     };
     try {
       for (;;) {
-        if (chain.lastTokens > (this.options.contextBudget ?? 128_000) * 0.8) await this.compact(turn);
+        if (chain.lastTokens > this.compactionThreshold()) await this.compact(turn);
         const { response, calls } = await this.stream(turn, next, watch).catch((caught: unknown) => {
           // After a rewind the response it went back to may be gone: the kept conversation is resent.
           if (!(caught instanceof ClientError && caught.code === "previous_response_not_found")) throw caught;
@@ -415,6 +415,17 @@ export class TurnRunner {
   private skip(turn: ActiveTurn, call: FunctionCall, output: string): ConversationInput {
     this.options.log.complete(turn.id, { ...callItem(call), status: "failed", output });
     return { type: "function_call_output", call_id: call.call_id, output };
+  }
+
+  /**
+   * Tokens of conversation past which old turns are compacted: 80% of the budget, or less when the
+   * output cap needs more room (a server such as vLLM refuses a request whose input and cap
+   * together pass the context), but never below half of it.
+   */
+  private compactionThreshold(): number {
+    const budget = this.options.contextBudget ?? 128_000;
+    const reserve = this.options.settings().max_output_tokens ?? 0;
+    return Math.min(budget * 0.8, Math.max(budget * 0.5, budget - reserve));
   }
 
   /** Starts a new chain whose input is a compacted copy of the conversation (after PreCompact hooks). */
