@@ -79,7 +79,7 @@ export function turnDefects(
     if (turnId !== undefined && ended.has(turnId)) {
       defects.push({
         invariant: "nothing-after-end",
-        detail: `${threadId}: ${event.type} (seq ${event.seq}) of turn ${turnId} after its turn.completed`,
+        detail: `${threadId}: ${event.type} (seq ${event.seq}) of turn ${turnId} after its turn.completed; the thread's events: ${describe(events)}`,
       });
     }
     switch (event.type) {
@@ -320,4 +320,24 @@ export function fileDefects(
     }
   }
   return { defects, present };
+}
+
+/** A stream in short: `seq type [input|status|item]`, for a defect's detail. */
+function describe(events: readonly StampedEvent[]): string {
+  return events
+    .map((event) => {
+      const what =
+        "input" in event
+          ? `"${event.input}"`
+          : "status" in event
+            ? event.status
+            : "item" in event
+              ? `${event.item.type}${event.item.type === "tool_call" ? ` ${event.item.name} ${event.item.status}` : ""}`
+              : "approval_id" in event
+                ? event.approval_id
+                : "";
+      return `${event.seq} ${event.type} ${what}`.trim();
+    })
+    .filter((line) => !line.includes("item.delta"))
+    .join("; ");
 }

@@ -250,14 +250,18 @@ export class ExploreRun {
   private async viewDefects(): Promise<Defect[]> {
     const defects: Defect[] = [];
     const hosted = this.world.threads();
+    let rewoundToSteer = false;
     const compare = (invariant: InvariantName, what: string, a: string[], b: string[]) => {
       const difference = firstDifference(a, b);
       if (!difference) return;
-      const kind =
-        difference.reordered && invariant === "view-equals-transcript" ? "transcript-order" : invariant;
-      defects.push({ invariant: kind, detail: `${what} ${difference.text}` });
+      // Both follow from a steer recorded before the reply it interrupted (see transcript-order).
+      const misordered = difference.reordered || rewoundToSteer;
+      const kind = misordered && invariant === "view-equals-transcript" ? "transcript-order" : invariant;
+      const note = rewoundToSteer ? " (after a rewind to a steer)" : "";
+      defects.push({ invariant: kind, detail: `${what}${note} ${difference.text}` });
     };
     for (const threadId of this.threads) {
+      rewoundToSteer = steerRewound(this.stream(threadId));
       if (this.deleted.has(threadId)) continue;
       const observed = this.observer.views.get(threadId);
       if (!observed) continue;
@@ -327,4 +331,17 @@ export class ExploreRun {
     }
     return defects;
   }
+}
+
+/** Whether the thread was rewound to a steer's user message (`turn.steered`, then its message). */
+function steerRewound(events: readonly StampedEvent[]): boolean {
+  const steers = new Set(events.flatMap((event) => (event.type === "turn.steered" ? [event.input] : [])));
+  const ids = new Set(
+    events.flatMap((event) =>
+      event.type === "item.completed" && event.item.type === "user_message" && steers.has(event.item.text)
+        ? [event.item.id]
+        : [],
+    ),
+  );
+  return events.some((event) => event.type === "thread.rewound" && ids.has(event.item_id));
 }
