@@ -1,4 +1,10 @@
-import { createClient, ErrorReply, type RedisClientType, type RedisScripts } from "redis";
+import {
+  createClient,
+  ErrorReply,
+  type RedisClientOptions,
+  type RedisClientType,
+  type RedisScripts,
+} from "redis";
 import { RedisError } from "./redis-error.js";
 import { describeAddress, type RedisTarget } from "./redis-url.js";
 
@@ -27,6 +33,8 @@ export interface RedisConnectionOptions<S extends RedisScripts> {
    */
   tlsCa?: string;
 }
+
+type SocketOptions = NonNullable<RedisClientOptions["socket"]>;
 
 /** Commands waiting at once, at most: requests never pile up without bound while Redis is slow. */
 const MAX_IN_FLIGHT = 10_000;
@@ -157,24 +165,26 @@ export class RedisConnection<S extends RedisScripts> {
 
   private newGeneration(): Generation<S> {
     const { target } = this.options;
-    const address = target.address;
-    const client = createClient({
-      socket: {
-        ...("path" in address
-          ? { path: address.path }
-          : {
+    const common = {
+      connectTimeout: this.options.connectTimeoutMs ?? 2_000,
+      reconnectStrategy: (retries: number) => this.reconnectDelay(retries),
+    };
+    const { address } = target;
+    const { tlsCa } = this.options;
+    const socket: SocketOptions =
+      "path" in address
+        ? { ...common, path: address.path, tls: false }
+        : address.tls
+          ? {
+              ...common,
               host: address.host,
               port: address.port,
-              ...(address.tls
-                ? {
-                    tls: true as const,
-                    ...(this.options.tlsCa !== undefined ? { ca: this.options.tlsCa } : {}),
-                  }
-                : {}),
-            }),
-        connectTimeout: this.options.connectTimeoutMs ?? 2_000,
-        reconnectStrategy: (retries: number) => this.reconnectDelay(retries),
-      },
+              tls: true,
+              ...(tlsCa !== undefined ? { ca: tlsCa } : {}),
+            }
+          : { ...common, host: address.host, port: address.port, tls: false };
+    const client = createClient({
+      socket,
       ...(target.username !== undefined ? { username: target.username } : {}),
       ...(target.password !== undefined ? { password: target.password } : {}),
       ...(target.db !== 0 ? { database: target.db } : {}),
@@ -236,7 +246,7 @@ export class RedisConnection<S extends RedisScripts> {
 /** node-redis's reply with error replies (at any depth) turned into {@link RedisError}s. */
 export function toReply(value: unknown): RedisReply {
   if (value instanceof ErrorReply) return RedisError.fromReply(value);
-  if (Array.isArray(value)) return value.map(toReply);
+  if (Array.isArray(value)) return (value as unknown[]).map((item) => toReply(item));
   if (typeof value === "string" || typeof value === "number" || value === null) return value;
   if (Buffer.isBuffer(value)) return value.toString("utf8");
   return String(value);

@@ -49,8 +49,8 @@ describe.skipIf(NO_REDIS_BINARY_REASON !== null)(
     test("on a Redis Cluster every script's keys share one slot, and a script touches no key it did not declare", async () => {
       const redis = await startRedis({ cluster: true });
       const socket = new URL(redis.url).pathname;
-      const monitor = createClient({ socket: { path: socket }, maintNotifications: "disabled" });
-      const other = createClient({ socket: { path: socket }, maintNotifications: "disabled" });
+      const monitor = createClient({ socket: { path: socket, tls: false }, maintNotifications: "disabled" });
+      const other = createClient({ socket: { path: socket, tls: false }, maintNotifications: "disabled" });
       monitor.on("error", () => {});
       other.on("error", () => {});
       await monitor.connect();

@@ -29,8 +29,9 @@ export function storeKeys(prefix: string): StoreKeys {
  * the servers' clocks say); the leaf scores `tick * MAX_CHAIN`, each earlier turn one more, and
  * `ZADD GT` never lowers a score, so an earlier turn always outlives the turns built on it (eviction
  * takes the lowest scores first) and a touched chain is newer than anything touched before. Its
- * expiry is renewed to now + TTL. `keep` gives the keys themselves that TTL too, so a store nobody
- * uses any more leaves Redis by Redis's own expiry.
+ * expiry is renewed to now + TTL. `keep` gives the keys themselves a TTL that never falls under the
+ * turns' (set to twice the TTL whenever under it, so it is renewed about once per TTL, not per call):
+ * a store nobody uses any more leaves Redis by Redis's own expiry.
  */
 const PRELUDE = `
 local turns, parents, lru, expiry, clock, totalKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
@@ -61,7 +62,7 @@ end
 local function keep(ttl)
   for _, key in ipairs(KEYS) do
     if ttl > 0 then
-      if redis.call('PTTL', key) < ttl then redis.call('PEXPIRE', key, ttl) end
+      if redis.call('PTTL', key) < ttl then redis.call('PEXPIRE', key, 2 * ttl) end
     else
       redis.call('PERSIST', key)
     end

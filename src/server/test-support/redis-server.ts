@@ -190,7 +190,7 @@ async function freeLoopbackPort(): Promise<number> {
  * only in CLUSTER INFO, so this asks again every 50 ms, for at most 20 s).
  */
 async function takeEverySlot(socket: string): Promise<void> {
-  const client = createClient({ socket: { path: socket }, maintNotifications: "disabled" });
+  const client = createClient({ socket: { path: socket, tls: false }, maintNotifications: "disabled" });
   client.on("error", () => {});
   await client.connect();
   try {
