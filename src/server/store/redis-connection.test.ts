@@ -216,6 +216,40 @@ describe.skipIf(NO_REDIS_BINARY_REASON !== null)(
       }
     });
 
+    test("an ACL user logs in with its own password, and the URL's database is the one used", async () => {
+      const redis = await startRedis();
+      const admin = await RedisConnection.open({ target: parseRedisUrl(redis.url), scripts: {} });
+      try {
+        await admin.command(["ACL", "SETUSER", "spark", "on", ">user-secret", "~*", "+@all"]);
+        const key = `test:${randomUUID()}`;
+        const user = await RedisConnection.open({
+          target: { ...parseRedisUrl(`${redis.url}?db=3`), username: "spark", password: "user-secret" },
+          scripts: {},
+        });
+        try {
+          expect(await user.command(["ACL", "WHOAMI"])).toBe("spark");
+          expect(await user.command(["SET", key, "in-3"])).toBe("OK");
+        } finally {
+          await user.dispose();
+        }
+        expect(await admin.command(["GET", key])).toBeNull();
+        expect(await admin.command(["SELECT", "3"])).toBe("OK");
+        expect(await admin.command(["GET", key])).toBe("in-3");
+        const refused = await rejection(
+          RedisConnection.open({
+            target: { ...parseRedisUrl(redis.url), username: "spark", password: "not-it" },
+            scripts: {},
+          }),
+        );
+        expect(refused.code).toBe("reply");
+        expect(refused.prefix).toBe("WRONGPASS");
+        expect(refused.message).not.toContain("not-it");
+      } finally {
+        await admin.dispose();
+        await redis.stop();
+      }
+    });
+
     test("after Redis restarts the connection reconnects: commands in the outage fail at once, later ones go through", async () => {
       const redis = await startRedis();
       const dir = path.dirname(new URL(redis.url).pathname);
