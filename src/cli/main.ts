@@ -1,7 +1,7 @@
 import { Command, CommanderError } from "commander";
 import { SparkError } from "../protocol/errors.js";
 import { registerAgentCommands } from "./agent-commands.js";
-import { mistypedCommand } from "./mistyped-command.js";
+import { mistypedCommand } from "./typo-suggestion.js";
 import { VERSION } from "./version.js";
 
 type Register = (program: Command) => void;

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "vitest";
 import { duration, formatDuration } from "./duration-option.js";
-import { editDistance, mistypedCommand } from "./mistyped-command.js";
+import { editDistance, mistypedCommand } from "./typo-suggestion.js";
 
 const COMMANDS = [
   "exec",
