@@ -209,8 +209,18 @@ describe("the agent on a temporary git repository (scripted model, real server a
     await turn;
     const resolved = h.events.filter((e) => e.type === "approval.resolved");
     expect(resolved).toEqual([
-      { type: "approval.resolved", approval_id: request.approval_id, approved: false },
+      {
+        type: "approval.resolved",
+        approval_id: request.approval_id,
+        approved: false,
+        turn_id: request.turn_id,
+        call_id: request.call_id,
+      },
     ]);
+    // The approval names the call that asked.
+    expect(request.call_id).toBe(
+      h.events.find((e) => e.type === "item.started" && e.item.type === "tool_call")?.item.id,
+    );
     expect(h.events.indexOf(resolved[0]!)).toBeLessThan(
       h.events.findIndex((e) => e.type === "turn.completed"),
     );
