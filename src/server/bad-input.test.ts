@@ -81,14 +81,6 @@ describe("bad HTTP input gets an OpenAI-style error and the server keeps serving
       "previous_response_id",
     ],
     [
-      "a model that is not served",
-      "/v1/responses",
-      JSON.stringify({ model: "gpt-9", input: "x" }),
-      404,
-      "model_not_found",
-      "model",
-    ],
-    [
       "an image for a text model",
       "/v1/responses",
       JSON.stringify({ input: [{ role: "user", content: [{ type: "input_image", image_url: "x" }] }] }),

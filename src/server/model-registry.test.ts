@@ -121,3 +121,76 @@ describe("a model that is still loading", () => {
     await models.dispose();
   });
 });
+
+describe("model names as clients expect", () => {
+  test("a server with one model answers any model name with it and reports the model's own id", async () => {
+    const models = new ModelRegistry();
+    models.add("stories", new ScriptedEngine({ id: "stories", script: [{ text: "Once." }] }));
+    await using server = await SparkServer.start({ models });
+    const client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: "unused", maxRetries: 0 });
+
+    const response = await client.responses.create({ model: "any", input: "Tell a story" });
+    expect(response.output_text).toBe("Once.");
+    expect(response.model).toBe("stories");
+    const chat = await client.chat.completions.create({
+      model: "gpt-4o",
+      messages: [{ role: "user", content: "Tell a story" }],
+    });
+    expect(chat.choices[0]?.message.content).toBe("Once.");
+    expect(chat.model).toBe("stories");
+
+    // The README's SDK example: the WebSocket with `model: "any"`.
+    const ws = new ResponsesWS(client);
+    const created = new Promise<string>((resolve, reject) => {
+      ws.on("response.completed", (event) => resolve(event.response.model));
+      ws.on("error", reject);
+    });
+    ws.send({ type: "response.create", model: "any", input: "Tell a story" } as never);
+    expect(await created).toBe("stories");
+    ws.close();
+  });
+
+  test("with several models an unknown name is a 404 whose message lists them; a known one is served", async () => {
+    const models = new ModelRegistry();
+    models.add("fast", new ScriptedEngine({ id: "fast", script: [{ text: "quick" }] }));
+    models.add("smart", new ScriptedEngine({ id: "smart", script: [{ text: "deep" }] }));
+    await using server = await SparkServer.start({ models });
+    const client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: "unused", maxRetries: 0 });
+
+    const refused = await client.responses.create({ model: "any", input: "hi" }).catch((error) => error);
+    expect(refused).toMatchObject({ status: 404, error: { code: "model_not_found", param: "model" } });
+    expect(refused.error.message).toContain("'fast'");
+    expect(refused.error.message).toContain("'smart'");
+    expect((await client.responses.create({ model: "smart", input: "hi" })).output_text).toBe("deep");
+    // No name: the default (the first added).
+    const unnamed = await fetch(`${server.url}/v1/responses`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ input: "hi" }),
+    });
+    expect(((await unnamed.json()) as { model: string }).model).toBe("fast");
+  });
+
+  test("/v1/models lists a model that is still loading, with its status, and not one that failed", async () => {
+    const models = new ModelRegistry();
+    const gate = gatedLoad();
+    const broken = gatedLoad();
+    models.add("fast", gate.loading);
+    models.add("broken", broken.loading);
+    broken.fail(new Error("not a GGUF file"));
+    await using server = await SparkServer.start({ models });
+    const list = async () =>
+      ((await (await fetch(`${server.url}/v1/models`)).json()) as { data: unknown[] }).data;
+
+    // The registry saw the failure first: it listened before this wait did.
+    await broken.loading.catch(() => undefined);
+    expect(await list()).toEqual([
+      { id: "fast", object: "model", created: 0, owned_by: "spark", status: "loading" },
+    ]);
+    gate.finish(new ScriptedEngine({ id: "fast" }));
+    await gate.loading;
+    expect(await list()).toEqual([
+      { id: "fast", object: "model", created: 0, owned_by: "spark", status: "ready" },
+    ]);
+  });
+});

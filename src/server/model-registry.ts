@@ -86,17 +86,19 @@ export class ModelRegistry implements AsyncDisposable {
   }
 
   /**
-   * The engine for `model` (or the default), or a SparkError saying why there is none. For a model
-   * still loading, an engine whose requests wait for the load.
+   * The engine for `model` (or the default), or a SparkError saying why there is none. A server
+   * with one model answers every name with it (as llama-server does; the response reports the
+   * model's own id); with several, a name none of them has is `model_not_found` (404), listing
+   * them. For a model still loading, an engine whose requests wait for the load.
    */
   resolve(model: string | undefined): Engine {
-    const id = model || this.defaultId;
+    const id = model && (this.entries.has(model) || this.entries.size !== 1) ? model : this.defaultId;
     const entry = id === undefined ? undefined : this.entries.get(id);
     if (!entry || id === undefined) {
-      const known = [...this.entries.keys()].join(", ") || "none";
+      const known = [...this.entries.keys()].map((known) => `'${known}'`).join(", ") || "none";
       throw new SparkError(
         "model_not_found",
-        `The model '${model}' is not served here (serving: ${known}).`,
+        `The model '${model}' is not served here; it serves ${known}.`,
         {
           param: "model",
         },

@@ -224,11 +224,21 @@ export class SparkServer implements AsyncDisposable {
     sendJson(res, ready ? 200 : 503, { status: ready ? "ok" : "unavailable" });
   }
 
+  /**
+   * The models requests may name, a model still loading among them (requests for it wait): each
+   * with its `status` (`ready` or `loading`), an extra field clients that do not know it ignore.
+   */
   private listModels(res: ServerResponse): void {
     const data = this.ctx.models
       .list()
-      .filter((model) => model.status === "ready")
-      .map((model) => ({ id: model.id, object: "model", created: 0, owned_by: "spark" }));
+      .filter((model) => model.status !== "failed")
+      .map((model) => ({
+        id: model.id,
+        object: "model",
+        created: 0,
+        owned_by: "spark",
+        status: model.status,
+      }));
     sendJson(res, 200, { object: "list", data });
   }
 
