@@ -23,7 +23,13 @@ import { ExploreWorld, exploreScript, loggingEngine, type RequestLog } from "./t
  */
 
 const exploring = process.env.SPARK_EXPLORE === "1";
-const runs = Number(process.env.SPARK_EXPLORE_RUNS ?? (exploring ? 200 : 8));
+const runs = Number(process.env.SPARK_EXPLORE_RUNS ?? (exploring ? 200 : 25));
+/**
+ * The real model's run: with `npm run test:explore`, or `SPARK_EXPLORE_REAL=1`. Not in `npm test`:
+ * each new thread evaluates the whole system prompt and tools (about 4,500 tokens), which took 90 s
+ * on stories260K with the 2-core machine loaded by other tests.
+ */
+const real = exploring || process.env.SPARK_EXPLORE_REAL === "1";
 const seed =
   process.env.SPARK_EXPLORE_SEED === undefined ? undefined : Number(process.env.SPARK_EXPLORE_SEED);
 /** `PATH@REPLAY`: fast-check's shrink path, and `fc.commands`' replay path of the executed commands. */
@@ -51,6 +57,10 @@ const KNOWN_DEFECTS: ReadonlySet<InvariantName> = new Set<InvariantName>([
   // sends it to the model: sent again as the notice asks, the model gets it twice.
   // Minimal: steer(say 1) on an idle thread, interrupt, steer(say 1), then a turn or fork.
   "unsent-steer-sent-later",
+  // Seen once in about 500 sequences, not yet replayed: an `approval.requested` stamped with a turn
+  // after that turn's `turn.completed` (a shell call asked for approval, a steer, approvals
+  // answered, interrupts). SPARK_EXPLORE_SEED=1061460485 SPARK_EXPLORE_PATH='1@ACMG:F'.
+  "nothing-after-end",
 ]);
 const skip: ReadonlySet<InvariantName> =
   process.env.SPARK_EXPLORE_ALL_INVARIANTS === "1" ? new Set() : KNOWN_DEFECTS;
@@ -128,7 +138,7 @@ describe("agent host explored on the scripted engine", () => {
   );
 });
 
-describe("agent host explored on a real tiny engine", () => {
+describe.skipIf(!real)("agent host explored on a real tiny engine", () => {
   let llama: LlamaEngine;
 
   beforeAll(async () => {
@@ -154,6 +164,8 @@ describe("agent host explored on a real tiny engine", () => {
             await runCommands(loggingEngine(llama, requests), requests, commands, {
               ownsEngine: false,
               waitForTurns: false,
+              // A real model's first prompt (the system prompt and tools) on two busy cores.
+              deadlineMs: 300_000,
             });
           },
         ),

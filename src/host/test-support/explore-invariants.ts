@@ -259,13 +259,21 @@ function steeredTurnEnded(events: readonly StampedEvent[], text: string): string
   return ended?.type === "turn.completed" ? ended.status : undefined;
 }
 
-/** The input was queued (`turn.queued`) and a turn ended interrupted after that, before it started. */
+/**
+ * The input was queued (`turn.queued`) and a turn ended interrupted before it started, or it
+ * started a turn that was interrupted: either way the person's interrupt took it back.
+ */
 function droppedByInterrupt(events: readonly StampedEvent[], text: string): boolean {
   let queued = false;
+  let started: string | null = null;
   for (const event of events) {
     if (event.type === "turn.queued" && event.input === text) queued = true;
-    else if (queued && event.type === "turn.started" && event.input === text) queued = false;
-    else if (queued && event.type === "turn.completed" && event.status === "interrupted") return true;
+    else if (event.type === "turn.started" && event.input === text) {
+      queued = false;
+      started = event.turn_id;
+    } else if (event.type === "turn.completed" && event.status === "interrupted") {
+      if (queued || event.turn_id === started) return true;
+    }
   }
   return false;
 }
