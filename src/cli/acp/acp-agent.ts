@@ -72,9 +72,15 @@ export function acpAgent(workspaces: AcpWorkspaces, log: (line: string) => void)
   let opening = 0;
   /** Sessions following their thread now (opened, not released, not closed). */
   const following = () => [...sessions.values()].filter((s) => s.following).length;
-  /** Releases the least recently used idle session; false when every session is busy. */
+  /**
+   * Releases the least recently used idle session, one whose thread the host keeps (it had a
+   * prompt) before one never used (whose thread is gone once the host lets it go); false when
+   * every session is busy.
+   */
   const releaseOne = (): boolean => {
-    const idle = [...sessions.values()].filter((s) => s.idle).sort((a, b) => a.lastUsed - b.lastUsed)[0];
+    const idle = [...sessions.values()]
+      .filter((s) => s.idle)
+      .sort((a, b) => Number(b.kept) - Number(a.kept) || a.lastUsed - b.lastUsed)[0];
     idle?.release();
     return idle !== undefined;
   };
@@ -103,6 +109,46 @@ export function acpAgent(workspaces: AcpWorkspaces, log: (line: string) => void)
           sessionId,
         },
       );
+    found.lastUsed = Date.now();
+    return found;
+  };
+  /**
+   * Runs `follow` (which makes a session follow its thread) once there is room for one more
+   * session: the least recently used idle ones are released at the cap. The room is counted before
+   * any wait, so sessions opened at once cannot pass the cap together.
+   */
+  const withRoom = async <T>(follow: () => Promise<T>): Promise<T> => {
+    while (following() + opening >= MAX_SESSIONS)
+      if (!releaseOne())
+        throw RequestError.invalidRequest(
+          undefined,
+          `At most ${MAX_SESSIONS} sessions run at once, and all of them are busy.`,
+        );
+    opening++;
+    try {
+      // An agent host shared with other faces may be full: idle sessions make room, one by one.
+      return await retryAtLimit(follow, releaseOne);
+    } finally {
+      opening--;
+    }
+  };
+  /** The session, following its thread again if it was released. */
+  const live = async (sessionId: string): Promise<AcpSession> => {
+    const found = session(sessionId);
+    if (found.following) return found;
+    try {
+      await withRoom(() => found.attach());
+    } catch (error) {
+      if (!(error instanceof HostClientError && error.wire?.code === "not_found"))
+        throw asRequestError(error);
+      found.close();
+      sessions.delete(sessionId);
+      throw new RequestError(
+        RESOURCE_NOT_FOUND,
+        `Session ${sessionId} was never used and was let go to make room for others: start a new one.`,
+        { sessionId },
+      );
+    }
     return found;
   };
   const connection = (): AgentContext => {
@@ -119,20 +165,11 @@ export function acpAgent(workspaces: AcpWorkspaces, log: (line: string) => void)
       sessions.get(threadId)?.close();
       sessions.delete(threadId);
     }
-    // Checked and counted before any wait, so sessions opened at once cannot pass the cap together.
-    while (following() + opening >= MAX_SESSIONS)
-      if (!releaseOne())
-        throw RequestError.invalidRequest(
-          undefined,
-          `At most ${MAX_SESSIONS} sessions run at once, and all of them are busy.`,
-        );
-    opening++;
     try {
       const workspace = await workspaces.get(cwd);
       let opened: AcpSession;
       if (threadId === null) {
-        // An agent host shared with other faces may be full: idle sessions make room, one by one.
-        const info = await retryAtLimit(() => workspace.client.startThread(), releaseOne);
+        const info = await withRoom(() => workspace.client.startThread());
         opened = new AcpSession(workspace.client, connection(), info, workspace.root, log);
       } else {
         opened = new AcpSession(
@@ -143,7 +180,7 @@ export function acpAgent(workspaces: AcpWorkspaces, log: (line: string) => void)
           log,
         );
         try {
-          await retryAtLimit(() => opened.resume(replay), releaseOne);
+          await withRoom(() => opened.resume(replay));
         } catch (error) {
           opened.close();
           throw error;
@@ -154,8 +191,6 @@ export function acpAgent(workspaces: AcpWorkspaces, log: (line: string) => void)
       return { sessionId: opened.id, modes: { currentModeId: opened.mode, availableModes: MODES } };
     } catch (error) {
       throw asRequestError(error);
-    } finally {
-      opening--;
     }
   };
 
@@ -224,18 +259,20 @@ export function acpAgent(workspaces: AcpWorkspaces, log: (line: string) => void)
             { modeId: params.modeId },
             `Unknown mode ${params.modeId}: one of ${AGENT_MODES.join(", ")}.`,
           );
-        await session(params.sessionId).setMode(params.modeId as AgentMode);
+        await (await live(params.sessionId)).setMode(params.modeId as AgentMode);
         return {};
       })
       .onRequest("session/prompt", async ({ params }) => {
-        const target = session(params.sessionId);
-        return { stopReason: await target.prompt(promptInput(params.prompt)) };
+        const input = promptInput(params.prompt);
+        const target = await live(params.sessionId);
+        return { stopReason: await target.prompt(input) };
       })
       .onNotification("session/cancel", ({ params }) => {
         sessions.get(params.sessionId)?.cancel();
       })
       .onRequest(STEER_METHOD, steerParams, async ({ params }) => {
-        await session(params.sessionId).steer(promptInput(params.prompt as ContentBlock[]));
+        const input = promptInput(params.prompt as ContentBlock[]);
+        await (await live(params.sessionId)).steer(input);
         return {};
       })
   );

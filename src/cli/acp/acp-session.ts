@@ -77,6 +77,7 @@ export class AcpSession {
   private held: StampedEvent[] | null = null;
   /** Let go to make room for other sessions (see {@link release}); followed again on its next use. */
   private released = false;
+  private attaching: Promise<void> | null = null;
   /** When the session was last used by the client (ms since the epoch): the least recent goes first. */
   lastUsed = Date.now();
   private readonly off: (() => void)[];
@@ -136,6 +137,14 @@ export class AcpSession {
   }
 
   /**
+   * The thread has a user message, so the host keeps its transcript: once released, it can be
+   * followed again. A thread never used is not kept once the host lets it go.
+   */
+  get kept(): boolean {
+    return [...this.items.values()].some((item) => item.type === "user_message");
+  }
+
+  /**
    * Stops following the thread in the host (which may then let it go) while keeping the session:
    * its next use follows the thread again, without sending what the client has seen.
    */
@@ -145,19 +154,23 @@ export class AcpSession {
     this.client.forget(this.id);
   }
 
-  /** Follows the thread again after {@link release}, before the session is used. */
-  private async attach(): Promise<void> {
-    this.lastUsed = Date.now();
-    if (!this.released) return;
-    this.quiet = true;
-    try {
-      this.info = await this.client.resumeThread(this.info.id);
-      this.released = false;
-    } catch (error) {
-      throw asRequestError(error);
-    } finally {
-      this.quiet = false;
-    }
+  /**
+   * Follows the thread again after {@link release} (the caller makes room for it in the host
+   * first); what the host replays was sent to the client before and is not sent again.
+   */
+  attach(): Promise<void> {
+    if (!this.released) return Promise.resolve();
+    this.attaching ??= (async () => {
+      this.quiet = true;
+      try {
+        this.info = await this.client.resumeThread(this.info.id);
+        this.released = false;
+      } finally {
+        this.quiet = false;
+        this.attaching = null;
+      }
+    })();
+    return this.attaching;
   }
 
   /**
@@ -176,7 +189,6 @@ export class AcpSession {
     });
     this.running = running;
     try {
-      await this.attach();
       this.held = [];
       try {
         // Queued, not started: a turn of another face running now goes first instead of refusing it.
@@ -233,7 +245,6 @@ export class AcpSession {
 
   /** `_spark/steer`: adds `input` to the running turn. */
   async steer(input: string): Promise<void> {
-    await this.attach();
     if (!this.turnActive)
       throw RequestError.invalidRequest(
         { sessionId: this.id },
@@ -247,7 +258,6 @@ export class AcpSession {
   }
 
   async setMode(mode: AgentMode): Promise<void> {
-    await this.attach();
     await this.client
       .request({ type: "thread.set_mode", thread_id: this.id, mode })
       .catch((error: unknown) => {
