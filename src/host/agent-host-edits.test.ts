@@ -164,6 +164,15 @@ describe("agent host: reviewing edits", () => {
       code: "invalid_request",
       message: expect.stringContaining("a.txt changed since"),
     });
+    expect(await error).toMatchObject({ status: 409 });
+    expect(await read("a.txt")).toBe("edited by hand\n");
+    // A rewind refusal lacked the status docs/PROTOCOL.md gives it: refused the same way, 409.
+    const again = c.events
+      .map((e) => e.item as ThreadItem | undefined)
+      .find((item) => item?.type === "user_message" && item.text === "again")!;
+    error = errorAfter(c);
+    c.send({ type: "thread.rewind", thread_id: threadId, item_id: again.id, restore: "code" });
+    expect(await error).toMatchObject({ status: 409, error: { code: "invalid_request", param: "item_id" } });
     expect(await read("a.txt")).toBe("edited by hand\n");
     await writeFile(path.join(dir, "a.txt"), "AA\n");
 
