@@ -65,6 +65,11 @@ export class JsonLinesFile {
     return this.failure;
   }
 
+  /** Whether records wait to be written (the last try failed, or a replacement runs). */
+  get waiting(): boolean {
+    return this.pending.length > 0;
+  }
+
   /** Tightens the folder to 0700 and the file (if it exists) to 0600 now, rather than at the first write. */
   secure(): void {
     try {

@@ -93,9 +93,13 @@ export class Transcript {
     this.lines.append(record);
   }
 
-  /** Resolves when every record so far is on disk, or when retrying the ones waiting failed again (see {@link error}). */
-  flush(): Promise<void> {
-    return this.lines.flush();
+  /**
+   * Resolves when every record so far is on disk; rejects with the write's error when retrying the
+   * records that wait failed again (they stay queued for the next write).
+   */
+  async flush(): Promise<void> {
+    await this.lines.flush();
+    if (this.lines.waiting && this.lines.error) throw this.lines.error;
   }
 }
 

@@ -78,9 +78,12 @@ export class SessionRecorder {
     this.transcript?.saveThread({ ...info });
   }
 
-  /** Resolves when every record so far is on disk, or a retry failed again (see {@link error}). */
+  /**
+   * Resolves when every record so far is on disk, or when a retry failed again: that failure was
+   * told through `notify`, and the records stay queued (see {@link error}).
+   */
   async flush(): Promise<void> {
-    await this.transcript?.flush();
+    await this.transcript?.flush().catch(() => {});
   }
 }
 
