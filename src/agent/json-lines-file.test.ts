@@ -53,6 +53,7 @@ describe("JsonLinesFile", () => {
     // A second outage is reported again.
     disk.fail();
     out.append({ n: 5 });
+    await out.flush();
     expect(errors).toHaveLength(2);
   });
 

@@ -167,7 +167,8 @@ export class JsonLinesFile {
     }
     if (this.failure) {
       this.failure = null;
-      this.options.onRecovered?.();
+      const { onRecovered } = this.options;
+      if (onRecovered) queueMicrotask(onRecovered);
     }
   }
 
@@ -209,7 +210,9 @@ export class JsonLinesFile {
     this.checked = false;
     const first = this.failure === null;
     this.failure = error;
-    if (first) this.options.onError?.(error);
+    // Told after the write that failed returns: a listener may append (a notice) without nesting in it.
+    const { onError } = this.options;
+    if (first && onError) queueMicrotask(() => onError(error));
   }
 }
 
