@@ -93,7 +93,8 @@ test("a prompt sent behind a web-app turn and its queued message is bound to its
   const done = await prompt;
   expect(done.stopReason).toBe("end_turn");
   // It answered once its own turn ended (the browser hears of that end on its own connection).
-  await until((e) => e.type === "turn.completed" && e.turn_id === editorQueued.turn_id);
+  const editorTurn = editorQueued.type === "turn.queued" ? editorQueued.turn_id : undefined;
+  await until((e) => e.type === "turn.completed" && e.turn_id === editorTurn);
   expect(acp.text(sessionId)).toContain("Answered the browser's queued message.");
   expect(acp.text(sessionId).endsWith("Answered the editor.")).toBe(true);
   // The browser's messages are shown; the editor's own is not echoed back to it.
