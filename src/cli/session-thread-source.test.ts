@@ -78,6 +78,8 @@ test("a fork gets a transcript of its own with its items, continued on the paren
   const started: [string | undefined, string | undefined][] = [];
   const runtime = {
     models: ["m"],
+    // The fork's folder is the runtime's own: it works there (a worktree thread's fork: its worktree).
+    workspace: { root: "/w" },
     newThread: async (file?: string, model?: string) => {
       started.push([file, model]);
       return { thread: { info: { id: "thr_fork" } }, transcript: {} };
