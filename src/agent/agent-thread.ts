@@ -28,6 +28,7 @@ import { toolsFor } from "./tools/index.js";
 import type { Tool, ToolContext } from "./tools/tool.js";
 import { type QueuedTurn, TurnInbox } from "./turn-inbox.js";
 import { type ActiveTurn, TurnRunner } from "./turn-runner.js";
+import { TurnSteers } from "./turn-steers.js";
 
 /**
  * One conversation with the coding agent. It talks to a model only through the Responses client,
@@ -402,8 +403,7 @@ export class AgentThread {
       id,
       controller: new AbortController(),
       stream: null,
-      steers: [],
-      steersInFlight: new Set(),
+      steers: new TurnSteers(),
       closed: false,
       firstTokenAt: null,
       toolChoice,
@@ -415,7 +415,11 @@ export class AgentThread {
       this.toolsFixed = true;
     }
     const outcome = await this.runner.run(turn, input);
-    this.inbox.reportUndelivered(turn, turn.steers.splice(0), outcome);
+    // Every steer's answer is in before the turn ends, so each is reported now or never.
+    await turn.steers.answered();
+    this.inbox.reportUndelivered(turn, turn.steers.takeUndelivered(), outcome);
+    // A tool the interrupt left running in the background asks nothing more of anyone.
+    this.approvals.denyTurn(turn.id);
     // Idle before `turn.completed`: a listener may start the next turn.
     this.active = null;
     this.info.updatedAt = new Date().toISOString();
@@ -429,7 +433,7 @@ export class AgentThread {
       signal: turn.controller.signal,
       sandbox: this.sandbox,
       ...(this.options.diagnostics ? { diagnostics: this.options.diagnostics } : {}),
-      approve: (request) => this.approvals.request(turn.id, request),
+      approve: (request) => this.approvals.request(turn.id, request, turn.controller.signal),
       ...(this.subs
         ? {
             delegate: (task: string, context?: string, agent?: string) =>

@@ -26,8 +26,13 @@ export class PendingApprovals {
     },
   ) {}
 
-  /** Resolves with the decision: at once under the policy, else once the person answers. */
-  request(turnId: string, request: ApprovalRequest): Promise<boolean> {
+  /**
+   * Resolves with the decision: at once under the policy, else once the person answers. Denied at
+   * once, unannounced, when `signal` (the turn's) is aborted: a tool still winding down after an
+   * interrupt never asks about a turn that has ended.
+   */
+  request(turnId: string, request: ApprovalRequest, signal?: AbortSignal): Promise<boolean> {
+    if (signal?.aborted) return Promise.resolve(false);
     const decision = approvalFor(request, this.options.policy ?? "ask");
     if (decision !== "ask-user") return Promise.resolve(decision === "auto-approve");
     const approvalId = `appr_${randomUUID().slice(0, 8)}`;
@@ -63,6 +68,13 @@ export class PendingApprovals {
   /** Denies and forgets every waiting request: a late answer finds nothing, and faces clear the prompt. */
   denyAll(): void {
     for (const approvalId of [...this.waiting.keys()]) this.respond(approvalId, false);
+  }
+
+  /** Denies the requests still waiting of turn `turnId`, which is ending. */
+  denyTurn(turnId: string): void {
+    for (const [approvalId, waiting] of [...this.waiting]) {
+      if (waiting.turnId === turnId) this.respond(approvalId, false);
+    }
   }
 }
 

@@ -71,33 +71,18 @@ export class TurnInbox {
     this.queue.length = 0;
   }
 
-  /** Redirects the running `turn` with `input` (see AgentThread.steer). */
+  /**
+   * Redirects the running `turn` with `input` (see AgentThread.steer). Its user message is recorded
+   * once it reaches the model (see TurnSteers), where the model reads it.
+   */
   steer(turn: ActiveTurn, input: string): void {
-    const { client, log } = this.options;
     if (turn.closed) {
       this.push(input);
       return;
     }
-    log.emit({ type: "turn.steered", turn_id: turn.id, input });
-    log.recordUserMessage(turn.id, input);
-    if (!turn.stream) {
-      turn.steers.push(input);
-      return;
-    }
-    const refused = () => {
-      if (turn.closed) this.reportUndelivered(turn, [input]);
-      else turn.steers.push(input);
-    };
-    // "pending" (over HTTP) leaves the input to the next request, as a refusal does.
-    const answered: Promise<void> = client
-      .steer(turn.stream, input)
-      .then((outcome) => {
-        if (outcome.status !== "accepted") refused();
-      }, refused)
-      .then(() => {
-        turn.steersInFlight.delete(answered);
-      });
-    turn.steersInFlight.add(answered);
+    this.options.log.emit({ type: "turn.steered", turn_id: turn.id, input });
+    if (turn.stream) turn.steers.sent(input, this.options.client.steer(turn.stream, input));
+    else turn.steers.wait(input);
   }
 
   /** Tells every face that these steers of `turn` never reached the model. */

@@ -11,7 +11,7 @@ import type {
 import type { TurnToolChoice } from "../protocol/agent-requests.js";
 import { SparkError, type WireError } from "../protocol/errors.js";
 import type { ResponseObject } from "../protocol/responses.js";
-import { type ConversationInput, compactHistory } from "./conversation-history.js";
+import { type ConversationInput, compactHistory, historyFromItems } from "./conversation-history.js";
 import type { EditJournal } from "./edit-journal.js";
 import type { HookToolCall, ThreadHooks } from "./hooks/thread-hooks.js";
 import { type ItemLog, newItemId } from "./item-log.js";
@@ -20,19 +20,15 @@ import { type Repetition, RepetitionGuard } from "./repetition-guard.js";
 import type { requestSettings } from "./request-settings.js";
 import type { ResponseChain } from "./response-chain.js";
 import { runTool, type Tool, type ToolContext, type ToolResult } from "./tools/tool.js";
+import type { TurnSteers } from "./turn-steers.js";
 
 /** The running turn: what its steers, interrupt and tools act on. */
 export interface ActiveTurn {
   id: string;
   controller: AbortController;
   stream: ResponseStream | null;
-  /**
-   * Steering input for the turn's next request: sent while tools ran, or refused by the response
-   * it was sent to (it ended first).
-   */
-  steers: string[];
-  /** Steers sent to the running response whose answer has not come: the turn waits for them. */
-  steersInFlight: Set<Promise<void>>;
+  /** The turn's steers until each reaches the model (its user message is recorded then) or is reported. */
+  steers: TurnSteers;
   /** Set as the turn decides to end: from then on nothing joins it (a new message is a new turn). */
   closed: boolean;
   firstTokenAt: number | null;
@@ -137,7 +133,12 @@ export class TurnRunner {
     };
     try {
       for (;;) {
-        if (chain.lastTokens > this.compactionThreshold()) await this.compact(turn);
+        if (chain.lastTokens > this.compactionThreshold()) {
+          await this.compact(turn);
+          // A new chain: the server no longer adds the steers it held for the old one.
+          turn.steers.releaseHeld();
+          next.push(...turn.steers.carry().map(userMessage));
+        }
         const { response, calls } = await this.stream(turn, next, watch).catch((caught: unknown) => {
           // After a rewind the response it went back to may be gone: the kept conversation is resent.
           if (!(caught instanceof ClientError && caught.code === "previous_response_not_found")) throw caught;
@@ -185,21 +186,21 @@ export class TurnRunner {
         }
         if (calls.length === 0) {
           // A steer sent as the response ended is refused by it: it starts the next response.
-          await steersAnswered(turn);
+          await turn.steers.answered();
           if (turn.controller.signal.aborted) {
             status = "interrupted";
             break;
           }
-          if (turn.steers.length === 0) {
+          if (!turn.steers.waiting) {
             const more = await this.stopHooks(turn, stopContinuations);
             if (turn.controller.signal.aborted) {
               status = "interrupted";
               break;
             }
             // Steers sent while the Stop hooks ran start the next response too.
-            if (more === null && turn.steers.length === 0) break;
+            if (more === null && !turn.steers.waiting) break;
             if (more !== null) stopContinuations++;
-            next = [...(more === null ? [] : [more]), ...turn.steers.splice(0)].map(userMessage);
+            next = [...(more === null ? [] : [more]), ...turn.steers.carry()].map(userMessage);
             continue;
           }
         } else if (++toolRounds > maxToolRounds) {
@@ -224,7 +225,7 @@ export class TurnRunner {
           chain.owedOutputs = next;
           break;
         }
-        next.push(...turn.steers.splice(0).map(userMessage));
+        next.push(...turn.steers.carry().map(userMessage));
       }
     } catch (caught) {
       if (turn.controller.signal.aborted) status = "interrupted";
@@ -237,6 +238,13 @@ export class TurnRunner {
       }
     }
     turn.closed = true;
+    if (turn.steers.held) {
+      // The server would add the steers it holds to the next request chained from this turn's
+      // last response, after they were reported not sent: the next request resends the
+      // conversation instead (see AgentThread.runTurn).
+      chain.owedOutputs = [];
+      chain.startOver(historyFromItems(log.items));
+    }
     if (turn.firstTokenAt !== null) stats.timeToFirstTokenMs = turn.firstTokenAt - started;
     if (decodeMs > 0) stats.tokensPerSecond = (stats.outputTokens * 1000) / decodeMs;
     return {
@@ -305,8 +313,18 @@ export class TurnRunner {
     const writing = new Map<string, ToolCallItem>();
     const cutOff = (item: ToolCallItem) =>
       log.complete(turn.id, { ...item, status: "failed", output: NOT_APPLIED_CUT_OFF, partial: true });
+    /** Responses of this stream that have started (the model has their input): the first, then steered successors. */
+    const started = new Set<string>();
+    /** Response `id` started: the steers its input carries are part of the conversation from here on. */
+    const start = async (id: string) => {
+      if (started.has(id)) return;
+      started.add(id);
+      for (const steer of await turn.steers.started(id, started.size === 1))
+        log.recordUserMessage(turn.id, steer);
+    };
     try {
       for await (const event of stream) {
+        turn.steers.observe(event);
         if (event.type === "response.output_item.added") guarded(guard.boundary());
         else if (
           event.type === "response.output_text.delta" ||
@@ -342,6 +360,10 @@ export class TurnRunner {
           // A steered successor begins: what was said so far is one finished message.
           finish();
           guard = new RepetitionGuard();
+          // The server calls its engine as it creates a response that is not queued.
+          if (event.response.status !== "queued") await start(event.response.id);
+        } else if (event.type === "response.in_progress") {
+          await start(event.response.id);
         }
       }
       const response = await stream.final;
@@ -354,6 +376,7 @@ export class TurnRunner {
       throw error;
     } finally {
       turn.stream = null;
+      turn.steers.streamEnded();
       finish();
       // Calls whose end never arrived (a cancel over HTTP ends the stream before their last event).
       for (const item of writing.values()) cutOff(item);
@@ -465,11 +488,6 @@ function repeatedCall(run: { key: string; count: number }, calls: readonly Funct
     if (run.count >= MAX_SAME_CALLS) return call.name;
   }
   return null;
-}
-
-/** Resolves once no steer of `turn` waits for its answer (more may be sent while it waits). */
-async function steersAnswered(turn: ActiveTurn): Promise<void> {
-  while (turn.steersInFlight.size > 0) await Promise.all(turn.steersInFlight);
 }
 
 interface FunctionCall {

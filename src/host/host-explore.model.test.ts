@@ -44,23 +44,8 @@ const [replayPath, commandsReplay] = (process.env.SPARK_EXPLORE_PATH ?? "").spli
  * them too.
  */
 const KNOWN_DEFECTS: ReadonlySet<InvariantName> = new Set<InvariantName>([
-  // A steer's user message is recorded when it is sent, before the reply it interrupts completes:
-  // the transcript (and the live thread's items, which a resume sends to the model) put the steer
-  // before that reply, while every face showed it after. Minimal: turn(say 40), steer(say 5).
-  "transcript-order",
-  // A steer accepted mid-stream, then an interrupt: the faces show the steer as a user message, no
-  // notice says it was not sent, and the model never gets it (nor in the next turn's request).
-  // Minimal: steer(say 1) on an idle thread (starts a turn), steer(say 1), interrupt.
-  "steer-lost-on-interrupt",
-  // A steer reported "Not sent to the model (the turn was interrupted) ... Send it again" stays in
-  // the conversation as a user message, and the next request (the thread's next turn, or a fork's)
-  // sends it to the model: sent again as the notice asks, the model gets it twice.
-  // Minimal: steer(say 1) on an idle thread, interrupt, steer(say 1), then a turn or fork.
-  "unsent-steer-sent-later",
-  // Seen once in about 500 sequences, not yet replayed: an `approval.requested` stamped with a turn
-  // after that turn's `turn.completed` (a shell call asked for approval, a steer, approvals
-  // answered, interrupts). SPARK_EXPLORE_SEED=1061460485 SPARK_EXPLORE_PATH='1@ACMG:F'.
-  "nothing-after-end",
+  // None open. Fixed, with regression tests in src/agent/agent-steer-defects.test.ts:
+  // transcript-order, steer-lost-on-interrupt, unsent-steer-sent-later, nothing-after-end.
 ]);
 const skip: ReadonlySet<InvariantName> =
   process.env.SPARK_EXPLORE_ALL_INVARIANTS === "1" ? new Set() : KNOWN_DEFECTS;
