@@ -6,12 +6,17 @@
  * the piece (plus a bounded look at what it holds back), never to the arguments so far.
  */
 export interface ArgumentsDecoder {
-  /**
-   * Reads the next piece of the arguments (the first starts them). Returns the JSON text this
-   * piece decodes to, to append to what the earlier ones decoded to, and, once the arguments are
-   * complete, `rest`: the text pushed after them. Null when the text cannot be arguments.
-   */
-  push(more: string): { json: string; rest?: string } | null;
+  /** Reads the next piece of the arguments (the first starts them). */
+  push(more: string): DecodedPiece;
+}
+
+export interface DecodedPiece {
+  /** The JSON text the piece decodes to (up to where it stops fitting), to append to the earlier pieces'. */
+  json: string;
+  /** Once the arguments are complete, the text pushed after them; on a mismatch, the text from where it stops fitting. */
+  rest?: string;
+  /** The text cannot be arguments, from `rest` on. */
+  mismatch?: true;
 }
 
 /**

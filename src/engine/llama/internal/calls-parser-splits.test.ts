@@ -13,7 +13,8 @@ import {
 /**
  * How a reply streams is not part of what it means: every family's model output, split at every
  * offset and at random cuts, parses to what it parses to whole — the same calls, the same argument
- * text streamed, the same text and reasoning, the same call boundaries.
+ * text streamed, the same text and reasoning, the same call boundaries. Broken output too: where a
+ * call stops fitting its syntax, what was read is text, and what follows is read again.
  */
 
 /** Joins adjacent text, reasoning and argument pieces: how they are cut is not part of the contract. */
@@ -72,6 +73,24 @@ function expectMeaning(family: CallFamily, reply: ShapedReply, out: readonly Par
     expect(out.at(-1)?.type).toBe("stop");
 }
 
+/** An edit that breaks a reply: where (taken modulo its length), what, and the character it puts in. */
+const edit = fc.record({
+  at: fc.nat(),
+  kind: fc.constantFrom("drop", "double", "replace", "cut"),
+  character: fc.constantFrom(...'x \n"{}<>[],:|\\'),
+});
+
+function applyEdit(
+  text: string,
+  { at, kind, character }: { at: number; kind: string; character: string },
+): string {
+  const i = at % (text.length + 1);
+  if (kind === "drop") return text.slice(0, i) + text.slice(i + 1);
+  if (kind === "double") return text.slice(0, i) + text.slice(i, i + 1) + text.slice(i);
+  if (kind === "replace") return text.slice(0, i) + character + text.slice(i + 1);
+  return text.slice(0, i);
+}
+
 /** Expects `pieces` to parse as `whole` did (compared as JSON first: deep equality is slow). */
 function expectSame(family: CallFamily, pieces: readonly string[], whole: readonly ParsedOutput[]): void {
   const split = parse(family, pieces);
@@ -90,7 +109,20 @@ describe.each(CALL_FAMILIES)("$name replies split anywhere parse as they do whol
           expectSame(family, [output.slice(0, at), output.slice(at)], whole);
         expectSame(family, output.split(""), whole);
       }),
-      { numRuns: 25 },
+      { numRuns: 20 },
+    );
+  });
+
+  test("broken replies too: a character dropped, doubled or replaced, or the reply cut short", () => {
+    fc.assert(
+      fc.property(shapedReply(family), fc.array(edit, { minLength: 1, maxLength: 3 }), (reply, edits) => {
+        const output = edits.reduce(applyEdit, family.write(reply));
+        const whole = parse(family, [output]);
+        for (let at = 0; at <= output.length; at++)
+          expectSame(family, [output.slice(0, at), output.slice(at)], whole);
+        expectSame(family, output.split(""), whole);
+      }),
+      { numRuns: 20 },
     );
   });
 
@@ -100,7 +132,7 @@ describe.each(CALL_FAMILIES)("$name replies split anywhere parse as they do whol
         const output = family.write(reply);
         expectSame(family, cutAt(output, cuts), parse(family, [output]));
       }),
-      { numRuns: 100 },
+      { numRuns: 80 },
     );
   });
 });

@@ -29,6 +29,8 @@ const NAME_SO_FAR = new RegExp(String.raw`^("${CHARS}(\\|"\s*(,\s*("${CHARS}(\\|
  * once its object is complete (so a head is never scanned again and again without end).
  */
 const HEAD_LIMIT = 1024;
+/** A call's name (with what else its header holds) not ended within this many characters is not one. */
+const NAME_LIMIT = 256;
 
 /**
  * Parses what follows a trigger: one call, or a section of calls, in `syntax`. Tolerates other
@@ -96,14 +98,19 @@ export class CallsParser {
         return { out, ended: rest };
       }
       if (result === "mismatch") {
-        // Not a call after all: hand back the text as it was written (after the calls already
-        // released, whose text is theirs).
-        const text = (this.released ? "" : this.syntax.trigger) + this.raw.join("");
-        if (text) out.push({ type: "text", text });
+        // Not a call after all: hand back the text as it was written up to where it stopped
+        // fitting (after the calls already released, whose text is theirs; with the trigger at
+        // least, so the same trigger is not read again); the rest is read as text again.
+        const all = (this.released ? "" : this.syntax.trigger) + this.raw.join("");
+        const kept = Math.max(
+          this.released ? 0 : this.syntax.trigger.length,
+          all.length - this.window.length,
+        );
+        if (kept > 0) out.push({ type: "text", text: all.slice(0, kept) });
         out.push({ type: "calls_end" });
         this.window = "";
         this.raw = [];
-        return { out, ended: "" };
+        return { out, ended: all.slice(kept) };
       }
     }
   }
@@ -142,9 +149,8 @@ export class CallsParser {
         if (syntax.messages) return this.harmonyName(out);
         // White space after the name's end (Qwen3-Coder's `>\n`) is the arguments' to skip.
         const nameEnd = syntax.nameEnd.trimEnd() || syntax.nameEnd;
-        const end = this.window.indexOf(nameEnd);
-        this.work.chars += searched(this.window, nameEnd, 0, end);
-        if (end === -1) return this.window.length > 256 ? "mismatch" : "more";
+        const end = this.bounded(nameEnd);
+        if (end === -1) return this.window.length > NAME_LIMIT ? "mismatch" : "more";
         this.name = this.window.slice(0, end).trim();
         if (!/^[\w.:-]{1,128}$/.test(this.name)) return "mismatch";
         this.consume(end + nameEnd.length);
@@ -183,7 +189,8 @@ export class CallsParser {
    */
   private jsonHead(out: ParsedOutput[]): "ok" | "more" | "mismatch" {
     this.skipSpace();
-    const text = this.window;
+    // Decided on the first HEAD_LIMIT characters and one more, however the text was split.
+    const text = this.window.slice(0, HEAD_LIMIT + 1);
     this.work.chars += text.length;
     const head = HEAD.exec(text);
     if (!head) {
@@ -276,9 +283,8 @@ export class CallsParser {
    */
   private harmonyName(out: ParsedOutput[]): "ok" | "more" | "mismatch" {
     const headerEnd = this.syntax.messages!.headerEnd;
-    const end = this.window.indexOf(headerEnd);
-    this.work.chars += searched(this.window, headerEnd, 0, end);
-    if (end === -1) return this.window.length > 256 ? "mismatch" : "more";
+    const end = this.bounded(headerEnd);
+    if (end === -1) return this.window.length > NAME_LIMIT ? "mismatch" : "more";
     const name = /^\s*([\w.:-]{1,128})/.exec(this.window.slice(0, end));
     if (!name) return "mismatch";
     this.name = name[1]!;
@@ -287,14 +293,28 @@ export class CallsParser {
     return this.startArgs();
   }
 
+  /**
+   * Where `marker` ends a name in the window, looked for in the first {@link NAME_LIMIT}
+   * characters and one more: decided on that much, however the text was split. -1: not there.
+   */
+  private bounded(marker: string): number {
+    const head = this.window.slice(0, NAME_LIMIT + 1);
+    const end = head.indexOf(marker);
+    this.work.chars += searched(head, marker, 0, end);
+    return end === -1 || end + marker.length > head.length ? -1 : end;
+  }
+
   /** Arguments in another syntax than JSON, streamed as the JSON they decode to. */
   private decoded(out: ParsedOutput[]): "ok" | "more" | "mismatch" {
     const read = this.decoder!.push(this.window);
     this.window = "";
-    if (!read) return "mismatch";
     if (read.json) {
       out.push({ type: "call_delta", delta: read.json });
       this.args.push(read.json);
+    }
+    if (read.mismatch) {
+      this.window = read.rest ?? "";
+      return "mismatch";
     }
     if (read.rest === undefined) return "more";
     out.push({ type: "call", name: this.name, arguments: this.args.join("") });

@@ -1,5 +1,6 @@
 import {
   type ArgumentsDecoder,
+  type DecodedPiece,
   jsonStringBody,
   partialSuffix,
   type ScanWork,
@@ -70,7 +71,7 @@ export class GemmaArgumentsDecoder implements ArgumentsDecoder {
 
   constructor(private readonly work: ScanWork = { chars: 0 }) {}
 
-  push(more: string): { json: string; rest?: string } | null {
+  push(more: string): DecodedPiece {
     this.window += more;
     this.json = this.started ? "" : "{";
     this.started = true;
@@ -101,7 +102,7 @@ export class GemmaArgumentsDecoder implements ArgumentsDecoder {
       const ch = rest[0]!;
       const closing = ch === "}" || ch === "]";
       if (closing && (this.state !== "value" || this.arrayOpened)) {
-        if ((ch === "}") !== (this.open.at(-1) === "object")) return null;
+        if ((ch === "}") !== (this.open.at(-1) === "object")) return this.mismatch();
         this.open.pop();
         this.emit(ch);
         if (this.open.length === 0) return { json: this.json, rest };
@@ -112,28 +113,34 @@ export class GemmaArgumentsDecoder implements ArgumentsDecoder {
       const step =
         this.state === "key" ? this.key(rest) : this.state === "value" ? this.value(rest) : this.after(ch);
       if (step === "more") return { json: this.json };
-      if (step === "mismatch") return null;
+      if (step === "mismatch") return this.mismatch();
     }
+  }
+
+  /** The arguments stop fitting at the window's start. */
+  private mismatch(): DecodedPiece {
+    return { json: this.json, rest: this.window, mismatch: true };
   }
 
   private key(rest: string): "ok" | "more" | "mismatch" {
     let key: string;
     let length: number;
-    if (rest.startsWith(QUOTE)) {
-      const close = rest.indexOf(QUOTE, QUOTE.length);
-      this.work.chars += searched(rest, QUOTE, QUOTE.length, close);
-      if (close === -1 || rest[close + QUOTE.length] === undefined)
+    // A key and what follows it in 257 characters: decided on that much, however the text was split.
+    const head = rest.slice(0, 257);
+    this.work.chars += head.length;
+    if (head.startsWith(QUOTE)) {
+      const close = head.indexOf(QUOTE, QUOTE.length);
+      if (close === -1 || head[close + QUOTE.length] === undefined)
         return rest.length > 256 ? "mismatch" : "more";
-      if (rest[close + QUOTE.length] !== ":") return "mismatch";
-      key = rest.slice(QUOTE.length, close);
+      if (head[close + QUOTE.length] !== ":") return "mismatch";
+      key = head.slice(QUOTE.length, close);
       length = close + QUOTE.length + 1;
-    } else if (QUOTE.startsWith(rest)) {
+    } else if (QUOTE.startsWith(head)) {
       return "more";
     } else {
-      const colon = /^[^:{}[\],<>]*/.exec(rest)![0].length;
-      this.work.chars += colon + 1;
-      if (colon === rest.length) return rest.length > 256 ? "mismatch" : "more";
-      key = rest.slice(0, colon).trim();
+      const colon = /^[^:{}[\],<>]*/.exec(head)![0].length;
+      if (colon === head.length) return rest.length > 256 ? "mismatch" : "more";
+      key = head.slice(0, colon).trim();
       if (rest[colon] !== ":" || key === "") return "mismatch";
       length = colon + 1;
     }
@@ -160,9 +167,11 @@ export class GemmaArgumentsDecoder implements ArgumentsDecoder {
       this.state = ch === "{" ? "key" : "value";
       return "ok";
     }
-    const length = /^[^,}\]]*/.exec(rest)![0].length;
-    this.work.chars += length + 1;
-    if (length === rest.length) return rest.length > 64 ? "mismatch" : "more";
+    // A scalar of up to 64 characters: decided on that much, however the text was split.
+    const head = rest.slice(0, 65);
+    const length = /^[^,}\]]*/.exec(head)![0].length;
+    this.work.chars += head.length;
+    if (length === head.length) return rest.length > 64 ? "mismatch" : "more";
     const word = rest.slice(0, length).trim();
     if (word === "") return "mismatch";
     let scalar: unknown = word;

@@ -119,6 +119,26 @@ describe("OutputParser", () => {
     ]);
   });
 
+  test.each(SIZES)(
+    "regression: a call that stops fitting hands back only what it read, so a stop marker after it still stops (pieces of %i)",
+    (size) => {
+      const text = '<tool_call>\n"not a call" <|im_end|>ignored';
+      expect(parse(text, size, hermes, ["<|im_end|>"])).toEqual([
+        { type: "text", text: '<tool_call>\n"not a call" ' },
+        { type: "stop" },
+      ]);
+    },
+  );
+
+  test.each(SIZES)(
+    "regression: a JSON opening after an answer is text even when both arrive in one piece (pieces of %i)",
+    (size) => {
+      const llama3: CallSyntax = { ...hermes, trigger: '{"name": "', callOpen: '{"name": "', callClose: "" };
+      const text = 'Here is JSON: {"name": "x", "arguments": {}}';
+      expect(parse(text, size, llama3)).toEqual([{ type: "text", text }]);
+    },
+  );
+
   test("holds back a possible stop trigger until it is known not to be one", () => {
     const parser = new OutputParser(["<|im_end|>"], null);
     expect(parser.push("a <|im")).toEqual([{ type: "text", text: "a " }]);
@@ -308,6 +328,25 @@ describe("argument syntaxes other than JSON, and message framing", () => {
       { type: "call", name: "apply_patch", arguments: '{"patch": "*** Begin Patch"}' },
       { type: "calls_end" },
     ]);
+  });
+
+  test("regression: a surrogate pair split between two tokens of a string argument streams as one character", () => {
+    const pieces = [
+      "<tool_call>\n<function=apply_patch>\n<parameter=patch>\nsmile \ud83d",
+      "\ude00\n</parameter>\n",
+    ];
+    const qwen = new OutputParser([], QWEN3_CODER_CALL_SYNTAX, options);
+    const gemma = new OutputParser([], GEMMA4_CALL_SYNTAX, options);
+    const gemmaPieces = ['<|tool_call>call:apply_patch{patch:<|"|>smile \ud83d', '\ude00<|"|>'];
+    for (const [parser, input] of [
+      [qwen, pieces],
+      [gemma, gemmaPieces],
+    ] as const) {
+      const deltas = input
+        .flatMap((piece) => [...parser.push(piece), ...parser.push("")])
+        .flatMap((item) => (item.type === "call_delta" ? [item.delta] : []));
+      expect(deltas.join("")).toBe('{"patch": "smile 😀"');
+    }
   });
 
   test("Qwen3-Coder: what is not a parameter list is handed back as text", () => {

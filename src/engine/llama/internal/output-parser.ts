@@ -180,6 +180,11 @@ export class OutputParser {
     const { at, marker } = found;
     const syntax = this.syntax;
     const messages = syntax?.messages;
+    if (syntax && marker === this.trigger && !this.triggerAnywhere && this.buffer.slice(0, at).trim()) {
+      // An answer came first (however the text was split): the JSON opening is shown as it is.
+      this.emit(out, "text", at);
+      return true;
+    }
     if (syntax && marker === this.trigger) {
       // White space right before a call belongs to the call's template, not to the text.
       const visible = this.buffer.slice(0, at).trimEnd();
@@ -222,9 +227,11 @@ export class OutputParser {
    */
   private header(out: ParsedOutput[]): boolean {
     const messages = this.syntax!.messages!;
-    const end = this.buffer.indexOf(messages.headerEnd);
-    const call = this.trigger === undefined ? -1 : this.buffer.indexOf(this.trigger);
-    this.work.chars += 2 * this.buffer.length;
+    // A header ends within 256 characters: decided on that much, however the text was split.
+    const header = this.buffer.slice(0, 257);
+    const end = header.indexOf(messages.headerEnd);
+    const call = this.trigger === undefined ? -1 : header.indexOf(this.trigger);
+    this.work.chars += 2 * header.length;
     if (call !== -1 && (end === -1 || call < end)) {
       // `<|channel|>commentary to=functions.NAME...`: the call starts at its trigger.
       this.consume(call);

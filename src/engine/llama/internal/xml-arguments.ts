@@ -1,5 +1,6 @@
 import {
   type ArgumentsDecoder,
+  type DecodedPiece,
   jsonStringBody,
   partialSuffix,
   type ScanWork,
@@ -84,7 +85,7 @@ export class XmlArgumentsDecoder implements ArgumentsDecoder {
     private readonly work: ScanWork = { chars: 0 },
   ) {}
 
-  push(more: string): { json: string; rest?: string } | null {
+  push(more: string): DecodedPiece {
     this.window += more;
     this.json = this.started ? "" : "{";
     this.started = true;
@@ -99,7 +100,7 @@ export class XmlArgumentsDecoder implements ArgumentsDecoder {
         this.json += "}";
         return { json: this.json, rest: this.window };
       }
-      return step === "more" ? { json: this.json } : null;
+      return step === "more" ? { json: this.json } : { json: this.json, rest: this.window, mismatch: true };
     }
   }
 
@@ -115,9 +116,12 @@ export class XmlArgumentsDecoder implements ArgumentsDecoder {
     if (!rest.startsWith(OPEN)) {
       return OPEN.startsWith(rest) || FUNCTION_CLOSE.startsWith(rest) ? "more" : "mismatch";
     }
-    const close = rest.indexOf(">", OPEN.length);
-    this.work.chars += searched(rest, ">", OPEN.length, close);
-    if (close === -1) return rest.length > OPEN.length + 128 || rest.includes("\n") ? "mismatch" : "more";
+    // A key of up to 128 characters on one line: decided on that much, however the text was split.
+    const tag = rest.slice(0, OPEN.length + 129);
+    const close = tag.indexOf(">", OPEN.length);
+    this.work.chars += tag.length;
+    if (tag.slice(OPEN.length, close === -1 ? undefined : close).includes("\n")) return "mismatch";
+    if (close === -1) return rest.length > OPEN.length + 128 ? "mismatch" : "more";
     const key = rest.slice(OPEN.length, close).trim();
     if (key === "") return "mismatch";
     let start = close + 1;
