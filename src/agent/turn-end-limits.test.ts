@@ -88,6 +88,11 @@ describe("turns that end at a limit", () => {
     const items = toolItems(h.events);
     expect(items.size).toBe(1);
     expect([...items.values()]).toEqual(["failed"]);
+    const cut = h.events.find((e) => e.type === "item.completed" && e.item.type === "tool_call");
+    expect(cut?.type === "item.completed" && cut.item).toMatchObject({
+      partial: true,
+      output: expect.stringMatching(/^Not applied: the model was repeating itself/),
+    });
     await h.thread.startTurn("go on");
     expect(h.events.filter((e) => e.type === "turn.completed").at(-1)).toMatchObject({ status: "completed" });
   });

@@ -312,7 +312,12 @@ export class TurnRunner {
     /** Calls being written, by output item id. */
     const writing = new Map<string, ToolCallItem>();
     const cutOff = (item: ToolCallItem) =>
-      log.complete(turn.id, { ...item, status: "failed", output: NOT_APPLIED_CUT_OFF, partial: true });
+      log.complete(turn.id, {
+        ...item,
+        status: "failed",
+        output: watch.repetition ? NOT_APPLIED_REPEATING : NOT_APPLIED_CUT_OFF,
+        partial: true,
+      });
     /** Responses of this stream that have started (the model has their input): the first, then steered successors. */
     const started = new Set<string>();
     /** Response `id` started: the steers its input carries are part of the conversation from here on. */
@@ -516,6 +521,8 @@ const NOT_RUN_INTERRUPTED = "Aborted: the user interrupted, so the call was not 
 const NOT_APPLIED_CUT_OFF =
   "Not applied: the call was stopped before it was complete (interrupted or steered), so it was not run.";
 const NOT_APPLIED_FAILED = "Not applied: the response failed, so the call was not run.";
+const NOT_APPLIED_REPEATING =
+  "Not applied: the model was repeating itself, so the call was stopped before it was complete and not run.";
 const NOT_RUN_REPEATING =
   "Not run: the turn was stopped because the reply kept repeating itself. Say where you are; the person can let you go on.";
 const NOT_RUN_CUT =

@@ -19,7 +19,8 @@ import { type SparkExec, sparkExec } from "./test-support/spark-exec.js";
 /**
  * SmolLM2-135M-Instruct, a real instruction-tuned chat model, driven through the real `spark`
  * binary (build first: it runs `dist/`). Greedy decoding (the engine's default), so each run is the
- * same. A 4,096-token context bounds a model that would otherwise write until the context is full.
+ * same. The output cap and the repetition guard end a reply that would otherwise run until the
+ * 4,096-token context is full.
  * A model this small never starts a call by itself (tried with the agent's prompt, Hermes-style
  * tools and its own training format), so the tool tests name the tool with `--tool-choice`: the
  * call grammar then writes a valid call from the first token, and everything after it (running
@@ -55,12 +56,24 @@ function writtenText(run: SparkExec): string {
   return JSON.stringify(text.length > 400 ? `${text.slice(0, 400)}…` : text);
 }
 
-/** The turn ended by itself, completed, and the process exited 0. */
-function expectCompletedTurn(run: SparkExec): void {
+/**
+ * The turn ended by itself and the process said how: completed (exit 0), or stopped by the output
+ * cap or the repetition guard (exit 1), as when SmolLM2 answers a tool's output with one sentence
+ * over and over.
+ */
+function expectTurnEnded(run: SparkExec): void {
   expect(run.signal, `spark exec ran past its time; the model wrote ${writtenText(run)}`).toBeNull();
+  const last = run.events.at(-1);
+  if (last?.type === "turn.completed" && last.status === "failed") {
+    expect(last.reason, `the turn failed: ${last.error?.message}`).toMatch(
+      /^(repetition|max_output_tokens)$/,
+    );
+    expect(run.code).toBe(1);
+    return;
+  }
   expect(run.stderr).not.toMatch(/^spark: /m);
   expect(run.code).toBe(0);
-  expect(run.events.at(-1)).toMatchObject({ type: "turn.completed", status: "completed" });
+  expect(last).toMatchObject({ type: "turn.completed", status: "completed" });
 }
 
 /** The agent's answer after `item`: the text of an agent message that completed later. */
@@ -116,7 +129,7 @@ describe.skipIf(!model)("SmolLM2-135M-Instruct through the real spark binary", (
     "calls list_dir: the call runs in the workspace and the model answers from its output",
     async () => {
       const run = await exec("--json", "--tool-choice", "list_dir", 'What is inside the folder "src/"?');
-      expectCompletedTurn(run);
+      expectTurnEnded(run);
       const [call] = toolCalls(run, "list_dir");
       expect(call, `no list_dir call; the model wrote ${writtenText(run)}`).toBeDefined();
       expect(call!.status).toBe("completed");
@@ -130,7 +143,7 @@ describe.skipIf(!model)("SmolLM2-135M-Instruct through the real spark binary", (
     "calls read_file: the call reads the file and the model answers from it",
     async () => {
       const run = await exec("--json", "--tool-choice", "read_file", 'What does the file "notes.txt" say?');
-      expectCompletedTurn(run);
+      expectTurnEnded(run);
       const [call] = toolCalls(run, "read_file");
       expect(call, `no read_file call; the model wrote ${writtenText(run)}`).toBeDefined();
       expect(JSON.parse(call!.arguments)).toMatchObject({ path: expect.stringContaining("notes.txt") });
@@ -151,7 +164,7 @@ describe.skipIf(!model)("SmolLM2-135M-Instruct through the real spark binary", (
         "apply_patch",
         "Change hello to goodbye in greeting.txt.",
       );
-      expectCompletedTurn(run);
+      expectTurnEnded(run);
       const calls = toolCalls(run, "apply_patch");
       expect(calls.length, `no apply_patch call; the model wrote ${writtenText(run)}`).toBeGreaterThan(0);
       const applied = calls.find((call) => call.status === "completed");
