@@ -1,5 +1,4 @@
-import type { ArgumentsDecoder, ScanWork } from "./arguments-decoder.js";
-import { searched } from "./arguments-decoder.js";
+import { type ArgumentsDecoder, type ScanWork, searched } from "./arguments-decoder.js";
 import { GemmaArgumentsDecoder } from "./gemma-arguments.js";
 import type { ParsedOutput } from "./output-parser.js";
 import type { CallSyntax } from "./tool-call-syntax.js";
@@ -16,7 +15,7 @@ type Step =
   | "callClose"
   | "afterCall";
 
-/** A JSON string's inside (K below): any character but a quote or backslash, or an escape. */
+/** A JSON string's inside: any character but a quote or backslash, or an escape. */
 const CHARS = String.raw`(?:[^"\\]|\\.)*`;
 /** The head of a JSON-object call: its first key, and the name and second key when the first is `name`. */
 const HEAD = new RegExp(String.raw`^\{\s*"(${CHARS})"\s*:\s*("(${CHARS})"\s*,\s*"(${CHARS})"\s*:)?`);

@@ -180,6 +180,32 @@ export const CALL_FAMILIES: CallFamily[] = [
     reorders: false,
   },
   {
+    // Llama 3.1 with a Llama 3 tokenizer: node-llama-cpp's own syntax.
+    name: "llama-3.1-function",
+    syntax: {
+      family: "Llama3_1",
+      trigger: "<function=",
+      sectionOpen: "",
+      callOpen: "<function=",
+      nameEnd: ">",
+      callClose: "</function>",
+      between: "",
+      sectionClose: "",
+      jsonObject: false,
+    },
+    stops: ["<|eot_id|>"],
+    write: (reply) =>
+      reply.before +
+      reply.calls
+        .map((call) => `\n<function=${call.name}>${json(call.arguments, call.spaced)}</function>`)
+        .join("") +
+      after(reply.after),
+    arguments: jsonArguments,
+    textBefore: true,
+    textAfter: true,
+    reorders: false,
+  },
+  {
     name: "mistral-nemo",
     syntax: {
       family: "Mistral",
