@@ -9,7 +9,7 @@ import { readSession } from "../agent/transcript.js";
 import { listServerStates } from "../config/server-state.js";
 import { trainedTestModelPath } from "../engine/test-support/test-model.js";
 import { connectHost, type HostTestClient, type HostTestEvent } from "../host/test-support/host-client.js";
-import { testEngineEnv } from "./test-engine.js";
+import { testEngineEnv } from "./test-support/test-engine.js";
 import { sparkBin } from "./test-support/spark-binary.js";
 
 /**
@@ -193,8 +193,14 @@ function prompt(w: World, rng: () => number): string {
  * One serve trial: resume a thread (checking it has every item seen so far), start a turn on it (or
  * on a new thread), and SIGKILL the server after a random delay: before, during or after the turn.
  */
-async function serveTrial(w: World, rng: () => number, trial: number, input: string, args: string[] = []) {
-  const { child, host } = await serve(w, args);
+async function serveTrial(
+  w: World,
+  rng: () => number,
+  trial: number,
+  input: string,
+  options: { args?: string[]; byDeltas?: boolean } = {},
+) {
+  const { child, host } = await serve(w, options.args);
   const known = [...w.seen.keys()];
   let threadId: string;
   if (known.length > 0 && rng() < 0.8) {
@@ -219,10 +225,25 @@ async function serveTrial(w: World, rng: () => number, trial: number, input: str
     if (event.type === "turn.started") turn.started = true;
     if (event.type === "turn.completed") turn.ended = true;
   });
-  const delay = Math.floor(rng() * 1000);
-  note(w, `trial ${trial}: serve ${threadId} "${input}", kill after ${delay} ms`);
-  host.send({ type: "turn.start", thread_id: threadId, input, request_id: "turn" });
-  await new Promise((resolve) => setTimeout(resolve, delay));
+  if (options.byDeltas) {
+    // A real model's turn: killed at its k-th streamed delta (or as it ends, if it ends first).
+    const k = 1 + Math.floor(rng() * 40);
+    note(w, `trial ${trial}: serve ${threadId} "${input}", kill at delta ${k}`);
+    let deltas = 0;
+    const from = host.events.length;
+    host.send({ type: "turn.start", thread_id: threadId, input, request_id: "turn" });
+    await host.next(
+      (e) =>
+        e.thread_id === threadId &&
+        ((e.type === "item.delta" && ++deltas === k) || e.type === "turn.completed"),
+      from,
+    );
+  } else {
+    const delay = Math.floor(rng() * 1000);
+    note(w, `trial ${trial}: serve ${threadId} "${input}", kill after ${delay} ms`);
+    host.send({ type: "turn.start", thread_id: threadId, input, request_id: "turn" });
+    await new Promise((resolve) => setTimeout(resolve, delay));
+  }
   await kill(child);
   host.ws.terminate();
   landed(w, turn.started, turn.ended);
@@ -317,7 +338,7 @@ test(`crash trials (seed ${seed}, ${trials} trials): SIGKILL of spark serve and 
   if (trials >= 20) expect(kills.during).toBeGreaterThan(0);
 }, 900_000);
 
-test("crash trials on the real tiny engine (stories260K): SIGKILL mid-stream loses no completed item and the thread resumes", async (context) => {
+test("crash trials on the real tiny engine (stories260K): SIGKILL at a random delta of a real turn loses no completed item and the thread resumes", async (context) => {
   const model = trainedTestModelPath();
   if (!model) {
     console.log("skipped: ../shared/models/stories260K.gguf is not there");
@@ -329,8 +350,8 @@ test("crash trials on the real tiny engine (stories260K): SIGKILL mid-stream los
   const w = await world({});
   const rng = random(seed + 1);
   try {
-    for (let trial = 0; trial < 3; trial++) {
-      await serveTrial(w, rng, trial, "Once upon a time there was a little dog.", args);
+    for (let trial = 0; trial < 2; trial++) {
+      await serveTrial(w, rng, trial, "Once upon a time there was a little dog.", { args, byDeltas: true });
       await checkFiles(w, `after real-engine trial ${trial} (seed ${seed})`);
     }
     const { child, host } = await serve(w, args);
