@@ -415,8 +415,8 @@ export class AgentThread {
       this.toolsFixed = true;
     }
     const outcome = await this.runner.run(turn, input);
-    // Every steer's answer is in before the turn ends, so each is reported now or never.
-    await turn.steers.answered();
+    // Its streams have ended, and with them every successor a steer could start: a steer not
+    // delivered by now never will be, whatever its answer says when it comes.
     this.inbox.reportUndelivered(turn, turn.steers.takeUndelivered(), outcome);
     // A tool the interrupt left running in the background asks nothing more of anyone.
     this.approvals.denyTurn(turn.id);
