@@ -15,9 +15,22 @@ import { SLOW_CLIENT_CLOSE_CODE } from "./host-clients.js";
 import { connectHost } from "./test-support/host-client.js";
 
 const BUDGET = 1024 * 1024;
-/** 1,536 words of 16 KiB: 24 MiB of text, far more than the budget and the kernel's socket buffers. */
+/**
+ * 1,536 words of 16 KiB: 24 MiB of text, far more than the budget and the kernel's socket buffers.
+ * The words never repeat (a reply that repeats itself is stopped by the agent's repetition guard).
+ */
 const WORD = 16 * 1024;
-const TEXT = Array.from({ length: 1536 }, (_, i) => String(i % 10).repeat(WORD)).join(" ");
+const TEXT = Array.from({ length: 1536 }, (_, i) => pseudoRandomWord(i + 1, WORD)).join(" ");
+
+function pseudoRandomWord(seed: number, length: number): string {
+  const letters = new Array<string>(length);
+  let state = seed;
+  for (let i = 0; i < length; i++) {
+    state = (Math.imul(state, 1103515245) + 12345) >>> 0;
+    letters[i] = String.fromCharCode(97 + ((state >>> 16) % 26));
+  }
+  return letters.join("");
+}
 
 /** What the host wrote to one client's socket, and the most it ever held unsent for it. */
 interface Watched {
