@@ -4,6 +4,7 @@ import type { EngineEvent } from "../engine.js";
 import { tinyModelWithTemplate } from "../test-support/chat-templates.js";
 import { collect } from "../test-support/engine-conformance.js";
 import { OutputParser, type ParsedOutput } from "./internal/output-parser.js";
+import { CALL_FAMILIES } from "./internal/test-support/call-families.js";
 import { LlamaEngine } from "./llama-engine.js";
 
 /**
@@ -15,6 +16,8 @@ import { LlamaEngine } from "./llama-engine.js";
 interface Family {
   template: string;
   trigger: string;
+  /** The entry of `CALL_FAMILIES` (the split property test's families) with this syntax. */
+  family: string;
   /** Model-shaped outputs, each with the calls it holds. */
   shaped: {
     output: string;
@@ -28,6 +31,7 @@ interface Family {
 const FAMILIES: Family[] = [
   {
     template: "Qwen-Qwen2.5-7B-Instruct.jinja",
+    family: "hermes",
     trigger: "<tool_call>",
     shaped: [
       {
@@ -43,6 +47,7 @@ const FAMILIES: Family[] = [
   },
   {
     template: "Qwen-Qwen3-0.6B.jinja",
+    family: "qwen3",
     trigger: "<tool_call>",
     shaped: [
       {
@@ -56,6 +61,7 @@ const FAMILIES: Family[] = [
   {
     // XML parameters: strings raw, other values as JSON, typed by the tool's schema.
     template: "Qwen3-Coder.jinja",
+    family: "qwen3-coder",
     trigger: "<tool_call>",
     shaped: [
       {
@@ -76,6 +82,7 @@ const FAMILIES: Family[] = [
   },
   {
     template: "meta-llama-Llama-3.1-8B-Instruct.jinja",
+    family: "llama-3.1",
     trigger: '{"name": "',
     shaped: [
       {
@@ -91,6 +98,7 @@ const FAMILIES: Family[] = [
   },
   {
     template: "mistralai-Mistral-Nemo-Instruct-2407.jinja",
+    family: "mistral-nemo",
     trigger: "[TOOL_CALLS]",
     shaped: [
       {
@@ -110,6 +118,7 @@ const FAMILIES: Family[] = [
   },
   {
     template: "unsloth-mistral-Devstral-Small-2507.jinja",
+    family: "devstral",
     trigger: "[TOOL_CALLS]",
     contextSize: 8192,
     shaped: [
@@ -126,6 +135,7 @@ const FAMILIES: Family[] = [
   {
     // No tool support in the template: Spark's own documented syntax.
     template: "google-gemma-2-2b-it.jinja",
+    family: "hermes",
     trigger: "<tool_call>",
     shaped: [
       {
@@ -137,6 +147,7 @@ const FAMILIES: Family[] = [
   {
     // Gemma 4's own values: bare sorted keys, strings between <|"|> marks.
     template: "google-gemma-4-31B-it.jinja",
+    family: "gemma-4",
     trigger: "<|tool_call>",
     shaped: [
       {
@@ -157,6 +168,7 @@ const FAMILIES: Family[] = [
   },
   {
     template: "deepseek-ai-DeepSeek-V3.1.jinja",
+    family: "deepseek-v3.1",
     trigger: "<｜tool▁calls▁begin｜>",
     shaped: [
       {
@@ -173,6 +185,7 @@ const FAMILIES: Family[] = [
   },
   {
     template: "openai-gpt-oss-120b.jinja",
+    family: "harmony",
     trigger: "to=functions.",
     shaped: [
       {
@@ -272,8 +285,10 @@ describe.each(FAMILIES)("tool calls with $template", (family) => {
     await engine?.dispose();
   });
 
-  test("the call syntax starts at the family's marker", () => {
+  test("the call syntax starts at the family's marker, as the split property test writes it", () => {
     expect(engine.callSyntax.trigger).toBe(family.trigger);
+    const tested = CALL_FAMILIES.find((entry) => entry.name === family.family)!.syntax;
+    expect({ ...engine.callSyntax, family: "" }).toEqual({ ...tested, family: "" });
   });
 
   test("model-shaped outputs parse to the same calls", () => {
