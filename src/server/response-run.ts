@@ -69,6 +69,8 @@ export class ResponseRun {
   readonly response: ResponseObject;
   private readonly controller = new AbortController();
   private abortReason: AbortReason | null = null;
+  /** The engine has said how the reply ended (or the run failed): nothing is left to steer. */
+  private ended = false;
   /** The output items the engine's events build. */
   private readonly output: ResponseOutput;
 
@@ -109,14 +111,23 @@ export class ResponseRun {
     return this.prepared.id;
   }
 
-  /** True once cancelled (not steered): it no longer accepts steering. */
-  get cancelled(): boolean {
-    return this.abortReason === "cancelled";
+  /**
+   * Whether a steer can still end this response `incomplete` (`steered`) and continue it: not once
+   * cancelled, nor once the engine reported the reply's end. The engine may still be cleaning up
+   * then (the run ends a few event-loop turns later), and a steer accepted in that window would
+   * be answered with a response that completed on its own.
+   */
+  get steerable(): boolean {
+    return this.abortReason !== "cancelled" && !this.ended;
   }
 
-  /** Stops decoding at the next token; the response ends `incomplete` with this reason. */
+  /**
+   * Stops decoding at the next token; the response ends `incomplete` with this reason. A cancel
+   * after a steer wins (the steer is answered as failed by whoever cancels): the reason is
+   * `cancelled`.
+   */
   abort(reason: AbortReason): void {
-    if (this.abortReason) return;
+    if (this.abortReason === reason || this.abortReason === "cancelled") return;
     this.abortReason = reason;
     this.controller.abort();
   }
@@ -181,6 +192,7 @@ export class ResponseRun {
             break;
           case "done":
             result = event.result;
+            this.ended = true;
             break;
           default: {
             const unknown: never = event;
@@ -255,7 +267,12 @@ export class ResponseRun {
       prompt_ms: round(timing.promptMs),
       total_ms: round(totalMs),
     };
-    if (result.stopReason === "cancelled") {
+    // Steered just as the reply ended by itself (at the same token): it still ends as steered, since
+    // the steer was accepted and its successor follows. Finished calls keep it complete: they wait
+    // for their outputs (`response.steer.pending`).
+    const steered =
+      this.abortReason === "steered" && (result.stopReason === "stop" || result.stopReason === "length");
+    if (result.stopReason === "cancelled" || steered) {
       response.status = "incomplete";
       response.incomplete_details = { reason: this.abortReason ?? "cancelled" };
     } else if (result.stopReason === "length") {
@@ -289,6 +306,7 @@ export class ResponseRun {
   }
 
   private fail(error: SparkError): RunOutcome {
+    this.ended = true;
     this.output.close();
     this.response.status = "failed";
     this.response.error = error.toWire();
