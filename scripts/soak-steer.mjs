@@ -27,15 +27,19 @@ process.on("exit", stopBurners);
 console.log(
   `steer soak: ${trials} trials per path and model, ${busy} busy processes${seed ? `, seed ${seed}` : ""}`,
 );
-const vitest = spawn(process.execPath, ["node_modules/vitest/vitest.mjs", "run", "src/real-model/steer-soak.test.ts"], {
-  stdio: "inherit",
-  env: {
-    ...process.env,
-    STEER_SOAK_TRIALS: trials,
-    ...(seed ? { STEER_SOAK_SEED: seed } : {}),
-    STEER_SOAK_LOAD: String(busy),
+const vitest = spawn(
+  process.execPath,
+  ["node_modules/vitest/vitest.mjs", "run", "src/real-model/steer-soak.test.ts"],
+  {
+    stdio: "inherit",
+    env: {
+      ...process.env,
+      STEER_SOAK_TRIALS: trials,
+      ...(seed ? { STEER_SOAK_SEED: seed } : {}),
+      STEER_SOAK_LOAD: String(busy),
+    },
   },
-});
+);
 vitest.on("exit", (code, signal) => {
   stopBurners();
   process.exit(code ?? (signal ? 1 : 0));

@@ -297,7 +297,7 @@ export class ResponsesSocket {
       this.send(lane.tag(steerFailed(refused, "response_not_active", message)));
       return;
     }
-    if (!lane || !active || !active.run.steerable) {
+    if (!lane || !active?.run.steerable) {
       const known = this.cache.get(target) !== undefined || lane !== undefined;
       const failed = known
         ? steerFailed(

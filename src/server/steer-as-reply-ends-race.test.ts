@@ -2,7 +2,6 @@ import OpenAI from "openai";
 import { ResponsesWS } from "openai/resources/responses/ws";
 import { describe, expect, test } from "vitest";
 import type {
-  DraftOptions,
   DraftRequest,
   DraftResult,
   Engine,
@@ -52,8 +51,8 @@ class CleanupWindowEngine implements Engine {
     }
   }
 
-  draft(request: DraftRequest, options?: DraftOptions): Promise<DraftResult> {
-    return this.inner.draft(request, options);
+  draft(request: DraftRequest): Promise<DraftResult> {
+    return this.inner.draft(request);
   }
 
   async dispose(): Promise<void> {}
@@ -178,9 +177,10 @@ describe("a steer that lands as the reply ends", () => {
     const accepted = log.next((e) => e.type === "response.steer.accepted");
     ws.send({ type: "response.steer", previous_response_id: id, input: "Now a dog." } as never);
     await accepted;
-    const failed = log.next((e) => e.type === "response.steer.failed");
+    const failing = log.next((e) => e.type === "response.steer.failed");
     ws.send({ type: "response.cancel", response_id: id } as never);
-    expect(await failed).toMatchObject({ error: { code: "response_not_active" } });
+    const failed = await failing;
+    expect(failed).toMatchObject({ error: { code: "response_not_active" } });
     engine.release();
 
     const end = await log.next(isEnd);
