@@ -44,14 +44,9 @@ const [replayPath, commandsReplay] = (process.env.SPARK_EXPLORE_PATH ?? "").spli
  * them too.
  */
 const KNOWN_DEFECTS: ReadonlySet<InvariantName> = new Set<InvariantName>([
-  // An apply_patch interrupted while it writes: runTool (tools/tool.ts) answers "aborted" at once,
-  // so the item ends failed and no face is shown a diff, while the write finishes in the
-  // background: a file is on disk that no code rewind names. Seen once in about 300 sequences:
-  // SPARK_EXPLORE_SEED=769803786 SPARK_EXPLORE_PATH='119:4:7:17:6:10:9:8:8:9:9:13:16:10:11:10:10:11:11:10@gA/n:N'
-  // (about one try in two): turn(edit), start, interrupt, queue(say 41), deny.
-  "rewind-files",
   // Fixed, with regression tests in src/agent/agent-steer-defects.test.ts: transcript-order,
-  // steer-lost-on-interrupt, unsent-steer-sent-later, nothing-after-end.
+  // steer-lost-on-interrupt, unsent-steer-sent-later, nothing-after-end; in
+  // src/agent/rewind-files-defect.test.ts: rewind-files.
 ]);
 const skip: ReadonlySet<InvariantName> =
   process.env.SPARK_EXPLORE_ALL_INVARIANTS === "1" ? new Set() : KNOWN_DEFECTS;

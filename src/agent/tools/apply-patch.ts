@@ -6,7 +6,7 @@ import { readBounded } from "./internal/bounded-read.js";
 import { parsePatch } from "./patch-parser.js";
 import { type FileChange, type PatchFileReader, planPatch } from "./patch-planner.js";
 import { applyChanges, PATCH_MAX_FILE_BYTES } from "./patch-writer.js";
-import { parametersOf, type Tool, ToolError } from "./tool.js";
+import { beginWriting, parametersOf, type Tool, ToolError, type ToolResult } from "./tool.js";
 
 export { PATCH_MAX_FILE_BYTES } from "./patch-writer.js";
 
@@ -45,12 +45,25 @@ export const applyPatchTool: Tool<z.infer<typeof schema>> = {
   async run(args, ctx) {
     const patch = parsePatch(args.patch);
     const changes = await planPatch(patch, readerFor(ctx.workspace));
-    ctx.signal.throwIfAborted();
-    const diffs = await applyChanges(changes, ctx.workspace, ctx.journal);
+    // An interrupt before the first write applies nothing; one after it lets the patch finish and
+    // reports it, so the item shows the diff that undo and code rewinds take back.
+    const diffs = await applyChanges(changes, ctx.workspace, ctx.journal, {
+      beforeFirstWrite: () => beginWriting(ctx),
+    });
     const summaries = diffs.map(summary).join("\n");
-    if (!ctx.diagnostics)
-      return { output: summaries, isError: false, display: { kind: "diff", files: diffs } };
-    const report = await ctx.diagnostics.check(await editedFiles(changes, ctx.workspace));
+    const applied: ToolResult = {
+      output: summaries,
+      isError: false,
+      display: { kind: "diff", files: diffs },
+    };
+    const diagnostics = ctx.diagnostics;
+    if (!diagnostics) return applied;
+    // An interrupted turn ends at once: its applied patch is reported unchecked.
+    const report = await untilAborted(
+      ctx.signal,
+      editedFiles(changes, ctx.workspace).then((files) => diagnostics.check(files)),
+    );
+    if (report === null) return applied;
     const checked = formatReport(report);
     return {
       output: checked ? `${summaries}\n${checked}` : summaries,
@@ -64,6 +77,17 @@ export const applyPatchTool: Tool<z.infer<typeof schema>> = {
     };
   },
 };
+
+/** `work`'s value, or null as soon as `signal` aborts (the work goes on unawaited). */
+function untilAborted<T>(signal: AbortSignal, work: Promise<T>): Promise<T | null> {
+  if (signal.aborted) return Promise.resolve(null);
+  let onAbort = () => {};
+  const abortion = new Promise<null>((resolve) => {
+    onAbort = () => resolve(null);
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+  return Promise.race([work, abortion]).finally(() => signal.removeEventListener("abort", onAbort));
+}
 
 /** The files a patch wrote, as the language servers check them (deleted ones are not). */
 async function editedFiles(changes: readonly FileChange[], workspace: Workspace): Promise<EditedFile[]> {

@@ -19,6 +19,14 @@ interface ResolvedChange {
   mode: number | undefined;
 }
 
+export interface ApplyChangesOptions {
+  /**
+   * Called once every check has passed, just before the first write (synchronously, so nothing
+   * can slip in between). Throwing stops the patch with nothing written. Default: none.
+   */
+  beforeFirstWrite?: () => void;
+}
+
 /**
  * Writes planned changes and records them as one journal entry. Every path is resolved and every
  * file checked to still hold what was planned against before anything is written; new contents
@@ -29,6 +37,7 @@ export async function applyChanges(
   changes: readonly FileChange[],
   workspace: Workspace,
   journal: EditJournal,
+  options: ApplyChangesOptions = {},
 ): Promise<FileDiff[]> {
   const resolved: ResolvedChange[] = [];
   const claimed = new Map<string, string>();
@@ -64,6 +73,7 @@ export async function applyChanges(
     }
     if (current !== null) entry.mode = (await stat(source)).mode;
   }
+  options.beforeFirstWrite?.();
 
   const staged: StagedFile[] = [];
   try {

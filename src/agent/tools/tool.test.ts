@@ -1,7 +1,7 @@
 import { describe, expect, test } from "vitest";
 import { z } from "zod";
 import { tempWorkspace } from "./test-support/temp-workspace.js";
-import { parametersOf, runTool, type Tool, ToolError } from "./tool.js";
+import { beginWriting, parametersOf, runTool, type Tool, ToolError } from "./tool.js";
 
 const schema = z.strictObject({ name: z.string(), count: z.number().int().min(1).default(1) });
 
@@ -90,5 +90,75 @@ describe("runTool", () => {
       output: "aborted",
       errorCode: "aborted",
     });
+  });
+});
+
+describe("runTool after a tool has begun writing", () => {
+  test("an abort waits for the tool and returns its own result", async () => {
+    await using t = await tempWorkspace();
+    const during = new AbortController();
+    let finishWriting = () => {};
+    const written = new Promise<void>((resolve) => {
+      finishWriting = resolve;
+    });
+    const writes = echoTool(async (_args, ctx) => {
+      beginWriting(ctx);
+      during.abort();
+      await written;
+      return { output: "wrote", isError: false };
+    });
+    const result = runTool(writes, '{"name":"a"}', t.context({ signal: during.signal }));
+    let settled = false;
+    void result.then(() => {
+      settled = true;
+    });
+    // The abort has fired; once every pending callback has run, the answer still waits for the write.
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    expect(settled).toBe(false);
+    finishWriting();
+    expect(await result).toEqual({ output: "wrote", isError: false });
+  });
+
+  test("a failure while writing is reported as that failure, not as aborted", async () => {
+    await using t = await tempWorkspace();
+    const during = new AbortController();
+    const fails = echoTool(async (_args, ctx) => {
+      beginWriting(ctx);
+      during.abort();
+      await Promise.resolve();
+      throw new ToolError("failed", "The patch was only partly applied.");
+    });
+    expect(await runTool(fails, '{"name":"a"}', t.context({ signal: during.signal }))).toEqual({
+      output: "The patch was only partly applied.",
+      isError: true,
+      errorCode: "failed",
+    });
+  });
+
+  test("beginWriting after an abort throws, so nothing is written", async () => {
+    await using t = await tempWorkspace();
+    const during = new AbortController();
+    let wrote = false;
+    let triedToWrite: (error: unknown) => void = () => {};
+    const tried = new Promise<unknown>((resolve) => {
+      triedToWrite = resolve;
+    });
+    const late = echoTool(async (_args, ctx) => {
+      await Promise.resolve();
+      during.abort();
+      try {
+        beginWriting(ctx);
+        wrote = true;
+      } catch (error) {
+        triedToWrite(error);
+        throw error;
+      }
+      return { output: "wrote", isError: false };
+    });
+    expect(await runTool(late, '{"name":"a"}', t.context({ signal: during.signal }))).toMatchObject({
+      errorCode: "aborted",
+    });
+    expect(await tried).toMatchObject({ name: "AbortError" });
+    expect(wrote).toBe(false);
   });
 });

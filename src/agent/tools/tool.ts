@@ -49,6 +49,23 @@ export interface ToolContext {
   delegate?(task: string, context: string | undefined, agent?: string): string;
   /** The session's skills, for `load_skill`. Absent: none. */
   skills?: readonly Skill[];
+  /**
+   * Supplied by runTool: from this call on, an abort waits for the tool's own result instead of
+   * answering "aborted". Tools call beginWriting(ctx), never this directly.
+   */
+  startWriting?(): void;
+}
+
+/**
+ * Called by a tool just before its first change to the workspace that must finish once begun
+ * (apply_patch's first write), in the same tick as that change's last check. Throws the abort
+ * reason when the turn was interrupted, so nothing is written; otherwise an interrupt from now on
+ * lets the tool finish and report what it changed (where undo and code rewinds find it) rather than
+ * answering "aborted" while the change goes on unseen.
+ */
+export function beginWriting(ctx: ToolContext): void {
+  ctx.signal.throwIfAborted();
+  ctx.startWriting?.();
 }
 
 /** What a UI shows for a finished call, beside the text the model sees. */
@@ -98,7 +115,8 @@ export const ABORTED_OUTPUT = "aborted";
  * Parses the model's JSON arguments, validates them, runs the tool. Never throws for bad input or
  * tool failures: they become `{isError: true, output}` messages the model can act on. An abort of
  * `ctx.signal` answers `"aborted"` at once, without waiting for the tool to wind down (every tool
- * here stops promptly on its own; an apply_patch already writing finishes and stays undoable).
+ * here stops promptly on its own), unless the tool has begun writing (beginWriting): then its own
+ * result is awaited and returned, so a change on disk is always one the caller was told of.
  */
 export async function runTool(
   // biome-ignore lint/suspicious/noExplicitAny: a registry holds tools of every argument type
@@ -127,15 +145,24 @@ export async function runTool(
     );
   }
 
+  let writing = false;
   let onAbort = () => {};
   const abortion = new Promise<ToolResult>((resolve) => {
-    onAbort = () => resolve(aborted());
+    onAbort = () => {
+      if (!writing) resolve(aborted());
+    };
     ctx.signal.addEventListener("abort", onAbort, { once: true });
   });
+  const toolCtx: ToolContext = {
+    ...ctx,
+    startWriting: () => {
+      writing = true;
+    },
+  };
   try {
     // Wrapped so a tool that throws before its first await is caught the same way.
-    const run = (async () => tool.run(parsed.data, ctx))().catch((error: unknown) => {
-      if (ctx.signal.aborted) return aborted();
+    const run = (async () => tool.run(parsed.data, toolCtx))().catch((error: unknown) => {
+      if (ctx.signal.aborted && !writing) return aborted();
       if (error instanceof ToolError) return failure(error.code, error.message);
       return failure("failed", `${tool.name} failed: ${messageOf(error)}`);
     });
