@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Prints one ACP session with `spark acp` as an editor sees it: every JSON-RPC line, `>` from the
-// editor, `<` from Spark. It runs the built binary (npm run build) on the scripted test engine in a
+// editor, `<` from Spark. It runs the built binary (npm run build) through the test entry point
+// (src/cli/test-support/spark-test-bin.ts) on the scripted test engine in a
 // throwaway git repository, so no model is needed: a prompt that edits a file (the diff streams),
 // one whose command asks permission (allowed here), one steered and one cancelled mid-answer.
 // Usage: node scripts/acp-transcript.mjs
@@ -9,9 +10,9 @@ import { mkdtempSync, realpathSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { createInterface } from "node:readline";
-import { fileURLToPath } from "node:url";
+import { ensureTestBin } from "./build-test-bin.mjs";
 
-const bin = fileURLToPath(new URL("../bin/spark.js", import.meta.url));
+const bin = await ensureTestBin();
 const scratch = mkdtempSync(path.join(os.tmpdir(), "spark-acp-transcript-"));
 const repo = realpathSync(mkdtempSync(path.join(os.tmpdir(), "spark-acp-repo-")));
 execFileSync("git", ["init", "-q"], { cwd: repo });

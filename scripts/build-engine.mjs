@@ -7,9 +7,12 @@
 // keyed by the node-llama-cpp version, the patch's hash and the CMake options: after a reinstall this script copies the
 // cached build back in seconds instead of compiling again (a few minutes on 2 cores). Without a
 // compiler it changes nothing and Spark keeps the prebuilt binary. Never run by `npm test`.
-// `npm install` / `npm ci` run it (`--install`) after patch-package.
+// `npm install` / `npm ci` of a checkout, and `npm install` of the package, run it as their
+// postinstall (`--install`): it applies the patch first (patch-package, wherever npm put
+// node-llama-cpp: under this package, or hoisted beside it).
 //
-//   npm run build:engine
+//   npm run build:engine                     (in a checkout)
+//   node <spark package>/scripts/build-engine.mjs   (an installed Spark)
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import {
@@ -22,12 +25,14 @@ import {
   rmSync,
   statSync,
 } from "node:fs";
+import { createRequire } from "node:module";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const packageDir = path.join(root, "node_modules", "node-llama-cpp");
+// node-llama-cpp's folder (its dist/index.js, two up): under this package, or hoisted above it.
+const packageDir = path.dirname(path.dirname(fileURLToPath(import.meta.resolve("node-llama-cpp"))));
 const localBuilds = path.join(packageDir, "llama", "localBuilds");
 
 const version = JSON.parse(readFileSync(path.join(packageDir, "package.json"), "utf8")).version;
@@ -47,11 +52,19 @@ const cacheRoot = process.env.SPARK_ENGINE_CACHE ?? path.join(os.homedir(), ".ca
 const cached = path.join(cacheRoot, key);
 
 const say = (line) => process.stderr.write(`build-engine: ${line}\n`);
-// `--install` (npm's postinstall): SPARK_ENGINE_BUILD=0 skips the build, and a failed build keeps
-// the prebuilt binary instead of failing the install.
+const buildCommand = `node ${JSON.stringify(path.join(root, "scripts", "build-engine.mjs"))}`;
+/** Why there is no fast engine, what Spark runs on instead, and how to get it: said once, here. */
+const keepPrebuilt = (why) =>
+  say(
+    `${why}: Spark runs on node-llama-cpp's prebuilt binary (it works, without the native decode loop ` +
+      `that makes the local build faster). For the fast engine, install cmake and a C++ compiler, then run: ${buildCommand}`,
+  );
+// `--install` (npm's postinstall): the patch is applied first; SPARK_ENGINE_BUILD=0 skips the
+// build (and the cache), and a failed build keeps the prebuilt binary instead of failing the install.
 const onInstall = process.argv.includes("--install");
+if (onInstall) applyPatch();
 if (onInstall && process.env.SPARK_ENGINE_BUILD === "0") {
-  say("SPARK_ENGINE_BUILD=0: Spark keeps node-llama-cpp's prebuilt binary");
+  keepPrebuilt("SPARK_ENGINE_BUILD=0");
   process.exit(0);
 }
 
@@ -60,10 +73,16 @@ if (existsSync(path.join(cached, "done"))) {
   say(`restored the cached build ${cached}`);
   process.exit(0);
 }
+// SPARK_ENGINE_BUILD=cached: restore a cached build or keep the prebuilt binary, never compile
+// (the package's install test).
+if (process.env.SPARK_ENGINE_BUILD === "cached") {
+  keepPrebuilt(`SPARK_ENGINE_BUILD=cached and no build cached in ${cached}`);
+  process.exit(0);
+}
 
 for (const tool of ["cmake", "c++"]) {
   if (spawnSync(tool, ["--version"], { stdio: "ignore" }).status !== 0) {
-    say(`no ${tool} found: Spark keeps node-llama-cpp's prebuilt binary`);
+    keepPrebuilt(`no ${tool} found`);
     process.exit(0);
   }
 }
@@ -85,7 +104,7 @@ const built = spawnSync(process.execPath, [cli, "source", command, "--gpu", "fal
   },
 });
 if (built.status !== 0) {
-  say(`the build failed (exit ${built.status}): Spark keeps node-llama-cpp's prebuilt binary`);
+  keepPrebuilt(`the build failed (exit ${built.status})`);
   process.exit(onInstall ? 0 : 1);
 }
 
@@ -106,6 +125,21 @@ copyBuilds(localBuilds, path.join(cached, "localBuilds"));
 mkdirSync(cached, { recursive: true });
 cpSync(patch, path.join(cached, "done"));
 say(`built and cached in ${cached}`);
+
+/**
+ * Applies patches/ to node-llama-cpp with patch-package, run in the folder whose node_modules holds
+ * it (patch-package looks only there); exits with patch-package's status when that fails.
+ */
+function applyPatch() {
+  const appRoot = path.dirname(path.dirname(packageDir));
+  const patchPackage = createRequire(import.meta.url).resolve("patch-package/index.js");
+  const applied = spawnSync(
+    process.execPath,
+    [patchPackage, "--patch-dir", path.relative(appRoot, path.join(root, "patches"))],
+    { cwd: appRoot, stdio: "inherit" },
+  );
+  if (applied.status !== 0) process.exit(applied.status ?? 1);
+}
 
 /** Copies each build folder (not the lock files of a build in progress). */
 function copyBuilds(from, to) {

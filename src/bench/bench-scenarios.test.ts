@@ -2,6 +2,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, expect, test } from "vitest";
+import { ensureTestBin } from "../../scripts/build-test-bin.mjs";
 import { LlamaEngine } from "../engine/llama/llama-engine.js";
 import { SYNTHETIC_SHAPES, writeSyntheticModel } from "../engine/synthetic/synthetic-model.js";
 import { testModelPath } from "../engine/test-support/test-model.js";
@@ -31,6 +32,8 @@ let engine: LlamaEngine;
 let server: SparkServer;
 let ctx: BenchContext;
 beforeAll(async () => {
+  // per-token and load run their servers on the scripted engine, through the test entry point.
+  await ensureTestBin();
   const modelPath = await testModelPath();
   // The agent's system prompt and tools take about 4,000 tokens of the tiny model's byte-level vocabulary.
   engine = await LlamaEngine.create({ modelPath, contextSize: 16384 });

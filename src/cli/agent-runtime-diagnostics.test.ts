@@ -8,7 +8,7 @@ import type { ResolvedConfig } from "../config/spark-config.js";
 import type { GenerateRequest } from "../engine/engine.js";
 import type { ThreadItem } from "../protocol/agent.js";
 import { AgentRuntime } from "./agent-runtime.js";
-import { scriptedTiers } from "./test-engine.js";
+import { scriptedTiers } from "./test-support/scripted-tiers.js";
 
 const PATCH = [
   "*** Begin Patch",
@@ -31,7 +31,7 @@ async function editOnce(diagnostics: boolean | undefined) {
   const config: ResolvedConfig = {
     defaultTier: "fast",
     delegateTier: null,
-    tiers: { fast: { engine: "scripted" } },
+    tiers: { fast: { engine: "llama" } },
     ...(diagnostics === undefined ? {} : { diagnostics }),
     sources: [],
   };

@@ -7,7 +7,7 @@ import type { ResolvedConfig } from "../config/spark-config.js";
 import type { GenerateRequest } from "../engine/engine.js";
 import type { McpServerState } from "../protocol/agent.js";
 import { AgentRuntime } from "./agent-runtime.js";
-import { scriptedTiers } from "./test-engine.js";
+import { scriptedTiers } from "./test-support/scripted-tiers.js";
 
 const EVERYTHING = path.resolve("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
 
@@ -18,7 +18,7 @@ test("the runtime starts the config's MCP servers in the background and its thre
   const config: ResolvedConfig = {
     defaultTier: "fast",
     delegateTier: null,
-    tiers: { fast: { engine: "scripted" } },
+    tiers: { fast: { engine: "llama" } },
     mcpServers: {
       everything: { command: process.execPath, args: [EVERYTHING, "stdio"], trusted: true, source: "user" },
     },

@@ -7,7 +7,7 @@ import type { GenerateRequest } from "../engine/engine.js";
 import type { ScriptedReply } from "../engine/scripted/scripted-engine.js";
 import type { SandboxMode, ThreadEvent } from "../protocol/agent.js";
 import { AgentRuntime, type AgentRuntimeOptions } from "./agent-runtime.js";
-import { scriptedTiers } from "./test-engine.js";
+import { scriptedTiers } from "./test-support/scripted-tiers.js";
 
 /** Asks to run `echo hi` once, then answers. */
 function script(request: GenerateRequest): ScriptedReply {
@@ -49,7 +49,7 @@ async function approvalSandbox(options: Partial<AgentRuntimeOptions>): Promise<S
 const config = (sandbox?: SandboxMode): ResolvedConfig => ({
   defaultTier: "fast",
   delegateTier: null,
-  tiers: { fast: { engine: "scripted" } },
+  tiers: { fast: { engine: "llama" } },
   ...(sandbox ? { sandbox } : {}),
   sources: [],
 });

@@ -7,7 +7,7 @@ import type { ResolvedConfig } from "../config/spark-config.js";
 import type { GenerateRequest } from "../engine/engine.js";
 import type { ScriptedReply } from "../engine/scripted/scripted-engine.js";
 import { AgentRuntime } from "./agent-runtime.js";
-import { scriptedTiers } from "./test-engine.js";
+import { scriptedTiers } from "./test-support/scripted-tiers.js";
 
 const cleanup: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -43,7 +43,7 @@ async function workspace() {
 const config: ResolvedConfig = {
   defaultTier: "fast",
   delegateTier: null,
-  tiers: { fast: { engine: "scripted" } },
+  tiers: { fast: { engine: "llama" } },
   sources: [],
 };
 

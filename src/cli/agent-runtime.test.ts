@@ -11,7 +11,7 @@ import { testModelPath } from "../engine/test-support/test-model.js";
 import type { ThreadEvent } from "../protocol/agent.js";
 import { startTestServer, type TestServer } from "../server/test-support/test-server.js";
 import { AgentRuntime } from "./agent-runtime.js";
-import { scriptedTiers } from "./test-engine.js";
+import { scriptedTiers } from "./test-support/scripted-tiers.js";
 import { chooseTiers } from "./tier-engines.js";
 import { runPlain } from "./tui/plain-output.js";
 
@@ -51,7 +51,7 @@ async function setup(deepText: string, tokensPerSecond = 0) {
     defaultTier: "fast",
     delegateTier: "deep",
     tiers: {
-      fast: { engine: "scripted" },
+      fast: { engine: "llama" },
       deep: { engine: "upstream", url: `${upstream.url}/v1`, model: "scripted" },
     },
     sources: [],
@@ -165,7 +165,7 @@ describe("--model", () => {
     defaultTier: "fast",
     tiers: {
       fast: { engine: "llama" as const, model: "hf:a/b/small.gguf", context: 8192 },
-      deep: { engine: "scripted" as const },
+      deep: { engine: "llama" as const },
     },
   };
   test("a declared tier starts the session there", () => {

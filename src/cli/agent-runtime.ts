@@ -23,10 +23,11 @@ import type { SandboxMode } from "../protocol/agent.js";
 import type { WorktreeRef } from "../protocol/worktree-name.js";
 import type { ModelRegistry } from "../server/model-registry.js";
 import { SparkServer } from "../server/spark-server.js";
+import { engineBuildNotice } from "./engine-build-notice.js";
+import { engineReplacement } from "./engine-replacement.js";
 import { loadHooks } from "./hook-files.js";
 import { SessionRecorder } from "./session-recorder.js";
-import { testEngineLoader } from "./test-engine.js";
-import { chooseTiers, type TierLoader, tierRegistry } from "./tier-engines.js";
+import { chooseTiers, replacedTierLoader, type TierLoader, tierRegistry } from "./tier-engines.js";
 import { openWorkspaceScope, type WorkspaceScope } from "./workspace-scope.js";
 
 export interface AgentRuntimeOptions {
@@ -43,8 +44,9 @@ export interface AgentRuntimeOptions {
   /** Embedded engine: tokens of context. Default: the model's, at most 32768. */
   contextSize?: number;
   /**
-   * Makes each embedded tier's engine (tests pass scripted ones: see test-engine.ts). Default: as
-   * the tier's config says, or as SPARK_TEST_ENGINE says for the default tier.
+   * Makes each embedded tier's engine (tests pass scripted ones: see test-support/scripted-tiers.ts).
+   * Default: as the tier's config says, or, for the default tier, as an embedding entry point's
+   * engine replacement says (engine-replacement.ts).
    */
   loadTier?: TierLoader;
   /**
@@ -213,7 +215,9 @@ export class AgentRuntime implements AsyncDisposable {
       ...(options.model ? { model: options.model } : {}),
       ...(options.contextSize ? { contextSize: options.contextSize } : {}),
     });
-    const load = options.loadTier ?? testEngineLoader(choice.defaultTier);
+    const replaced = engineReplacement();
+    const load =
+      options.loadTier ?? (replaced && replacedTierLoader(choice.defaultTier, replaced.startingTier));
     // Beside the load (bounded: 2 s per tool): whether a GPU sits unused is said once it is loaded.
     const gpuProbe =
       !load && (choice.tiers[choice.defaultTier]?.engine ?? "llama") === "llama" ? probeGpu() : null;
@@ -222,6 +226,10 @@ export class AgentRuntime implements AsyncDisposable {
       ...(options.onProgress ? { onProgress: options.onProgress } : {}),
     });
     const engine = models.resolve(choice.defaultTier);
+    if (engine instanceof LlamaEngine) {
+      const notice = engineBuildNotice(engine.binary, engine.backend.backend);
+      if (notice) options.onNotice?.(notice);
+    }
     if (gpuProbe && engine instanceof LlamaEngine) {
       void unusedGpuNotice(gpuProbe, engine.backend.backend).then((notice) => {
         if (notice) options.onNotice?.(notice);

@@ -6,8 +6,8 @@ import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
-import { testEngineEnv } from "./test-engine.js";
 import { runSpark, sparkBin } from "./test-support/spark-binary.js";
+import { testEngineEnv } from "./test-support/test-engine.js";
 
 const KEY = "sk-never-on-argv-0123456789";
 const UPSTREAM_KEY = "up-never-on-argv-9876543210";

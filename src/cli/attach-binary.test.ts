@@ -2,14 +2,12 @@ import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { mkdtemp, realpath, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { listServerStates, type ServerState } from "../config/server-state.js";
 import { connectHost, type HostTestClient } from "../host/test-support/host-client.js";
 import type { ThreadInfo } from "../protocol/agent.js";
-import { testEngineEnv } from "./test-engine.js";
-
-const bin = fileURLToPath(new URL("../../bin/spark.js", import.meta.url));
+import { sparkBin as bin } from "./test-support/spark-binary.js";
+import { testEngineEnv } from "./test-support/test-engine.js";
 
 interface Running {
   child: ChildProcess;

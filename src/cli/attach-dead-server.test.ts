@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { afterAll, expect, test } from "vitest";
-import { testEngineEnv } from "./test-engine.js";
 import { sparkBin, startWorkspaceServe, type WorkspaceServe } from "./test-support/spark-binary.js";
+import { testEngineEnv } from "./test-support/test-engine.js";
 
 let serve: WorkspaceServe | null = null;
 afterAll(async () => {

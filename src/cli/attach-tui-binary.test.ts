@@ -1,13 +1,13 @@
 import { afterAll, expect, test } from "vitest";
 import { connectHost } from "../host/test-support/host-client.js";
 import type { ThreadInfo } from "../protocol/agent.js";
-import { testEngineEnv } from "./test-engine.js";
 import {
   startAttachedSpark,
   startWorkspaceServe,
   tmuxSession,
   type WorkspaceServe,
 } from "./test-support/spark-binary.js";
+import { testEngineEnv } from "./test-support/test-engine.js";
 
 const term = tmuxSession(`spark-attach-test-${process.pid}`);
 const { tmux, waitForScreen } = term;

@@ -2,11 +2,9 @@ import { execFileSync, spawn } from "node:child_process";
 import { mkdtemp, readdir, readFile, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { beforeAll, describe, expect, test } from "vitest";
-import { testEngineEnv } from "./test-engine.js";
-
-const bin = fileURLToPath(new URL("../../bin/spark.js", import.meta.url));
+import { sparkBin as bin } from "./test-support/spark-binary.js";
+import { testEngineEnv } from "./test-support/test-engine.js";
 
 /** A task whose scripted echo, at 20 tokens a second, would stream for about half a minute. */
 const longTask = Array.from({ length: 300 }, (_, i) => `word${i}`).join(" ");

@@ -4,8 +4,8 @@ import os from "node:os";
 import path from "node:path";
 import { beforeAll, describe, expect, test } from "vitest";
 import { testModelPath } from "../engine/test-support/test-model.js";
-import { testEngineEnv } from "./test-engine.js";
 import { runSpark } from "./test-support/spark-binary.js";
+import { testEngineEnv } from "./test-support/test-engine.js";
 
 describe("spark exec (the real binary)", () => {
   let repo: string;

@@ -4,8 +4,8 @@ import os from "node:os";
 import path from "node:path";
 import { beforeAll, describe, expect, test } from "vitest";
 import type { ThreadEvent } from "../protocol/agent.js";
-import { testEngineEnv } from "./test-engine.js";
 import { runSpark } from "./test-support/spark-binary.js";
+import { testEngineEnv } from "./test-support/test-engine.js";
 
 function events(stdout: string): ThreadEvent[] {
   return stdout

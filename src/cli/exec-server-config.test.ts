@@ -9,8 +9,8 @@ import {
   startSparkServe,
 } from "../engine/upstream/test-support/spark-serve-process.js";
 import type { ThreadEvent, ThreadItem } from "../protocol/agent.js";
-import { testEngineEnv } from "./test-engine.js";
 import { runSpark } from "./test-support/spark-binary.js";
+import { testEngineEnv } from "./test-support/test-engine.js";
 
 /** The reference MCP server from npm, run over stdio with this Node. */
 const EVERYTHING = path.resolve("node_modules/@modelcontextprotocol/server-everything/dist/index.js");

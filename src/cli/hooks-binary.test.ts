@@ -4,8 +4,8 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, test } from "vitest";
-import { testEngineEnv } from "./test-engine.js";
 import { runSpark } from "./test-support/spark-binary.js";
+import { testEngineEnv } from "./test-support/test-engine.js";
 
 describe("a repository's .spark/hooks.json runs only after spark trust (the real binary, scripted model)", () => {
   test("untrusted: skipped with a notice; trusted: its hook runs and its context reaches the model", async () => {

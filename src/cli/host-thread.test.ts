@@ -8,7 +8,7 @@ import type { ThreadEvent } from "../protocol/agent.js";
 import { SparkError } from "../protocol/errors.js";
 import { HostThread } from "./host-thread.js";
 import { LocalAgentHost } from "./local-agent-host.js";
-import { scriptedTiers } from "./test-engine.js";
+import { scriptedTiers } from "./test-support/scripted-tiers.js";
 
 let local: LocalAgentHost;
 let client: HostClient;

@@ -7,8 +7,8 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { startSparkServe } from "../engine/upstream/test-support/spark-serve-process.js";
 import type { ThreadItem } from "../protocol/agent.js";
-import { testEngineEnv } from "./test-engine.js";
 import { runSpark } from "./test-support/spark-binary.js";
+import { testEngineEnv } from "./test-support/test-engine.js";
 
 const SECRET = "hunter2-hostile-repo-secret";
 

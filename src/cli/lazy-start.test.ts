@@ -5,7 +5,7 @@ import path from "node:path";
 import type { Command } from "commander";
 import { beforeAll, describe, expect, test } from "vitest";
 import { createProgram, LAZY_COMMANDS } from "./main.js";
-import { sparkBin } from "./test-support/spark-binary.js";
+import { shippedSparkBin as sparkBin } from "./test-support/spark-binary.js";
 import { VERSION } from "./version.js";
 
 /** Packages no command line that only asks for the version or the help may load. */

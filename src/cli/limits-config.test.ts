@@ -6,7 +6,7 @@ import WebSocket from "ws";
 import { loadConfig } from "../config/spark-config.js";
 import { startSparkServe } from "../engine/upstream/test-support/spark-serve-process.js";
 import { connectHost } from "../host/test-support/host-client.js";
-import { testEngineEnv } from "./test-engine.js";
+import { testEngineEnv } from "./test-support/test-engine.js";
 
 async function userConfig(text: string): Promise<{ file: string; cwd: string }> {
   const dir = await mkdtemp(path.join(os.tmpdir(), "spark-limits-"));

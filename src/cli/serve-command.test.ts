@@ -2,16 +2,14 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, readFile, stat } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import OpenAI from "openai";
 import { describe, expect, test } from "vitest";
 import WebSocket from "ws";
 import { testModelPath } from "../engine/test-support/test-model.js";
 import { startSparkServe } from "../engine/upstream/test-support/spark-serve-process.js";
 import { isLoopbackHost, serveKeys } from "./serve-options.js";
-import { testEngineEnv } from "./test-engine.js";
-
-const bin = fileURLToPath(new URL("../../bin/spark.js", import.meta.url));
+import { sparkBin as bin } from "./test-support/spark-binary.js";
+import { testEngineEnv } from "./test-support/test-engine.js";
 
 /** Runs the real `spark` binary (built by `npm test` first). */
 function spark(

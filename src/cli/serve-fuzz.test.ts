@@ -4,7 +4,6 @@ import { mkdtemp } from "node:fs/promises";
 import { request } from "node:http";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { connectHost } from "../host/test-support/host-client.js";
@@ -16,7 +15,8 @@ import {
   randomJson,
 } from "../server/test-support/fuzz-inputs.js";
 import { clientFrame, closePayload, RawWebSocket } from "../server/test-support/raw-websocket.js";
-import { testEngineEnv } from "./test-engine.js";
+import { sparkBin as bin } from "./test-support/spark-binary.js";
+import { testEngineEnv } from "./test-support/test-engine.js";
 
 /**
  * Hostile input against the real `spark serve` process (the scripted engine): malformed frames and
@@ -28,8 +28,6 @@ const seed = Number(process.env.SPARK_FUZZ_SEED ?? 11_2025);
 const ROUNDS = Number(process.env.SPARK_FUZZ_ROUNDS ?? 200);
 /** Growth of the server's resident memory over the whole run that counts as a leak. */
 const RSS_GROWTH_LIMIT = 256 * 1024 * 1024;
-
-const bin = fileURLToPath(new URL("../../bin/spark.js", import.meta.url));
 
 interface Serve {
   child: ChildProcess;

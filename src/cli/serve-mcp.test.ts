@@ -3,8 +3,8 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { connectHost, type HostTestClient } from "../host/test-support/host-client.js";
-import { testEngineEnv } from "./test-engine.js";
 import { runSpark, startWorkspaceServe, type WorkspaceServe } from "./test-support/spark-binary.js";
+import { testEngineEnv } from "./test-support/test-engine.js";
 
 /** The reference MCP server from npm, run over stdio with this Node. */
 const EVERYTHING = path.resolve("node_modules/@modelcontextprotocol/server-everything/dist/index.js");

@@ -4,7 +4,6 @@ import type { Engine, EngineInfo } from "../engine/engine.js";
 import { describeBackend, unusedGpuNotice } from "../engine/llama/backend-info.js";
 import { probeGpu } from "../engine/llama/gpu-probe.js";
 import { LlamaEngine } from "../engine/llama/llama-engine.js";
-import { ScriptedEngine } from "../engine/scripted/scripted-engine.js";
 import { kvStateSettings } from "../models/kv-state-settings.js";
 import { DEFAULT_MODEL, parseModelSpec } from "../models/model-uri.js";
 import { resolveModel } from "../models/resolve-model.js";
@@ -12,9 +11,10 @@ import { SparkError } from "../protocol/errors.js";
 import type { ModelRegistry } from "../server/model-registry.js";
 import { createProgressBar } from "../terminal/progress-bar.js";
 import { StatusLine } from "../terminal/status-line.js";
+import { engineBuildNotice } from "./engine-build-notice.js";
+import { engineReplacement } from "./engine-replacement.js";
 import type { ServeOptions } from "./serve-options.js";
 import { loadUpstreamEngine } from "./serving-flags.js";
-import { testEngineOptions } from "./test-engine.js";
 import { chooseTiers, tierRegistry } from "./tier-engines.js";
 
 /** What `spark serve` serves, before the server listens. */
@@ -42,11 +42,12 @@ const LOADING = "loading in the background; requests wait for it";
 /**
  * The models the flags and the config ask for: with tiers in a config file, each tier a model
  * named after it, unless --model names a file or --engine another engine (then one model, as
- * without a config); SPARK_TEST_ENGINE (testing) serves the scripted engine instead.
+ * without a config); an embedding entry point's engine replacement (engine-replacement.ts) in
+ * place of all of it.
  */
 export async function serveModels(options: ServeOptions, config: ResolvedConfig): Promise<ServedModels> {
-  const scripted = testEngineOptions();
-  if (scripted) return ready(new ScriptedEngine(scripted));
+  const replaced = engineReplacement();
+  if (replaced) return ready(await replaced.served());
   if (options.engine === "upstream") return ready(await loadUpstreamEngine(options, options.ctxSize));
   const tiered = config.sources.length > 0 && (!options.model || config.tiers[options.model] !== undefined);
   if (tiered) {
@@ -149,6 +150,8 @@ async function loadLlama(
   loading.done(
     `Loaded in ${((performance.now() - started) / 1000).toFixed(1)} s on ${engine.threads} threads (${binary})${drafting}`,
   );
+  const buildNotice = engineBuildNotice(engine.binary, engine.backend.backend);
+  if (buildNotice) process.stderr.write(`spark: ${buildNotice}\n`);
   const notice = probe && (await unusedGpuNotice(probe, engine.backend.backend));
   if (notice) process.stderr.write(`spark: ${notice}\n`);
   return engine;

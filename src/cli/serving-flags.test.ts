@@ -1,11 +1,9 @@
 import { spawn } from "node:child_process";
-import { fileURLToPath } from "node:url";
 import OpenAI from "openai";
 import { describe, expect, test } from "vitest";
 import { startSparkServe } from "../engine/upstream/test-support/spark-serve-process.js";
-import { testEngineEnv } from "./test-engine.js";
-
-const bin = fileURLToPath(new URL("../../bin/spark.js", import.meta.url));
+import { sparkBin as bin } from "./test-support/spark-binary.js";
+import { testEngineEnv } from "./test-support/test-engine.js";
 
 describe("spark serve: upstream engine, admission and metrics flags (the real binary)", () => {
   test("fronts another spark serve as its upstream, with limits, public metrics and JSON logs", async () => {

@@ -7,7 +7,7 @@ import { readSession } from "../agent/transcript.js";
 import type { ThreadEvent, ThreadInfo } from "../protocol/agent.js";
 import { AgentRuntime } from "./agent-runtime.js";
 import { SessionRecorder } from "./session-recorder.js";
-import { scriptedTiers } from "./test-engine.js";
+import { scriptedTiers } from "./test-support/scripted-tiers.js";
 
 const info: ThreadInfo = {
   id: "thr_recorder",

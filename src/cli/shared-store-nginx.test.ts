@@ -8,8 +8,8 @@ import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import WebSocket from "ws";
 import { NO_REDIS_REASON, sharedTestRedis } from "../server/test-support/redis-server.js";
-import { testEngineEnv } from "./test-engine.js";
 import { startWorkspaceServe, type WorkspaceServe } from "./test-support/spark-binary.js";
+import { testEngineEnv } from "./test-support/test-engine.js";
 
 const NGINX = "/usr/sbin/nginx";
 const SKIP = NO_REDIS_REASON ?? (existsSync(NGINX) ? null : "no nginx (apt-get install nginx-light)");

@@ -9,8 +9,8 @@ import {
   startRedis,
 } from "../server/test-support/redis-server.js";
 import { openResponseStore } from "./serving-flags.js";
-import { testEngineEnv } from "./test-engine.js";
 import { runSpark, startWorkspaceServe } from "./test-support/spark-binary.js";
+import { testEngineEnv } from "./test-support/test-engine.js";
 
 async function refusal(promise: Promise<unknown>): Promise<SparkError> {
   const error = await promise.then(

@@ -8,7 +8,7 @@ import { emptyView, reduceView, type ThreadView } from "../client-core/thread-vi
 import type { Script } from "../engine/scripted/scripted-engine.js";
 import type { RewindRestore } from "../protocol/agent.js";
 import { LocalAgentHost } from "./local-agent-host.js";
-import { scriptedTiers } from "./test-engine.js";
+import { scriptedTiers } from "./test-support/scripted-tiers.js";
 
 const patch = (lines: string[]) =>
   JSON.stringify({ patch: ["*** Begin Patch", ...lines, "*** End Patch"].join("\n") });

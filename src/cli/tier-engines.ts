@@ -2,7 +2,6 @@ import type { ResolvedConfig, TierConfig } from "../config/spark-config.js";
 import type { Engine } from "../engine/engine.js";
 import { LazyEngine } from "../engine/lazy-engine.js";
 import { LlamaEngine } from "../engine/llama/llama-engine.js";
-import { ScriptedEngine } from "../engine/scripted/scripted-engine.js";
 import { UpstreamEngine } from "../engine/upstream/upstream-engine.js";
 import { kvStateSettings } from "../models/kv-state-settings.js";
 import type { DownloadProgress } from "../models/model-download.js";
@@ -43,7 +42,7 @@ export function chooseTiers(
 export type TierLoader = (name: string, tier: TierConfig, options: TierEngineOptions) => Promise<Engine>;
 
 export interface TierEngineOptions {
-  /** Makes each tier's engine (the scripted engine, in tests: see test-engine.ts). Default: {@link loadTierEngine}. */
+  /** Makes each tier's engine (tests pass scripted ones: see test-support/scripted-tiers.ts). Default: {@link loadTierEngine}. */
   load?: TierLoader;
   /** Where upstream tiers' `api_key_env` and the KV state cache's settings are read. Default: process.env. */
   env?: NodeJS.ProcessEnv;
@@ -63,8 +62,6 @@ export async function loadTierEngine(
   options: TierEngineOptions = {},
 ): Promise<Engine> {
   switch (tier.engine) {
-    case "scripted":
-      return new ScriptedEngine({ id: name, ...(tier.context ? { contextSize: tier.context } : {}) });
     case "upstream": {
       const apiKey = tier.api_key_env ? (options.env ?? process.env)[tier.api_key_env] : undefined;
       return UpstreamEngine.create({
@@ -95,6 +92,18 @@ export async function loadTierEngine(
       });
     }
   }
+}
+
+/**
+ * The loader of a runtime told nothing else: `startingTier` (see engine-replacement.ts) makes
+ * `defaultTier`'s engine, {@link loadTierEngine} every other tier's.
+ */
+export function replacedTierLoader(
+  defaultTier: string,
+  startingTier: (name: string, tier: TierConfig) => Promise<Engine>,
+): TierLoader {
+  return (name, tier, options) =>
+    name === defaultTier ? startingTier(name, tier) : loadTierEngine(name, tier, options);
 }
 
 /**

@@ -3,8 +3,8 @@ import { mkdir, mkdtemp, readFile, realpath, writeFile } from "node:fs/promises"
 import os from "node:os";
 import path from "node:path";
 import { afterEach, expect, test } from "vitest";
-import { testEngineEnv } from "./test-engine.js";
 import { sparkBin, tmuxSession } from "./test-support/spark-binary.js";
+import { testEngineEnv } from "./test-support/test-engine.js";
 
 const bin = sparkBin;
 const term = tmuxSession(`spark-test-${process.pid}`);

@@ -7,7 +7,7 @@ import type { HostClient } from "../client-core/host-client.js";
 import type { ResolvedConfig } from "../config/spark-config.js";
 import type { GenerateRequest } from "../engine/engine.js";
 import { LocalAgentHost } from "./local-agent-host.js";
-import { scriptedTiers } from "./test-engine.js";
+import { scriptedTiers } from "./test-support/scripted-tiers.js";
 import { TuiThreads } from "./tui-threads.js";
 
 const lastUser = (request: GenerateRequest) =>
@@ -23,7 +23,7 @@ beforeAll(async () => {
   const config: ResolvedConfig = {
     defaultTier: "fast",
     delegateTier: null,
-    tiers: { fast: { engine: "scripted" }, deep: { engine: "scripted" } },
+    tiers: { fast: { engine: "llama" }, deep: { engine: "llama" } },
     sources: [],
   };
   local = await LocalAgentHost.start({

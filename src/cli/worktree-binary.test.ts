@@ -3,8 +3,8 @@ import { mkdtemp, readFile, realpath, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { beforeEach, describe, expect, test } from "vitest";
-import { testEngineEnv } from "./test-engine.js";
 import { runSpark } from "./test-support/spark-binary.js";
+import { testEngineEnv } from "./test-support/test-engine.js";
 
 // The real binary (run `npx tsc -p tsconfig.build.json` first), on the scripted engine.
 

@@ -88,11 +88,11 @@ describe("the project trust table", () => {
     ]);
   });
 
-  it("a project may restate a tier's engine but not choose it: the scripted engine needs trust", () => {
+  it("a project may restate a tier's engine but not choose it", () => {
     const find = (project: object, user: object = {}) =>
       settingsNeedingTrust(project as never, user as never).map((f) => `${f.path.join(".")}: ${f.reason}`);
-    expect(find({ tiers: { fast: { engine: "scripted" } } })).toEqual([
-      "tiers.fast.engine: the scripted engine answers with canned replies (for tests and demos), not a model",
+    expect(find({ tiers: { fast: { engine: "upstream" } } })).toEqual([
+      "tiers.fast.engine: an upstream engine sends prompts over the network",
     ]);
     expect(find({ tiers: { fast: { engine: "llama" } } })).toEqual([]);
     const upstream = { tiers: { deep: { engine: "upstream", url: "http://gpu/v1", model: "m" } } };

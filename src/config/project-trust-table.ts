@@ -71,7 +71,6 @@ function timeoutRule(field: "first_chunk_timeout_ms" | "idle_timeout_ms", fallba
 
 const engineReasons: Record<Engine, string> = {
   upstream: "an upstream engine sends prompts over the network",
-  scripted: "the scripted engine answers with canned replies (for tests and demos), not a model",
   llama: "runs the embedded engine in place of the tier's own",
 };
 

@@ -102,7 +102,7 @@ describe("loadConfig", () => {
     await expect(loadConfig({ cwd, env })).rejects.toThrow("default_tier 'deep' is not declared");
     await writeFile(userFile, `delegate_tier = "big"\n[tiers.fast]\n`);
     await expect(loadConfig({ cwd, env })).rejects.toThrow("delegate_tier 'big' is not declared");
-    await writeFile(userFile, `delegate_tier = "big"\n[tiers.fast]\n[tiers.big]\nengine = "scripted"\n`);
+    await writeFile(userFile, `delegate_tier = "big"\n[tiers.fast]\n[tiers.big]\ncontext = 4096\n`);
     expect((await loadConfig({ cwd, env })).delegateTier).toBe("big");
     expect((await loadConfig({ cwd, env: { ...env, SPARK_TIER: "big" } })).defaultTier).toBe("big");
     await expect(loadConfig({ cwd, env: { ...env, SPARK_TIER: "nope" } })).rejects.toThrow(
@@ -337,23 +337,12 @@ describe("loadConfig: limits and engine choice need trust (one trust table)", ()
     expect(config.ignored?.settings.map((setting) => setting.path)).toEqual(["limits.max_tool_rounds"]);
   });
 
-  it("a project tier cannot name the scripted engine until trusted", async () => {
-    const { cwd, env } = await dirs(
-      "[tiers.fast]\nmodel = './mine.gguf'\n",
-      '[tiers.fast]\nengine = "scripted"\n[tiers.demo]\nengine = "scripted"\n',
-    );
-    const config = await loadConfig({ cwd, env });
-    expect(config.tiers).toEqual({ fast: { engine: "llama", model: "./mine.gguf" } });
-    const reason = "the scripted engine answers with canned replies (for tests and demos), not a model";
-    expect(config.ignored?.settings).toEqual([
-      { path: "tiers.fast.engine", reason },
-      { path: "tiers.demo", reason },
-    ]);
-    await trustProject(cwd, { env });
-    expect((await loadConfig({ cwd, env })).tiers).toMatchObject({
-      fast: { engine: "scripted" },
-      demo: { engine: "scripted" },
-    });
+  it("no config names the scripted engine, trusted or not: it is not in the release", async () => {
+    const user = await dirs('[tiers.fast]\nengine = "scripted"\n');
+    await expect(loadConfig(user)).rejects.toThrow("tiers.fast.engine");
+    const project = await dirs(undefined, '[tiers.fast]\nengine = "scripted"\n');
+    await trustProject(project.cwd, { env: project.env });
+    await expect(loadConfig(project)).rejects.toThrow("tiers.fast.engine");
   });
 
   it("a project cannot turn your upstream tier into a local one, replace its admission or lengthen its waits", async () => {

@@ -27,8 +27,8 @@ const admissionSchema = z
 
 const tierSchema = z
   .object({
-    /** `llama` (embedded), `upstream` (any OpenAI-compatible endpoint), `scripted` (demos, tests). */
-    engine: z.enum(["llama", "upstream", "scripted"]).optional(),
+    /** `llama` (embedded) or `upstream` (any OpenAI-compatible endpoint). */
+    engine: z.enum(["llama", "upstream"]).optional(),
     /** llama: a GGUF path or hf: URI. upstream: the model id the endpoint serves. */
     model: z.string().min(1).max(1024).optional(),
     /** upstream: one base URL (`http://host:8000/v1`) or several replicas. */
@@ -117,7 +117,7 @@ export const sparkConfigSchema = z
   .strict();
 
 /** A tier after merging: the engine is always set (default `llama`). */
-export type TierConfig = z.infer<typeof tierSchema> & { engine: "llama" | "upstream" | "scripted" };
+export type TierConfig = z.infer<typeof tierSchema> & { engine: "llama" | "upstream" };
 export type SparkConfig = z.infer<typeof sparkConfigSchema>;
 
 export interface ResolvedConfig {

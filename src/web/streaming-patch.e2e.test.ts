@@ -2,7 +2,7 @@ import { mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, expect, test } from "vitest";
-import type { ScriptFileEntry } from "../cli/scripted-script.js";
+import type { ScriptFileEntry } from "../cli/test-support/scripted-script.js";
 import {
   startAttachedSpark,
   startScriptedServe,

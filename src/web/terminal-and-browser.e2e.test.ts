@@ -1,6 +1,6 @@
 import type { Browser, Page } from "playwright-core";
 import { afterAll, expect, test } from "vitest";
-import type { ScriptFileEntry } from "../cli/scripted-script.js";
+import type { ScriptFileEntry } from "../cli/test-support/scripted-script.js";
 import {
   startAttachedSpark,
   startScriptedServe,

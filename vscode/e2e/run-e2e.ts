@@ -13,6 +13,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { type Browser, chromium, type Frame, type Page } from "playwright-core";
+import { ensureTestBin } from "../../scripts/build-test-bin.mjs";
 
 const repo = fileURLToPath(new URL("../..", import.meta.url));
 const artifacts = path.join(repo, "test-artifacts", "vscode-e2e");
@@ -198,8 +199,10 @@ async function main(): Promise<void> {
 
   step("spark serve on the scripted engine, 30 tokens a second");
   const env = { ...process.env, SPARK_HOME: path.join(tmp, "spark-home") };
-  const serveArgs = [path.join(repo, "bin", "spark.js"), "serve", "--port", "0"];
-  // SPARK_TEST_ENGINE: the scripted engine in place of a model (src/cli/test-engine.ts).
+  // The test entry point (src/cli/test-support/spark-test-bin.ts) runs the scripted engine that
+  // SPARK_TEST_ENGINE asks for in place of a model; the shipped bin/spark.js knows nothing of it.
+  const testBin = await ensureTestBin();
+  const serveArgs = [testBin, "serve", "--port", "0"];
   const spark = start(process.execPath, serveArgs, {
     cwd: workspace,
     env: { ...env, SPARK_TEST_ENGINE: JSON.stringify({ script: scriptFile, tokens_per_second: 30 }) },
@@ -407,8 +410,8 @@ async function main(): Promise<void> {
 
     await followTerminalThread(page, chat, { workspace, sparkHome: env.SPARK_HOME });
 
-    // With no server configured, Spark starts its own for the workspace (spark.sparkPath: this
-    // checkout) and carries on with the same thread, replayed from its transcript.
+    // With no server configured, Spark starts its own for the workspace (spark.sparkPath: the test
+    // entry point, on the scripted engine) and carries on with the same thread, replayed from its transcript.
     // As a person would: in the settings JSON, saved.
     step("switching to a server the extension starts");
     await command(page, "Preferences: Open User Settings (JSON)");
@@ -420,7 +423,7 @@ async function main(): Promise<void> {
         ...settings,
         "spark.serverUrl": "",
         "spark.autoStart": true,
-        "spark.sparkPath": repo,
+        "spark.sparkPath": testBin,
       }),
     );
     await page.keyboard.press("Control+s");

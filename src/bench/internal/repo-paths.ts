@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 
 /**
  * The repository (or installed package) root: the nearest folder above this module whose
@@ -24,6 +24,35 @@ export function repoRoot(): string {
 /** The built CLI, `bin/spark.js` (it runs `dist/`: build first). */
 export function sparkBin(): string {
   return path.join(repoRoot(), "bin", "spark.js");
+}
+
+/** `spark` on the scripted engine: the test entry point, and the environment that asks it for the engine. */
+export interface ScriptedSpark {
+  /** dist-test/spark-test-bin.js: the built CLI, with the scripted engine when {@link env} asks for it. */
+  bin: string;
+  /** The environment asking for the scripted engine, playing `script` (a script file) at `tokensPerSecond` (0: flat out). */
+  env(options: { script?: string; tokensPerSecond?: number }): NodeJS.ProcessEnv;
+}
+
+/**
+ * `spark` on the scripted engine, for the scenarios that measure Spark's own cost with no model in
+ * the way: the test entry point a checkout builds (`npm run build:test-bin`, which `npm test`
+ * runs). The package ships no test engine, so from an install those scenarios stop with this error.
+ */
+export async function scriptedSpark(): Promise<ScriptedSpark> {
+  const dir = path.join(repoRoot(), "dist-test");
+  const bin = path.join(dir, "spark-test-bin.js");
+  const engine = path.join(dir, "test-engine.js");
+  if (!existsSync(bin) || !existsSync(engine)) {
+    throw new Error(
+      "bench: this scenario runs spark on the scripted engine, which only a Spark checkout has " +
+        "(run `npm run build:test-bin` there); the installed package ships no test engine",
+    );
+  }
+  const { testEngineEnv } = (await import(pathToFileURL(engine).href)) as {
+    testEngineEnv: ScriptedSpark["env"];
+  };
+  return { bin, env: testEngineEnv };
 }
 
 /** `../shared/models/stories260K.gguf` beside the repository, when it is there. */

@@ -1,7 +1,7 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { exitOf, stopChild } from "./child-lifetime.js";
-import { sparkBin } from "./repo-paths.js";
+import { scriptedSpark, sparkBin } from "./repo-paths.js";
 
 const START_TIMEOUT_MS = 30_000;
 
@@ -22,18 +22,20 @@ export class ServerProcess implements AsyncDisposable {
   }
 
   /**
-   * `start` on the scripted engine, emitting `tokensPerSecond` (0: flat out): asked for through
-   * SPARK_TEST_ENGINE (src/cli/test-engine.ts).
+   * `start` on the scripted engine, emitting `tokensPerSecond` (0: flat out): the test entry point
+   * of a checkout (see scriptedSpark).
    */
-  static scripted(tokensPerSecond: number, args: string[] = []): Promise<ServerProcess> {
-    return ServerProcess.start(args, {
-      SPARK_TEST_ENGINE: JSON.stringify({ tokens_per_second: tokensPerSecond }),
-    });
+  static async scripted(tokensPerSecond: number, args: string[] = []): Promise<ServerProcess> {
+    const spark = await scriptedSpark();
+    return ServerProcess.start(args, spark.env({ tokensPerSecond }), spark.bin);
   }
 
-  /** Starts `spark serve <args> --port 0 --no-auth` (loopback), `env` over this process's, and waits for it to print its URL. */
-  static async start(args: string[], env: NodeJS.ProcessEnv = {}): Promise<ServerProcess> {
-    const child = spawn(process.execPath, [sparkBin(), "serve", ...args, "--port", "0", "--no-auth"], {
+  /**
+   * Starts `spark serve <args> --port 0 --no-auth` (loopback), `env` over this process's, and waits
+   * for it to print its URL. `bin`: the CLI to run. Default: bin/spark.js.
+   */
+  static async start(args: string[], env: NodeJS.ProcessEnv = {}, bin = sparkBin()): Promise<ServerProcess> {
+    const child = spawn(process.execPath, [bin, "serve", ...args, "--port", "0", "--no-auth"], {
       env: { ...process.env, ...env },
       stdio: ["ignore", "ignore", "pipe"],
     });

@@ -6,7 +6,7 @@ import path from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import { type BenchRow, row } from "../bench-report.js";
 import { exitOf, stopChild } from "../internal/child-lifetime.js";
-import { sparkBin } from "../internal/repo-paths.js";
+import { scriptedSpark, sparkBin } from "../internal/repo-paths.js";
 import { median } from "../internal/stats.js";
 
 export interface TuiBenchOptions {
@@ -104,8 +104,12 @@ async function promptBoxRow(runs: number, home: string, env: NodeJS.ProcessEnv):
   const node = await shown(
     `exec "${process.execPath}" -e "process.stdout.write('Ask Spark'); setInterval(() => {}, 1e6)"`,
   );
-  // The scripted engine (SPARK_TEST_ENGINE, src/cli/test-engine.ts): no model load in the way.
-  const spark = await shown(`SPARK_TEST_ENGINE='{}' exec "${process.execPath}" "${sparkBin()}" --no-attach`);
+  // The scripted engine (the test entry point of a checkout): no model load in the way.
+  const scripted = await scriptedSpark();
+  const engineEnv = Object.entries(scripted.env({}))
+    .map(([name, value]) => `${name}='${value}'`)
+    .join(" ");
+  const spark = await shown(`${engineEnv} exec "${process.execPath}" "${scripted.bin}" --no-attach`);
   return row(
     {
       scenario: "tui",
@@ -135,11 +139,15 @@ async function attachedCpuRow(
   execFileSync("git", ["init", "-q"], { cwd: workspace });
   const script = path.join(home, `answer-${rate}.json`);
   await writeFile(script, JSON.stringify([{ text: markdownAnswer(tokens) }]));
-  // The scripted engine, asked for through SPARK_TEST_ENGINE (src/cli/test-engine.ts).
-  await using serve = await ServeProcess.start([], workspace, {
-    ...env,
-    SPARK_TEST_ENGINE: JSON.stringify({ script, tokens_per_second: rate }),
-  });
+  // The server on the scripted engine (the test entry point of a checkout); the face measured is
+  // the shipped bin/spark.js.
+  const scripted = await scriptedSpark();
+  await using serve = await ServeProcess.start(
+    [],
+    workspace,
+    { ...env, ...scripted.env({ script, tokensPerSecond: rate }) },
+    scripted.bin,
+  );
   await using term = await Terminal.open(`exec "${process.execPath}" "${sparkBin()}" attach`, workspace, env);
   await term.waitFor(/Ask Spark/, 50);
   const cpu = new ProcessCpu(term.pid);
@@ -366,8 +374,13 @@ class ServeProcess implements AsyncDisposable {
     private readonly exited: Promise<void>,
   ) {}
 
-  static async start(args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<ServeProcess> {
-    const child = spawn(process.execPath, [sparkBin(), "serve", ...args, "--port", "0"], {
+  static async start(
+    args: string[],
+    cwd: string,
+    env: NodeJS.ProcessEnv,
+    bin = sparkBin(),
+  ): Promise<ServeProcess> {
+    const child = spawn(process.execPath, [bin, "serve", ...args, "--port", "0"], {
       cwd,
       env,
       stdio: ["ignore", "ignore", "pipe"],

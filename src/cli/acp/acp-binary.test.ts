@@ -5,7 +5,7 @@ import path from "node:path";
 import { createInterface } from "node:readline";
 import { RequestError } from "@agentclientprotocol/sdk";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import type { ScriptFileEntry } from "../scripted-script.js";
+import type { ScriptFileEntry } from "../test-support/scripted-script.js";
 import { sparkBin } from "../test-support/spark-binary.js";
 import { AcpTestClient } from "./test-support/acp-test-client.js";
 import { scriptedAcpEnv } from "./test-support/acp-test-env.js";

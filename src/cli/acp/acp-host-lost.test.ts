@@ -1,6 +1,6 @@
 import { RequestError } from "@agentclientprotocol/sdk";
 import { afterAll, beforeAll, expect, test } from "vitest";
-import type { ScriptFileEntry } from "../scripted-script.js";
+import type { ScriptFileEntry } from "../test-support/scripted-script.js";
 import { startScriptedServe, type WorkspaceServe } from "../test-support/spark-binary.js";
 import { AcpTestClient } from "./test-support/acp-test-client.js";
 

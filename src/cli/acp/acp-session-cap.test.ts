@@ -4,7 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { DEFAULT_MAX_THREADS } from "../../host/agent-host.js";
-import type { ScriptFileEntry } from "../scripted-script.js";
+import type { ScriptFileEntry } from "../test-support/scripted-script.js";
 import { MAX_SESSIONS } from "./acp-agent.js";
 import { AcpTestClient } from "./test-support/acp-test-client.js";
 import { scriptedAcpEnv } from "./test-support/acp-test-env.js";

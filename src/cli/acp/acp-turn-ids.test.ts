@@ -3,7 +3,7 @@ import { afterAll, beforeAll, expect, test } from "vitest";
 import type { HostClient } from "../../client-core/host-client.js";
 import type { StampedEvent } from "../../client-core/thread-view.js";
 import { connectHost } from "../host-target.js";
-import type { ScriptFileEntry } from "../scripted-script.js";
+import type { ScriptFileEntry } from "../test-support/scripted-script.js";
 import { startScriptedServe, type WorkspaceServe } from "../test-support/spark-binary.js";
 import { agentHostUrl } from "../workspace-server.js";
 import { AcpTestClient } from "./test-support/acp-test-client.js";

@@ -1,7 +1,7 @@
 import type { Browser, Page } from "playwright-core";
 import { afterAll, expect, test } from "vitest";
 import { launchChromium, screenshot } from "../../web/test-support/browser.js";
-import type { ScriptFileEntry } from "../scripted-script.js";
+import type { ScriptFileEntry } from "../test-support/scripted-script.js";
 import { startScriptedServe, type WorkspaceServe } from "../test-support/spark-binary.js";
 import { AcpTestClient } from "./test-support/acp-test-client.js";
 

@@ -5,7 +5,7 @@ import { access, mkdir, mkdtemp, readdir, readFile, realpath, rm } from "node:fs
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import type { ScriptFileEntry } from "../scripted-script.js";
+import type { ScriptFileEntry } from "../test-support/scripted-script.js";
 import { runProcess, sparkBin } from "../test-support/spark-binary.js";
 import { scriptedAcpEnv } from "./test-support/acp-test-env.js";
 

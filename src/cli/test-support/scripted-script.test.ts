@@ -2,7 +2,7 @@ import { mkdtemp, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, test } from "vitest";
-import type { ChatMessage } from "../protocol/chat.js";
+import type { ChatMessage } from "../../protocol/chat.js";
 import { loadScriptFile, parseScript } from "./scripted-script.js";
 
 const ask = (...messages: ChatMessage[]) => ({ messages });

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { z } from "zod";
-import type { Script, ScriptedReply } from "../engine/scripted/scripted-engine.js";
-import { SparkError } from "../protocol/errors.js";
+import type { Script, ScriptedReply } from "../../engine/scripted/scripted-engine.js";
+import { SparkError } from "../../protocol/errors.js";
 
 const replySchema = z
   .object({

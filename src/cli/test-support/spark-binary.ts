@@ -3,12 +3,20 @@ import { mkdtemp, realpath, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { ensureTestBin } from "../../../scripts/build-test-bin.mjs";
 import { listServerStates, type ServerState } from "../../config/server-state.js";
-import type { ScriptFileEntry } from "../scripted-script.js";
-import { testEngineEnv } from "../test-engine.js";
+import type { ScriptFileEntry } from "./scripted-script.js";
+import { testEngineEnv } from "./test-engine.js";
 
-/** The built `spark` binary (run `npm run build` first). */
-export const sparkBin = fileURLToPath(new URL("../../../bin/spark.js", import.meta.url));
+/** The shipped `spark` binary, bin/spark.js (run `npm run build` first): no test engine in it. */
+export const shippedSparkBin = fileURLToPath(new URL("../../../bin/spark.js", import.meta.url));
+
+/**
+ * The `spark` binary tests start: the test entry point (spark-test-bin.ts), which is bin/spark.js
+ * plus the scripted engine SPARK_TEST_ENGINE asks for (testEngineEnv). Built here when missing or
+ * older than its sources; it runs dist/ (run `npm run build` first).
+ */
+export const sparkBin = await ensureTestBin();
 
 export interface ProcessRun {
   code: number | null;

@@ -2,8 +2,10 @@ import { mkdtemp, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, test } from "vitest";
-import type { Engine } from "../engine/engine.js";
-import { scriptedTiers, testEngineEnv, testEngineOptions } from "./test-engine.js";
+import type { Engine } from "../../engine/engine.js";
+import { replacedTierLoader } from "../tier-engines.js";
+import { scriptedTiers } from "./scripted-tiers.js";
+import { testEngineEnv, testEngineOptions, testEngineReplacement } from "./test-engine.js";
 
 async function text(engine: Engine, input: string): Promise<string> {
   let out = "";
@@ -17,6 +19,22 @@ describe("SPARK_TEST_ENGINE", () => {
   test("unset or empty: no test engine", () => {
     expect(testEngineOptions({})).toBeNull();
     expect(testEngineOptions({ SPARK_TEST_ENGINE: "" })).toBeNull();
+    expect(testEngineReplacement({})).toBeNull();
+  });
+
+  test("the replacement serves the scripted engine and names it after the tier a runtime starts on", async () => {
+    const replacement = testEngineReplacement(testEngineEnv())!;
+    const served = await replacement.served();
+    expect(served.info).toMatchObject({ id: "scripted", engine: "scripted" });
+    expect(await text(served, "hi")).toBe("You said: hi");
+    const load = replacedTierLoader("fast", replacement.startingTier);
+    const fast = await load("fast", { engine: "llama", context: 4096 }, {});
+    expect(fast.info).toMatchObject({ id: "fast", engine: "scripted", contextSize: 4096 });
+  });
+
+  test("a bad value is the error of the command that first needs the engine, not of the start", async () => {
+    const replacement = testEngineReplacement({ SPARK_TEST_ENGINE: "scripted" })!;
+    await expect(replacement.served()).rejects.toThrow(/^SPARK_TEST_ENGINE is not a JSON object/);
   });
 
   test("the environment testEngineEnv writes is read back: a script file and a pace", async () => {
@@ -54,9 +72,6 @@ describe("scriptedTiers", () => {
     const deep = await only("deep", { engine: "llama", context: 4096 }, {});
     expect(deep.info).toMatchObject({ id: "deep", engine: "scripted", contextSize: 4096 });
     expect(await text(deep, "hi")).toBe("deep");
-    // A tier the config says is scripted: the echo engine, by its config.
-    const echo = await only("fast", { engine: "scripted" }, {});
-    expect(await text(echo, "hi")).toBe("You said: hi");
     const every = scriptedTiers({ "*": { script: [{ text: "any" }] } });
     expect(await text(await every("other", { engine: "llama" }, {}), "hi")).toBe("any");
   });

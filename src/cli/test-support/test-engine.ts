@@ -1,15 +1,15 @@
 import { z } from "zod";
-import type { Engine } from "../engine/engine.js";
-import { ScriptedEngine, type ScriptedEngineOptions } from "../engine/scripted/scripted-engine.js";
-import { SparkError } from "../protocol/errors.js";
+import type { EngineReplacement } from "../../cli/engine-replacement.js";
+import { ScriptedEngine, type ScriptedEngineOptions } from "../../engine/scripted/scripted-engine.js";
+import { SparkError } from "../../protocol/errors.js";
 import { loadScriptFile } from "./scripted-script.js";
-import { loadTierEngine, type TierLoader } from "./tier-engines.js";
 
 /**
- * For testing only: `SPARK_TEST_ENGINE` puts the scripted engine (src/engine/scripted) in place of
- * the model `spark serve` serves and the one `spark` / `spark exec` start on, so end-to-end tests
- * drive the real binary without a model. Its value is a JSON object, `{}` for the echo engine:
- * `script`, a script file (see scripted-script.ts); `tokens_per_second`, its pace (0: flat out).
+ * For testing only, read by the test entry point (spark-test-bin.ts), never by bin/spark.js:
+ * `SPARK_TEST_ENGINE` puts the scripted engine (src/engine/scripted) in place of the model
+ * `spark serve` serves and the one `spark` / `spark exec` start on, so end-to-end tests drive the
+ * binary without a model. Its value is a JSON object, `{}` for the echo engine: `script`, a script
+ * file (see scripted-script.ts); `tokens_per_second`, its pace (0: flat out).
  */
 export const TEST_ENGINE_VARIABLE = "SPARK_TEST_ENGINE";
 
@@ -49,31 +49,26 @@ export function testEngineOptions(env: NodeJS.ProcessEnv = process.env): Scripte
 }
 
 /**
- * Loads the tiers named in `byName` (`*`: every tier) as scripted engines with those options, named
- * after their tier, and every other tier as its config says: the test double of a tier's model.
+ * With `SPARK_TEST_ENGINE` set, the engines the test entry point puts in place of the models: the
+ * scripted engine it asks for, served as `scripted` by `spark serve` and named after the tier a
+ * runtime starts on. The variable is read when a command first needs its engine, so a bad value is
+ * that command's error (`spark: SPARK_TEST_ENGINE is not ...`). Null when it is unset.
  */
-export function scriptedTiers(byName: Record<string, ScriptedEngineOptions>): TierLoader {
-  return async (name, tier, options): Promise<Engine> => {
-    const scripted = byName[name] ?? byName["*"];
-    if (!scripted) return loadTierEngine(name, tier, options);
-    return new ScriptedEngine({
-      ...scripted,
-      id: name,
-      ...(tier.context ? { contextSize: tier.context } : {}),
-    });
+export function testEngineReplacement(env: NodeJS.ProcessEnv = process.env): EngineReplacement | null {
+  const value = env[TEST_ENGINE_VARIABLE];
+  if (value === undefined || value === "") return null;
+  return {
+    served: async () => new ScriptedEngine(testEngineOptions(env)!),
+    startingTier: async (name, tier) =>
+      new ScriptedEngine({
+        ...testEngineOptions(env)!,
+        id: name,
+        ...(tier.context ? { contextSize: tier.context } : {}),
+      }),
   };
 }
 
-/** With SPARK_TEST_ENGINE set, the loader that makes `defaultTier` the scripted engine it asks for. */
-export function testEngineLoader(
-  defaultTier: string,
-  env: NodeJS.ProcessEnv = process.env,
-): TierLoader | undefined {
-  const options = testEngineOptions(env);
-  return options ? scriptedTiers({ [defaultTier]: options }) : undefined;
-}
-
-/** The environment that asks a `spark` child process for the scripted engine (tests). */
+/** The environment that asks a `spark` child process started by the test entry point for the scripted engine. */
 export function testEngineEnv(
   options: { script?: string; tokensPerSecond?: number } = {},
 ): NodeJS.ProcessEnv {

@@ -1,6 +1,6 @@
 import type OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { testEngineEnv } from "../../cli/test-engine.js";
+import { testEngineEnv } from "../../cli/test-support/test-engine.js";
 import { startTestServer, type TestServer } from "../../server/test-support/test-server.js";
 import { type SparkServeProcess, startSparkServe } from "./test-support/spark-serve-process.js";
 import { UpstreamEngine } from "./upstream-engine.js";

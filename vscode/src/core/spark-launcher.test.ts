@@ -3,7 +3,8 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, test } from "vitest";
-import { testEngineEnv } from "../../../src/cli/test-engine.js";
+import { sparkBin } from "../../../src/cli/test-support/spark-binary.js";
+import { testEngineEnv } from "../../../src/cli/test-support/test-engine.js";
 import {
   agentSocketUrl,
   isLoopback,
@@ -80,7 +81,7 @@ describe("starting the real spark serve (built by npm test first)", () => {
     const { cwd, env } = await workspace();
     const lines: string[] = [];
     const spark = await launchSpark({
-      command: resolveSparkCommand({ sparkPath: repo, cwd, env }),
+      command: resolveSparkCommand({ sparkPath: sparkBin, cwd, env }),
       cwd,
       env: { ...env, ...testEngineEnv() },
       apiKey: "sekret",
@@ -113,7 +114,7 @@ describe("starting the real spark serve (built by npm test first)", () => {
   test("without a key of ours, the server makes one, and local clients find it in its state file", async () => {
     const { cwd, env } = await workspace();
     const spark = await launchSpark({
-      command: resolveSparkCommand({ sparkPath: repo, cwd, env }),
+      command: resolveSparkCommand({ sparkPath: sparkBin, cwd, env }),
       cwd,
       env: { ...env, SPARK_API_KEY: "", ...testEngineEnv() },
     });
@@ -149,7 +150,7 @@ describe("starting the real spark serve (built by npm test first)", () => {
   test("a cancelled start rejects, and stops the process it began", async () => {
     const { cwd, env } = await workspace();
     const options = {
-      command: resolveSparkCommand({ sparkPath: repo, cwd, env }),
+      command: resolveSparkCommand({ sparkPath: sparkBin, cwd, env }),
       cwd,
       env: { ...env, ...testEngineEnv() },
     };

@@ -1,6 +1,6 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { testEngineEnv } from "../../test-engine.js";
+import { testEngineEnv } from "../../test-support/test-engine.js";
 
 /**
  * The environment of a `spark acp` under test, in `scratch`: the scripted engine playing `script`,

@@ -2,9 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
-
-const bin = fileURLToPath(new URL("../../../../bin/spark.js", import.meta.url));
+import { sparkBin as bin } from "../../../cli/test-support/spark-binary.js";
 
 /** A real `spark serve` child process (the built CLI: `npm test` builds first). */
 export interface SparkServeProcess extends AsyncDisposable {
