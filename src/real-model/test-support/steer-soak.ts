@@ -334,7 +334,8 @@ const STEER_TEXT = "Then a dog came by.";
 
 /**
  * One `turn.steer` or `turn.interrupt` over the agent host, in a new turn of `thread`: a steer is
- * answered once (`turn.steered`, or `turn.queued` / an error when the turn had ended), every turn
+ * answered once (`turn.steered`; when the turn had ended, `turn.queued`, the next `turn.started`,
+ * or an error), every turn
  * ends in exactly one `turn.completed` within the deadline (interrupted after the steer, to keep
  * trials short), and no item of a turn streams after it ended.
  */
@@ -392,7 +393,9 @@ export async function hostTrial(trial: Trial, options: SoakOptions, thread: Host
       const answered = socket.next(
         (event) =>
           event.type === "error" ||
-          ((event.type === "turn.steered" || event.type === "turn.queued") && event.input === STEER_TEXT),
+          // With no turn running (it ended first), a steer starts the next turn.
+          ((event.type === "turn.steered" || event.type === "turn.queued" || event.type === "turn.started") &&
+            event.input === STEER_TEXT),
         deadlineMs,
         "an answer to turn.steer",
       );
