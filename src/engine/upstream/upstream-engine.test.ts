@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, test } from "vitest";
 import { SparkError } from "../../protocol/errors.js";
+import { ModelRegistry } from "../../server/model-registry.js";
 import { startTestServer, type TestServer } from "../../server/test-support/test-server.js";
 import type { EngineEvent } from "../engine.js";
 import { ScriptedEngine, type ScriptedReply } from "../scripted/scripted-engine.js";
@@ -198,10 +199,14 @@ describe("upstream engine", () => {
   });
 
   test("a model the upstream does not serve is a clear upstream_error", async () => {
-    await using engine = new UpstreamEngine({
-      replicas: [await upstream(new ScriptedEngine())],
-      model: "nope",
-    });
+    // An upstream with one model answers any name with it (as llama-server does); with two, an
+    // unknown name is its 404.
+    const models = new ModelRegistry();
+    models.add("first", new ScriptedEngine({ id: "first" }));
+    models.add("second", new ScriptedEngine({ id: "second" }));
+    const server = await startTestServer(new ScriptedEngine(), { models });
+    servers.push(server);
+    await using engine = new UpstreamEngine({ replicas: [`${server.url}/v1`], model: "nope" });
     const error = await collect(engine, { messages: [{ role: "user", content: "hi" }] }).catch(
       (e: unknown) => e,
     );
