@@ -394,6 +394,9 @@ export class AgentThread {
     while (next !== undefined) {
       await this.runTurn(next, choice);
       choice = undefined;
+      // A listener of `turn.completed` may have started the next turn: that turn's loop runs the
+      // queue after it (two loops would run two turns at once).
+      if (this.active) return this.idle;
       next = this.inbox.shift();
     }
   }
