@@ -9,8 +9,8 @@ import { readSession } from "../agent/transcript.js";
 import { listServerStates } from "../config/server-state.js";
 import { trainedTestModelPath } from "../engine/test-support/test-model.js";
 import { connectHost, type HostTestClient, type HostTestEvent } from "../host/test-support/host-client.js";
-import { testEngineEnv } from "./test-support/test-engine.js";
 import { sparkBin } from "./test-support/spark-binary.js";
+import { testEngineEnv } from "./test-support/test-engine.js";
 
 /**
  * Crash trials: `spark serve` (and `spark exec`, the agent in its own process) are killed with
