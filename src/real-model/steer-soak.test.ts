@@ -1,3 +1,4 @@
+import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
@@ -14,6 +15,8 @@ import {
   startSoakServer,
   type Trial,
 } from "./test-support/steer-soak.js";
+import { type AcpTally, acpTrial, openAcpSession } from "./test-support/steer-soak-acp.js";
+import { openTuiSession, tuiTrial } from "./test-support/steer-soak-tmux.js";
 
 /**
  * Steers and cancels at random moments of real replies (`spark serve` on stories260K and SmolLM2,
@@ -27,10 +30,19 @@ const stories = process.env.SPARK_STORIES_MODEL ?? path.resolve("../shared/model
 const trials = Number(process.env.STEER_SOAK_TRIALS ?? 6);
 const seed = Number(process.env.STEER_SOAK_SEED ?? Math.floor(Math.random() * 2 ** 31));
 const deadlineMs = Number(process.env.STEER_SOAK_DEADLINE_MS ?? 20_000);
+/** `spark acp` and `spark` in tmux: 2 trials on stories260K in `npm test`; every model under the soak script. */
+const soaking = process.env.STEER_SOAK_TRIALS !== undefined;
+const faceTrials = soaking ? Math.max(2, Math.ceil(trials / 3)) : 2;
+const tmuxFound = spawnSync("tmux", ["-V"]).status === 0;
 
 const RESPONSE_MOMENTS: Moment[] = ["before_first_token", "mid_stream", "in_tool_call", "as_it_ends"];
 const HOST_MOMENTS: Moment[] = ["before_first_token", "mid_stream"];
 const ACTIONS: Action[] = ["steer", "cancel"];
+
+const pick = (random: () => number, moments: Moment[]): Trial => ({
+  action: ACTIONS[Math.floor(random() * 2)]!,
+  moment: moments[Math.floor(random() * moments.length)]!,
+});
 
 const models = [
   { name: "stories260K", file: existsSync(stories) ? stories : undefined },
@@ -86,5 +98,60 @@ for (const { name, file } of models) {
     test("over the agent host every turn.steer is answered once and every turn ends", async () => {
       await run("host", HOST_MOMENTS, Math.max(1, Math.ceil(trials / 3)));
     }, 600_000);
+
+    const faces = soaking || name === "stories260K";
+
+    test.skipIf(!faces)(
+      "over spark acp every _spark/steer is answered once and every prompt ends",
+      async () => {
+        const random = seededRandom(seed);
+        const session = await openAcpSession(serve, 300_000);
+        const tally: AcpTally = { steered: 0, refused: 0, orphanTurns: 0 };
+        try {
+          for (let i = 0; i < faceTrials; i++) {
+            const trial = pick(random, HOST_MOMENTS);
+            try {
+              await acpTrial(trial, { random, deadlineMs }, session, tally);
+            } catch (error) {
+              throw new Error(
+                `${name} acp: trial ${i + 1} of ${faceTrials} failed (STEER_SOAK_SEED=${seed}): ${(error as Error).message}\nspark acp said:\n${session.acp.stderr.slice(-2000)}\nserver log:\n${serve.log()}`,
+              );
+            }
+          }
+        } finally {
+          await session.close();
+        }
+        console.log(
+          `steer soak ${name} acp: ${faceTrials} trials (${tally.steered} steers taken, ${tally.refused} refused, ${tally.orphanTurns} turns a steer started after its prompt ended), 0 failures, ${process.env.STEER_SOAK_LOAD ?? 0} busy processes, seed ${seed}`,
+        );
+      },
+      600_000,
+    );
+
+    test.skipIf(!faces || !tmuxFound)(
+      "in spark's terminal UI every steer is answered once and Esc ends the turn",
+      async () => {
+        const random = seededRandom(seed);
+        const session = await openTuiSession(serve, `spark-steer-soak-${process.pid}-${name}`, 300_000);
+        try {
+          for (let i = 0; i < faceTrials; i++) {
+            const trial = pick(random, HOST_MOMENTS);
+            try {
+              await tuiTrial(trial, { random, deadlineMs }, session, i + 1);
+            } catch (error) {
+              throw new Error(
+                `${name} tmux: trial ${i + 1} of ${faceTrials} failed (STEER_SOAK_SEED=${seed}): ${(error as Error).message}\nserver log:\n${serve.log()}`,
+              );
+            }
+          }
+        } finally {
+          session.close();
+        }
+        console.log(
+          `steer soak ${name} tmux: ${faceTrials} trials, 0 failures, ${process.env.STEER_SOAK_LOAD ?? 0} busy processes, seed ${seed}`,
+        );
+      },
+      600_000,
+    );
   });
 }

@@ -1,5 +1,5 @@
 import { execFileSync, spawn } from "node:child_process";
-import { mkdtemp } from "node:fs/promises";
+import { mkdtemp, realpath } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -330,7 +330,7 @@ export async function openHostThread(options: SoakOptions, startMs: number): Pro
   return { socket, threadId: String(answer.thread_id) };
 }
 
-const STEER_TEXT = "Then a dog came by.";
+export const STEER_TEXT = "Then a dog came by.";
 
 /**
  * One `turn.steer` or `turn.interrupt` over the agent host, in a new turn of `thread`: a steer is
@@ -438,13 +438,17 @@ export async function hostTrial(trial: Trial, options: SoakOptions, thread: Host
 export interface SoakServer {
   /** `ws://127.0.0.1:port` */
   base: string;
+  /** Its workspace: a `spark acp` or `spark` started here with `env` attaches to it. */
+  repo: string;
+  /** XDG_STATE_HOME (where it recorded itself) and SPARK_SESSIONS_DIR, over this process's environment. */
+  env: NodeJS.ProcessEnv;
   /** What it wrote to stderr so far (its request log): failures show the end of it. */
   log(): string;
   stop(): Promise<void>;
 }
 
 export async function startSoakServer(args: string[]): Promise<SoakServer> {
-  const repo = await mkdtemp(path.join(os.tmpdir(), "spark-soak-"));
+  const repo = await realpath(await mkdtemp(path.join(os.tmpdir(), "spark-soak-")));
   execFileSync("git", ["init", "-q"], { cwd: repo });
   const env: NodeJS.ProcessEnv = {
     ...process.env,
@@ -469,6 +473,8 @@ export async function startSoakServer(args: string[]): Promise<SoakServer> {
   });
   return {
     base,
+    repo,
+    env,
     log: () => stderr.slice(-4000),
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return;
