@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 // The steering soak (src/real-model/steer-soak.test.ts) with many trials:
 //   npm run soak:steer -- [--trials N] [--seed S] [--load [N]]
+// N trials over the Responses WebSocket, N/3 over the agent host, `spark acp` and `spark` in tmux,
+// on each model.
 // --load keeps N busy processes (default: one per core) running beside it, as a laptop doing
 // other work: busy cores change the order of everything, which is where steering races hide.
 import { spawn } from "node:child_process";

@@ -20,9 +20,10 @@ import { openTuiSession, tuiTrial } from "./test-support/steer-soak-tmux.js";
 
 /**
  * Steers and cancels at random moments of real replies (`spark serve` on stories260K and SmolLM2,
- * built `dist/`), over the Responses WebSocket and the agent host, checking that each is answered
- * exactly once and every reply ends within the deadline. A few trials per path here (6 over the
- * Responses WebSocket, 2 over the agent host, whose thread first evaluates the agent's prompt);
+ * built `dist/`), over the Responses WebSocket, the agent host, `spark acp` and `spark` in tmux,
+ * checking that each is answered exactly once and every reply ends within the deadline. A few trials
+ * per path here (6 over the Responses WebSocket, 2 over the agent host, whose thread first evaluates
+ * the agent's prompt, and 2 each over `spark acp` and in tmux on stories260K);
  * `npm run soak:steer` runs many (STEER_SOAK_TRIALS), optionally with the cores saturated. A
  * failure prints its seed: STEER_SOAK_SEED replays it.
  */
@@ -106,7 +107,7 @@ for (const { name, file } of models) {
       async () => {
         const random = seededRandom(seed);
         const session = await openAcpSession(serve, 300_000);
-        const tally: AcpTally = { steered: 0, refused: 0, orphanTurns: 0 };
+        const tally: AcpTally = { steered: 0, refused: 0, late: 0, orphanTurns: 0 };
         try {
           for (let i = 0; i < faceTrials; i++) {
             const trial = pick(random, HOST_MOMENTS);
@@ -122,7 +123,7 @@ for (const { name, file } of models) {
           await session.close();
         }
         console.log(
-          `steer soak ${name} acp: ${faceTrials} trials (${tally.steered} steers taken, ${tally.refused} refused, ${tally.orphanTurns} turns a steer started after its prompt ended), 0 failures, ${process.env.STEER_SOAK_LOAD ?? 0} busy processes, seed ${seed}`,
+          `steer soak ${name} acp: ${faceTrials} trials (${tally.steered} steers taken, ${tally.refused} refused, ${tally.late} of them after the prompt ended, ${tally.orphanTurns} turns a steer started after its prompt ended), 0 failures, ${process.env.STEER_SOAK_LOAD ?? 0} busy processes, seed ${seed}`,
         );
       },
       600_000,

@@ -50,6 +50,8 @@ export interface AcpTally {
   steered: number;
   /** Steers it refused (no turn was running to steer). */
   refused: number;
+  /** Steers sent after their prompt had resolved already (a short reply): refused, rightly. */
+  late: number;
   /** Steers that crossed their turn's end and started a turn of their own, which no prompt covers. */
   orphanTurns: number;
 }
@@ -97,6 +99,7 @@ export async function acpTrial(
       ]);
     }
     if (trial.action === "steer") {
+      if (chunksAtEnd !== null) tally.late++;
       const answer = await within(
         acp.agent.request("_spark/steer", { sessionId, prompt: [{ type: "text", text: STEER_TEXT }] }).then(
           () => "steered" as const,
