@@ -14,6 +14,8 @@ beforeAll(async () => {
   stack = await startScriptedStack({
     script: echoScript(manyWords(2000)),
     tokensPerSecond: 400,
+    // With one model a server answers any name with it; with two, a name it lacks fails.
+    extraModels: ["other"],
     host: ({ newThread }) =>
       new AgentHost({
         create: async () => newThread({ model: "scripted" }),

@@ -48,6 +48,8 @@ export async function startScriptedStack(options: {
   script: Script;
   tokensPerSecond: number;
   files?: Record<string, string>;
+  /** More models the server serves beside `scripted`, each a scripted engine of that id. */
+  extraModels?: string[];
   host?: (stack: Omit<ScriptedStack, "host" | "close">) => AgentHost;
 }): Promise<ScriptedStack> {
   const dir = await mkdtemp(path.join(os.tmpdir(), "spark-host-"));
@@ -60,6 +62,12 @@ export async function startScriptedStack(options: {
     "scripted",
     new ScriptedEngine({ script: options.script, tokensPerSecond: options.tokensPerSecond }),
   );
+  for (const id of options.extraModels ?? []) {
+    models.add(
+      id,
+      new ScriptedEngine({ id, script: options.script, tokensPerSecond: options.tokensPerSecond }),
+    );
+  }
   let host: AgentHost | undefined;
   const server = await SparkServer.start({
     models,
