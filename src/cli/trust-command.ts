@@ -18,8 +18,8 @@ interface TrustFlags {
 const TRUST_HELP = `
 A repository's .spark/config.toml may tune the local engine within bounds (context up to 32768,
 parallel up to 4, admission, shorter timeouts) without trust. Settings that send data or
-credentials anywhere, open or download files, take more memory, choose a tier's engine (upstream,
-scripted), set [limits], start MCP servers or loosen the sandbox are ignored, each named, until you
+credentials anywhere, open or download files, take more memory, choose a tier's engine
+(upstream), set [limits], start MCP servers or loosen the sandbox are ignored, each named, until you
 trust the project. Its .spark/hooks.json (commands run at points of each turn) runs only once
 trusted too, and the trust covers the files inside the project its hooks name (scripts they run).
 Trust records the project's real path and the SHA-256 of those files in
