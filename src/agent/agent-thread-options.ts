@@ -1,17 +1,20 @@
 import type { ResponsesClient } from "../client/responses-client.js";
 import type { ThreadInfo, ThreadItem } from "../protocol/agent.js";
-import type { AgentThread } from "./agent-thread.js";
 import type { ApprovalPolicy } from "./approval.js";
 import type { Checkpoints } from "./checkpoints.js";
 import type { Skill } from "./definitions/skills.js";
 import type { EditDiagnostics } from "./diagnostics/edit-diagnostics.js";
 import type { HookSet } from "./hooks/thread-hooks.js";
 import type { CommandSandbox } from "./sandbox/command-sandbox.js";
-import type { DelegateOptions } from "./sub-agents.js";
+import type { DelegateOptions, SubAgentThread } from "./sub-agents.js";
 import type { Tool } from "./tools/tool.js";
 import type { Workspace } from "./workspace.js";
 
-export interface AgentThreadOptions {
+/**
+ * `Sub`: the thread sub-agents run in (AgentThread, which names itself here), a parameter so that
+ * this module does not import the thread.
+ */
+export interface AgentThreadOptions<Sub extends SubAgentThread = SubAgentThread> {
   client: ResponsesClient;
   workspace: Workspace;
   /** The system prompt (see buildSystemPrompt). */
@@ -47,7 +50,7 @@ export interface AgentThreadOptions {
   // biome-ignore lint/suspicious/noExplicitAny: a registry holds tools of every argument type
   moreTools?: () => Tool<any>[];
   /** Offer the `delegate` tool: background sub-agents on this model (tier). Default: none. */
-  delegate?: DelegateOptions<AgentThread>;
+  delegate?: DelegateOptions<Sub>;
   /** The session's skills: `load_skill` is offered when there are any. Default: none. */
   skills?: readonly Skill[];
   /**

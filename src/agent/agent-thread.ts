@@ -63,7 +63,7 @@ export class AgentThread {
   private readonly tools: Tool[];
   private toolsFixed = false;
 
-  constructor(private readonly options: AgentThreadOptions) {
+  constructor(private readonly options: AgentThreadOptions<AgentThread>) {
     const now = new Date().toISOString();
     this.info = options.resume?.thread ?? {
       id: `thr_${randomUUID().replaceAll("-", "").slice(0, 20)}`,
