@@ -1,6 +1,6 @@
 import { type ArgumentsDecoder, type ScanWork, searched } from "./arguments-decoder.js";
 import { GemmaArgumentsDecoder } from "./gemma-arguments.js";
-import type { ParsedOutput } from "./output-parser.js";
+import type { ParsedOutput } from "./parsed-output.js";
 import type { CallSyntax } from "./tool-call-syntax.js";
 import { XmlArgumentsDecoder } from "./xml-arguments.js";
 

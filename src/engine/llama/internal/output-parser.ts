@@ -1,19 +1,10 @@
 import type { ToolDefinition } from "../../../protocol/chat.js";
 import { partialSuffix, type ScanWork, searched } from "./arguments-decoder.js";
 import { CallsParser } from "./calls-parser.js";
+import type { ParsedOutput } from "./parsed-output.js";
 import type { CallSyntax } from "./tool-call-syntax.js";
 
-export type ParsedOutput =
-  | { type: "text"; text: string }
-  | { type: "reasoning"; text: string }
-  /** The trigger of a call (or a section of calls) ends at output offset `at`; parsing pauses here. */
-  | { type: "calls_begin"; at: number }
-  | { type: "call_start"; name: string }
-  | { type: "call_delta"; delta: string }
-  | { type: "call"; name: string; arguments: string }
-  /** The call, or the section of calls, is over: the model writes freely again. */
-  | { type: "calls_end" }
-  | { type: "stop" };
+export type { ParsedOutput } from "./parsed-output.js";
 
 type Mode = "text" | "reasoning" | "calls" | "stopped";
 
