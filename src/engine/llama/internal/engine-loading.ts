@@ -10,7 +10,7 @@ import {
 } from "node-llama-cpp";
 import { SparkError } from "../../../protocol/errors.js";
 import { KvStateCache, kvStateKeyOf } from "../kv-state-cache.js";
-import type { LlamaEngineOptions } from "../llama-engine.js";
+import type { LlamaEngineOptions } from "../llama-engine-options.js";
 import { physicalCoreCount } from "./physical-cores.js";
 import { withSparkCallSyntax } from "./tool-call-syntax.js";
 import { vocabularyMismatch } from "./vocabulary-match.js";
