@@ -1,7 +1,7 @@
 import { UPSTREAM_TIMEOUT_DEFAULTS } from "../engine/upstream/upstream-engine.js";
 import { SANDBOX_MODES, type SandboxMode } from "../protocol/agent.js";
 import { mcpServerReason } from "./mcp-servers-config.js";
-import type { SparkConfig } from "./spark-config.js";
+import type { SparkConfig } from "./spark-config-schema.js";
 
 type Tier = NonNullable<SparkConfig["tiers"]>[string];
 type Engine = NonNullable<Tier["engine"]>;

@@ -1,5 +1,5 @@
 import { settingsNeedingTrust } from "./project-trust-table.js";
-import type { SparkConfig } from "./spark-config.js";
+import type { SparkConfig } from "./spark-config-schema.js";
 
 /** A setting of a project's config that was not applied, and why. */
 export interface IgnoredSetting {
