@@ -1,5 +1,5 @@
 import type { ThreadItem } from "../protocol/agent.js";
-import type { Entry, ThreadView } from "./thread-view.js";
+import type { Entry, ThreadView } from "./thread-view-state.js";
 
 // How item events (`item.started`, `item.completed`, `item.delta`) change a thread's entries.
 
