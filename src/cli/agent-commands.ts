@@ -1,39 +1,15 @@
 import { type Command, InvalidArgumentError, Option } from "commander";
-import { SANDBOX_MODES, type SandboxMode } from "../protocol/agent.js";
+import { SANDBOX_MODES } from "../protocol/agent.js";
 import type { TurnToolChoice } from "../protocol/agent-requests.js";
-import { type WorktreeRef, worktreeNameProblem } from "../protocol/worktree-name.js";
+import { worktreeNameProblem } from "../protocol/worktree-name.js";
+import type { AgentFlags } from "./agent-flags.js";
 import { duration } from "./duration-option.js";
 import { integer } from "./integer-option.js";
 
-/**
- * The agent commands' flags. This module only declares the commands: what each one runs is
- * imported when it runs, so `spark --version` and `--help` load neither the engine nor the views.
+/*
+ * This module only declares the agent commands: what each one runs is imported when it runs, so
+ * `spark --version` and `--help` load neither the engine nor the views.
  */
-export interface AgentFlags {
-  model?: string;
-  server?: string;
-  apiKey?: string;
-  apiKeyFile?: string;
-  approval: "ask" | "auto";
-  sandbox?: SandboxMode;
-  prewarm: boolean;
-  cd?: string;
-  ctxSize?: number;
-  maxToolRounds?: number;
-  maxOutputTokens?: number;
-  /** `spark exec --timeout`: milliseconds the task may run. */
-  timeout?: number;
-  json?: boolean;
-  toolChoice?: TurnToolChoice;
-  plan?: boolean;
-  last?: boolean;
-  /** False with `--no-attach`. */
-  attach: boolean;
-  /** `--worktree [name]`: run in a Spark worktree (`true`: a new one under a generated name). */
-  worktree?: string | true;
-  /** The worktree `cd` is, once `--worktree` opened it (see worktree-session.ts). */
-  inWorktree?: WorktreeRef;
-}
 
 const AGENT_HELP = `
 Keys: Enter sends (and steers while the model types), Tab queues, Esc interrupts, /help for more.

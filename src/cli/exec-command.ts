@@ -1,6 +1,6 @@
 import type { HostClient } from "../client-core/host-client.js";
 import { SparkError } from "../protocol/errors.js";
-import type { AgentFlags } from "./agent-commands.js";
+import type { AgentFlags } from "./agent-flags.js";
 import { EXIT_OUTPUT_CLOSED, OutputWatch } from "./closed-output.js";
 import { formatDuration } from "./duration-option.js";
 import { attachTarget, connectHost } from "./host-target.js";

@@ -3,7 +3,7 @@ import { HostClient } from "../client-core/host-client.js";
 import { nodeSocketFactory } from "../client-core/node-socket.js";
 import { listServerStates } from "../config/server-state.js";
 import { SparkError } from "../protocol/errors.js";
-import type { AgentFlags } from "./agent-commands.js";
+import type { AgentFlags } from "./agent-flags.js";
 import { agentHostUrl, findWorkspaceServer } from "./workspace-server.js";
 
 /** An agent host to attach to: its WebSocket address and key. */

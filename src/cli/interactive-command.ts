@@ -1,7 +1,7 @@
 import path from "node:path";
 import { listSessions, sessionsDir } from "../agent/transcript.js";
 import { SparkError } from "../protocol/errors.js";
-import type { AgentFlags } from "./agent-commands.js";
+import type { AgentFlags } from "./agent-flags.js";
 import { attachTarget, attachUrl, connectHost, type HostTarget } from "./host-target.js";
 import { keyFromFlags } from "./key-flags.js";
 import { loadTui } from "./tui/load-tui.js";

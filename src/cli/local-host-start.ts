@@ -1,6 +1,6 @@
 import type { LoadedConfig } from "../config/spark-config.js";
 import { StatusLine } from "../terminal/status-line.js";
-import type { AgentFlags } from "./agent-commands.js";
+import type { AgentFlags } from "./agent-flags.js";
 import type { AgentRuntimeOptions } from "./agent-runtime.js";
 import { keyFromFlags } from "./key-flags.js";
 import { LocalAgentHost } from "./local-agent-host.js";

@@ -1,7 +1,7 @@
 import path from "node:path";
 import type { HostClient } from "../client-core/host-client.js";
 import { type LoadedConfig, loadConfig } from "../config/spark-config.js";
-import type { AgentFlags } from "./agent-commands.js";
+import type { AgentFlags } from "./agent-flags.js";
 import type { HostThread } from "./host-thread.js";
 import type { LocalAgentHost } from "./local-agent-host.js";
 import { loadTui } from "./tui/load-tui.js";

@@ -4,7 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { expect, test } from "vitest";
 import { sessionsDir, Transcript } from "../agent/transcript.js";
-import type { AgentFlags } from "./agent-commands.js";
+import type { AgentFlags } from "./agent-flags.js";
 import { enterWorktree } from "./worktree-session.js";
 
 const git = (cwd: string, ...args: string[]) =>

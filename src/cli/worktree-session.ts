@@ -1,6 +1,6 @@
 import { realpath } from "node:fs/promises";
 import { listSessions, readSession, sessionsDir } from "../agent/transcript.js";
-import type { AgentFlags } from "./agent-commands.js";
+import type { AgentFlags } from "./agent-flags.js";
 import { SparkWorktrees } from "./spark-worktrees.js";
 
 /** Transcripts read at most to find a worktree's sessions (the newest ones). */

@@ -1,7 +1,8 @@
 import { Readable, Writable } from "node:stream";
 import { MessageTooLargeError, ndJsonStream } from "@agentclientprotocol/sdk";
 import type { Command } from "commander";
-import { type AgentFlags, addAgentOptions } from "../agent-commands.js";
+import { addAgentOptions } from "../agent-commands.js";
+import type { AgentFlags } from "../agent-flags.js";
 import { acpAgent } from "./acp-agent.js";
 import { AcpWorkspaces } from "./acp-workspaces.js";
 

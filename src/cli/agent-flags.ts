@@ -1,0 +1,30 @@
+import type { SandboxMode } from "../protocol/agent.js";
+import type { TurnToolChoice } from "../protocol/agent-requests.js";
+import type { WorktreeRef } from "../protocol/worktree-name.js";
+
+/** The agent commands' flags (`spark`, `exec`, `resume`, `acp`), as commander parses them (see agent-commands.ts). */
+export interface AgentFlags {
+  model?: string;
+  server?: string;
+  apiKey?: string;
+  apiKeyFile?: string;
+  approval: "ask" | "auto";
+  sandbox?: SandboxMode;
+  prewarm: boolean;
+  cd?: string;
+  ctxSize?: number;
+  maxToolRounds?: number;
+  maxOutputTokens?: number;
+  /** `spark exec --timeout`: milliseconds the task may run. */
+  timeout?: number;
+  json?: boolean;
+  toolChoice?: TurnToolChoice;
+  plan?: boolean;
+  last?: boolean;
+  /** False with `--no-attach`. */
+  attach: boolean;
+  /** `--worktree [name]`: run in a Spark worktree (`true`: a new one under a generated name). */
+  worktree?: string | true;
+  /** The worktree `cd` is, once `--worktree` opened it (see worktree-session.ts). */
+  inWorktree?: WorktreeRef;
+}
