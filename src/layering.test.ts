@@ -183,7 +183,10 @@ function layeringViolations(imports: readonly Import[]): string[] {
   return offences;
 }
 
-/** Strongly connected groups of more than one node (Tarjan), each sorted, as "a -> b -> a". */
+/**
+ * Strongly connected groups of more than one node (Tarjan), each as its shortest circle through its
+ * first member ("a -> b -> a"), followed by the group's other members when the circle misses some.
+ */
 function cyclesOf(graph: ReadonlyMap<string, ReadonlySet<string>>): string[] {
   let counter = 0;
   const index = new Map<string, number>();
@@ -214,10 +217,39 @@ function cyclesOf(graph: ReadonlyMap<string, ReadonlySet<string>>): string[] {
       onStack.delete(member);
       group.push(member);
     } while (member !== node);
-    if (group.length > 1) cycles.push([...group.sort(), group[0]].join(" -> "));
+    if (group.length > 1) cycles.push(describeCycle(graph, group.sort()));
   };
   for (const node of [...graph.keys()].sort()) if (!index.has(node)) connect(node);
   return cycles;
+}
+
+/** The shortest circle through the first of `group` (a strongly connected group), and who else is in it. */
+function describeCycle(graph: ReadonlyMap<string, ReadonlySet<string>>, group: readonly string[]): string {
+  const [start] = group;
+  const inGroup = new Set(group);
+  const cameFrom = new Map<string, string>();
+  const queue = [start as string];
+  let last: string | undefined;
+  for (let at = 0; at < queue.length && last === undefined; at++) {
+    const node = queue[at] as string;
+    for (const next of [...(graph.get(node) ?? [])].sort()) {
+      if (next === start) {
+        last = node;
+        break;
+      }
+      if (!inGroup.has(next) || cameFrom.has(next)) continue;
+      cameFrom.set(next, node);
+      queue.push(next);
+    }
+  }
+  const circle = [start as string];
+  for (let node = last; node !== undefined && node !== start; node = cameFrom.get(node))
+    circle.splice(1, 0, node);
+  circle.push(start as string);
+  const others = group.filter((file) => !circle.includes(file));
+  return others.length > 0
+    ? `${circle.join(" -> ")} (also tangled: ${others.join(", ")})`
+    : circle.join(" -> ");
 }
 
 function addEdge(graph: Map<string, Set<string>>, from: string, to: string): void {
@@ -229,16 +261,22 @@ function addEdge(graph: Map<string, Set<string>>, from: string, to: string): voi
   targets.add(to);
 }
 
-/** Cycles between layers (any import) and between files (imports that remain at run time). */
+/**
+ * Cycles between layers and between files, type-only imports included: a module that needs a type
+ * of the module importing it shares a piece that belongs in a module of its own.
+ */
 function importCycles(imports: readonly Import[]): { layers: string[]; files: string[] } {
   const layers = new Map<string, Set<string>>();
   const files = new Map<string, Set<string>>();
-  for (const { file, target, typeOnly } of imports) {
+  const known = new Set(imports.map((i) => i.file));
+  for (const { file, target } of imports) {
     if (target === null) continue;
     const from = layerOf(file);
     const to = layerOf(target);
     if (from !== null && to !== null && from !== to) addEdge(layers, from, to);
-    if (!typeOnly) addEdge(files, file, target);
+    // `./view.js` names `view.tsx` as well as `view.ts`.
+    const tsx = target.replace(/\.ts$/, ".tsx");
+    addEdge(files, file, !known.has(target) && known.has(tsx) ? tsx : target);
   }
   return { layers: cyclesOf(layers), files: cyclesOf(files) };
 }
@@ -263,7 +301,7 @@ describe("layering (DESIGN.md's import rules)", () => {
     expect(layeringViolations(imports)).toEqual([]);
   });
 
-  it("has no cycle between layers, nor between files at run time", () => {
+  it("has no cycle between layers, nor between files (type-only imports included)", () => {
     expect(importCycles(imports)).toEqual({ layers: [], files: [] });
   });
 });
@@ -316,7 +354,7 @@ describe("the layering check itself", () => {
     expect(layeringViolations(importsOf("src/engine/llama/a.ts", sse))).toHaveLength(1);
   });
 
-  it("finds folder cycles and run-time file cycles, but not cycles of type-only imports", () => {
+  it("finds folder cycles and file cycles, type-only imports and .tsx files included", () => {
     const imports = [
       ...importsOf("src/cli/main.ts", 'import { b } from "../bench/bench-command.js";'),
       ...importsOf("src/bench/bench-command.ts", 'import { s } from "../cli/status-line.js";'),
@@ -324,10 +362,29 @@ describe("the layering check itself", () => {
       ...importsOf("src/agent/b.ts", 'import { a } from "./a.js";'),
       ...importsOf("src/agent/c.ts", 'import type { D } from "./d.js";'),
       ...importsOf("src/agent/d.ts", 'import { c } from "./c.js";'),
+      ...importsOf("src/web/app.tsx", 'import { v } from "./view.js";'),
+      ...importsOf("src/web/view.tsx", 'import type { App } from "./app.js";'),
+      ...importsOf("src/agent/e.ts", 'import type { F } from "./f.js";'),
     ];
     expect(importCycles(imports)).toEqual({
       layers: ["bench -> cli -> bench"],
-      files: ["src/agent/a.ts -> src/agent/b.ts -> src/agent/a.ts"],
+      files: [
+        "src/agent/a.ts -> src/agent/b.ts -> src/agent/a.ts",
+        "src/agent/c.ts -> src/agent/d.ts -> src/agent/c.ts",
+        "src/web/app.tsx -> src/web/view.tsx -> src/web/app.tsx",
+      ],
     });
+  });
+
+  it("prints a tangle of several files as its shortest circle and the files besides it", () => {
+    const imports = [
+      ...importsOf("src/cli/a.ts", 'import { b } from "./b.js";\nimport { c } from "./c.js";'),
+      ...importsOf("src/cli/b.ts", 'import { a } from "./a.js";'),
+      ...importsOf("src/cli/c.ts", 'import { d } from "./d.js";'),
+      ...importsOf("src/cli/d.ts", 'import type { A } from "./a.js";'),
+    ];
+    expect(importCycles(imports).files).toEqual([
+      "src/cli/a.ts -> src/cli/b.ts -> src/cli/a.ts (also tangled: src/cli/c.ts, src/cli/d.ts)",
+    ]);
   });
 });
