@@ -24,6 +24,11 @@ const MAY_IMPORT = {
   /** The user's and the project's settings, turned into the server's terms (above server, below cli). */
   config: ["protocol", "engine", "models", "server"],
   bench: ["protocol", "terminal", "engine", "models", "client", "server", "agent", "config"],
+  /**
+   * What the faces share (the terminal, exec, serve, ACP): the agent runtime, its tiers' engines,
+   * sessions, worktrees, hooks and the in-process host. It never parses arguments or draws.
+   */
+  runtime: ["protocol", "engine", "models", "client", "client-core", "server", "agent", "host", "config"],
   /** The entry point: registers every command, bench's and serve's (which serves web) included. */
   cli: [
     "protocol",
@@ -36,6 +41,7 @@ const MAY_IMPORT = {
     "agent",
     "host",
     "config",
+    "runtime",
     "bench",
     "web",
   ],
@@ -292,7 +298,18 @@ describe("layering (DESIGN.md's import rules)", () => {
 
   it("reads the imports of every layer", () => {
     const layers = new Set(imports.map((i) => layerOf(i.file)));
-    for (const layer of ["protocol", "engine", "server", "client", "agent", "host", "cli", "web", "vscode"]) {
+    for (const layer of [
+      "protocol",
+      "engine",
+      "server",
+      "client",
+      "agent",
+      "host",
+      "runtime",
+      "cli",
+      "web",
+      "vscode",
+    ]) {
       expect(layers).toContain(layer);
     }
   });

@@ -218,7 +218,7 @@ export class AgentThread {
 
   /**
    * Shows `text` to every face as a notice in the thread: a problem beside the turns' own work,
-   * such as a transcript that cannot be saved (see cli/session-recorder.ts).
+   * such as a transcript that cannot be saved (see runtime/session-recorder.ts).
    */
   notice(text: string): void {
     this.log.complete(this.active?.id ?? "", {

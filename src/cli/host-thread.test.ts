@@ -6,9 +6,9 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type { HostClient } from "../client-core/host-client.js";
 import type { ThreadEvent } from "../protocol/agent.js";
 import { SparkError } from "../protocol/errors.js";
+import { LocalAgentHost } from "../runtime/local-agent-host.js";
+import { scriptedTiers } from "../runtime/test-support/scripted-tiers.js";
 import { HostThread } from "./host-thread.js";
-import { LocalAgentHost } from "./local-agent-host.js";
-import { scriptedTiers } from "./test-support/scripted-tiers.js";
 
 let local: LocalAgentHost;
 let client: HostClient;

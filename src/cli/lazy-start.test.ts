@@ -47,7 +47,7 @@ describe("a start in a blink: each command loads what it needs", () => {
     // The recorder itself works: it saw the CLI's own entry module.
     expect(run.modules.some((url) => url.endsWith("/dist/cli/main.js"))).toBe(true);
     expect(run.packages).toEqual([]);
-    expect(run.modules.filter((url) => /\/dist\/(engine|server|agent|host)\//.test(url))).toEqual([]);
+    expect(run.modules.filter((url) => /\/dist\/(engine|server|agent|host|runtime)\//.test(url))).toEqual([]);
   });
 
   test("spark --help lists every command and loads none of them", async () => {

@@ -1,9 +1,9 @@
 import type { LoadedConfig } from "../config/spark-config.js";
+import type { AgentRuntimeOptions } from "../runtime/agent-runtime.js";
+import { LocalAgentHost } from "../runtime/local-agent-host.js";
 import { StatusLine } from "../terminal/status-line.js";
 import type { AgentFlags } from "./agent-flags.js";
-import type { AgentRuntimeOptions } from "./agent-runtime.js";
 import { keyFromFlags } from "./key-flags.js";
-import { LocalAgentHost } from "./local-agent-host.js";
 import { trustedConfig } from "./trusted-config.js";
 import type { StartupStatus } from "./tui/startup-status.js";
 

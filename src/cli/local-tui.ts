@@ -1,9 +1,9 @@
 import path from "node:path";
 import type { HostClient } from "../client-core/host-client.js";
 import { type LoadedConfig, loadConfig } from "../config/spark-config.js";
+import type { LocalAgentHost } from "../runtime/local-agent-host.js";
 import type { AgentFlags } from "./agent-flags.js";
 import type { HostThread } from "./host-thread.js";
-import type { LocalAgentHost } from "./local-agent-host.js";
 import { loadTui } from "./tui/load-tui.js";
 import { StartupStatus } from "./tui/startup-status.js";
 import { TuiThreads } from "./tui-threads.js";

@@ -8,14 +8,14 @@ import { kvStateSettings } from "../models/kv-state-settings.js";
 import { DEFAULT_MODEL, parseModelSpec } from "../models/model-uri.js";
 import { resolveModel } from "../models/resolve-model.js";
 import { SparkError } from "../protocol/errors.js";
+import { engineBuildNotice } from "../runtime/engine-build-notice.js";
+import { engineReplacement } from "../runtime/engine-replacement.js";
+import { chooseTiers, tierRegistry } from "../runtime/tier-engines.js";
 import type { ModelRegistry } from "../server/model-registry.js";
 import { createProgressBar } from "../terminal/progress-bar.js";
 import { StatusLine } from "../terminal/status-line.js";
-import { engineBuildNotice } from "./engine-build-notice.js";
-import { engineReplacement } from "./engine-replacement.js";
 import type { ServeOptions } from "./serve-options.js";
 import { loadUpstreamEngine } from "./serving-flags.js";
-import { chooseTiers, tierRegistry } from "./tier-engines.js";
 
 /** What `spark serve` serves, before the server listens. */
 export interface ServedModels {
@@ -42,7 +42,7 @@ const LOADING = "loading in the background; requests wait for it";
 /**
  * The models the flags and the config ask for: with tiers in a config file, each tier a model
  * named after it, unless --model names a file or --engine another engine (then one model, as
- * without a config); an embedding entry point's engine replacement (engine-replacement.ts) in
+ * without a config); an embedding entry point's engine replacement (runtime/engine-replacement.ts) in
  * place of all of it.
  */
 export async function serveModels(options: ServeOptions, config: ResolvedConfig): Promise<ServedModels> {

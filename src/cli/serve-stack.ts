@@ -6,11 +6,11 @@ import type { Limits, ResolvedConfig } from "../config/spark-config.js";
 import type { Engine } from "../engine/engine.js";
 import { AgentHost } from "../host/agent-host.js";
 import { SparkError } from "../protocol/errors.js";
+import { AgentRuntime } from "../runtime/agent-runtime.js";
+import { SessionThreadSource } from "../runtime/session-thread-source.js";
 import { ModelRegistry } from "../server/model-registry.js";
 import { SparkServer, type SparkServerOptions } from "../server/spark-server.js";
 import { webAppDir, webAppUrl } from "../web/web-app.js";
-import { AgentRuntime } from "./agent-runtime.js";
-import { SessionThreadSource } from "./session-thread-source.js";
 
 /** The options of {@link startServe} that go to the server as they are. */
 const SERVER_OPTIONS = [

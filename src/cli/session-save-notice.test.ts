@@ -6,7 +6,7 @@ import { expect, test } from "vitest";
 import { readSession } from "../agent/transcript.js";
 import { ScriptedEngine } from "../engine/scripted/scripted-engine.js";
 import type { ThreadEvent } from "../protocol/agent.js";
-import { AgentRuntime } from "./agent-runtime.js";
+import { AgentRuntime } from "../runtime/agent-runtime.js";
 
 test("a session that cannot be saved is one notice in the thread, which every face shows; the turns go on, and a second notice says when it is saved again", async () => {
   const repo = await mkdtemp(path.join(os.tmpdir(), "spark-save-notice-"));

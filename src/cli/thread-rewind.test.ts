@@ -7,8 +7,8 @@ import type { HostClient } from "../client-core/host-client.js";
 import { emptyView, reduceView, type ThreadView } from "../client-core/thread-view.js";
 import type { Script } from "../engine/scripted/scripted-engine.js";
 import type { RewindRestore } from "../protocol/agent.js";
-import { LocalAgentHost } from "./local-agent-host.js";
-import { scriptedTiers } from "./test-support/scripted-tiers.js";
+import { LocalAgentHost } from "../runtime/local-agent-host.js";
+import { scriptedTiers } from "../runtime/test-support/scripted-tiers.js";
 
 const patch = (lines: string[]) =>
   JSON.stringify({ patch: ["*** Begin Patch", ...lines, "*** End Patch"].join("\n") });

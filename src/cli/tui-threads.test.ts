@@ -6,8 +6,8 @@ import { afterAll, beforeAll, expect, test } from "vitest";
 import type { HostClient } from "../client-core/host-client.js";
 import type { ResolvedConfig } from "../config/spark-config.js";
 import type { GenerateRequest } from "../engine/engine.js";
-import { LocalAgentHost } from "./local-agent-host.js";
-import { scriptedTiers } from "./test-support/scripted-tiers.js";
+import { LocalAgentHost } from "../runtime/local-agent-host.js";
+import { scriptedTiers } from "../runtime/test-support/scripted-tiers.js";
 import { TuiThreads } from "./tui-threads.js";
 
 const lastUser = (request: GenerateRequest) =>

@@ -1,6 +1,6 @@
 import path from "node:path";
 import type { Command } from "commander";
-import { SparkWorktrees, worktreesDir } from "./spark-worktrees.js";
+import { SparkWorktrees, worktreesDir } from "../runtime/spark-worktrees.js";
 import { sessionsByFolder } from "./worktree-session.js";
 
 const WORKTREE_HELP = `

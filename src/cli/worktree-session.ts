@@ -1,7 +1,7 @@
 import { realpath } from "node:fs/promises";
 import { listSessions, readSession, sessionsDir } from "../agent/transcript.js";
+import { SparkWorktrees } from "../runtime/spark-worktrees.js";
 import type { AgentFlags } from "./agent-flags.js";
-import { SparkWorktrees } from "./spark-worktrees.js";
 
 /** Transcripts read at most to find a worktree's sessions (the newest ones). */
 const MAX_SESSIONS_READ = 1000;

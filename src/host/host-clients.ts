@@ -5,7 +5,7 @@ import { MCP_SERVERS_LIMITS } from "../protocol/mcp-servers.js";
 
 /**
  * One client connection as the host uses it: the server side of a `ws` WebSocket, or an in-memory
- * one (the terminal's own host, see cli/in-memory-socket.ts).
+ * one (the terminal's own host, see runtime/in-memory-socket.ts).
  */
 export interface HostSocket {
   readonly readyState: number;

@@ -13,7 +13,7 @@ import { sessionsDir } from "../../agent/transcript.js";
 import { HostClientError } from "../../client-core/host-client-error.js";
 import { DEFAULT_MAX_THREADS } from "../../host/agent-host.js";
 import { AGENT_MODES, type AgentMode, type ThreadInfo } from "../../protocol/agent.js";
-import { SessionThreadSource } from "../session-thread-source.js";
+import { SessionThreadSource } from "../../runtime/session-thread-source.js";
 import { VERSION } from "../version.js";
 import { asRequestError, RESOURCE_NOT_FOUND } from "./acp-errors.js";
 import { AcpSession } from "./acp-session.js";

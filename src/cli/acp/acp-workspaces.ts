@@ -2,9 +2,9 @@ import { realpath, stat } from "node:fs/promises";
 import path from "node:path";
 import { RequestError } from "@agentclientprotocol/sdk";
 import type { HostClient } from "../../client-core/host-client.js";
+import type { LocalAgentHost } from "../../runtime/local-agent-host.js";
 import type { AgentFlags } from "../agent-flags.js";
 import { attachTarget, connectHost } from "../host-target.js";
-import type { LocalAgentHost } from "../local-agent-host.js";
 import { startLocalHost } from "../local-host-start.js";
 
 /** Workspaces one `spark acp` serves at once: each may load a model of its own. */

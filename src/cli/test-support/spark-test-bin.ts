@@ -1,11 +1,11 @@
 /**
  * The test entry point: bin/spark.js, with the scripted engine in place of the models when
- * SPARK_TEST_ENGINE asks for it (test-engine.ts), registered through engine-replacement.ts. Tests
+ * SPARK_TEST_ENGINE asks for it (test-engine.ts), registered through runtime/engine-replacement.ts. Tests
  * start the binary through it (spark-binary.ts's `sparkBin`); the shipped bin/spark.js knows
  * nothing of the variable. scripts/build-test-bin.mjs bundles it into dist-test/spark-test-bin.js,
  * with every production module imported from dist/, so it shares their instances with bin/spark.js.
  */
-import { replaceEngines } from "../../cli/engine-replacement.js";
+import { replaceEngines } from "../../runtime/engine-replacement.js";
 import { testEngineReplacement } from "./test-engine.js";
 
 const replacement = testEngineReplacement();

@@ -3,8 +3,8 @@ import os from "node:os";
 import path from "node:path";
 import { describe, expect, test } from "vitest";
 import type { Engine } from "../../engine/engine.js";
-import { replacedTierLoader } from "../tier-engines.js";
-import { scriptedTiers } from "./scripted-tiers.js";
+import { scriptedTiers } from "../../runtime/test-support/scripted-tiers.js";
+import { replacedTierLoader } from "../../runtime/tier-engines.js";
 import { testEngineEnv, testEngineOptions, testEngineReplacement } from "./test-engine.js";
 
 async function text(engine: Engine, input: string): Promise<string> {

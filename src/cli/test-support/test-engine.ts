@@ -1,7 +1,7 @@
 import { z } from "zod";
-import type { EngineReplacement } from "../../cli/engine-replacement.js";
 import { ScriptedEngine, type ScriptedEngineOptions } from "../../engine/scripted/scripted-engine.js";
 import { SparkError } from "../../protocol/errors.js";
+import type { EngineReplacement } from "../../runtime/engine-replacement.js";
 import { loadScriptFile } from "./scripted-script.js";
 
 /**

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, test } from "vitest";
 import { type Catalog, loadCatalog } from "../../agent/definitions/catalog.js";
 import { HostClient } from "../../client-core/host-client.js";
 import { threadlessHost } from "../../host/test-support/threadless-host.js";
-import { socketPair } from "../in-memory-socket.js";
+import { socketPair } from "../../runtime/in-memory-socket.js";
 import { tuiHarness } from "./test-support/tui-harness.js";
 
 const cleanups: (() => void)[] = [];

@@ -4,6 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { PassThrough } from "node:stream";
 import { afterEach, describe, expect, test } from "vitest";
+import { runPlain } from "../cli/tui/plain-output.js";
 import type { ResolvedConfig } from "../config/spark-config.js";
 import type { GenerateRequest } from "../engine/engine.js";
 import { ScriptedEngine, type ScriptedReply } from "../engine/scripted/scripted-engine.js";
@@ -13,7 +14,6 @@ import { startTestServer, type TestServer } from "../server/test-support/test-se
 import { AgentRuntime } from "./agent-runtime.js";
 import { scriptedTiers } from "./test-support/scripted-tiers.js";
 import { chooseTiers } from "./tier-engines.js";
-import { runPlain } from "./tui/plain-output.js";
 
 const lastUser = (request: GenerateRequest) =>
   [...request.messages].reverse().find((m) => m.role === "user")?.content ?? "";

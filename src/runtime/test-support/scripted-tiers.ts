@@ -1,6 +1,6 @@
-import { loadTierEngine, type TierLoader } from "../../cli/tier-engines.js";
 import type { Engine } from "../../engine/engine.js";
 import { ScriptedEngine, type ScriptedEngineOptions } from "../../engine/scripted/scripted-engine.js";
+import { loadTierEngine, type TierLoader } from "../tier-engines.js";
 
 /**
  * Loads the tiers named in `byName` (`*`: every tier) as scripted engines with those options, named

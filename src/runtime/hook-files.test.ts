@@ -6,10 +6,10 @@ import path from "node:path";
 import { describe, expect, test } from "vitest";
 import { agentHarness } from "../agent/test-support/agent-harness.js";
 import { recorded } from "../agent/test-support/scripted-replies.js";
+import { trustedConfig } from "../cli/trusted-config.js";
 import { listTrustedProjects, revokeProject, trustProject } from "../config/project-trust.js";
 import type { ThreadEvent } from "../protocol/agent.js";
 import { loadHooks, userHooksPath } from "./hook-files.js";
-import { trustedConfig } from "./trusted-config.js";
 
 /** A project with a `.spark/hooks.json` whose UserPromptSubmit hook leaves a marker, and a user config folder. */
 async function setUp(projectHooks: object | null, userHooks: string | null = null) {
