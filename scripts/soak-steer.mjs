@@ -8,16 +8,34 @@
 import { spawn } from "node:child_process";
 import os from "node:os";
 
+const USAGE = `usage: npm run soak:steer -- [--trials N] [--seed S] [--load [N]]
+  --trials N   trials over the Responses WebSocket per model (N/3 over the host, acp and tmux); default 40
+  --seed S     replay the random choices of an earlier run (a failure prints its seed)
+  --load [N]   keep N busy processes beside it (default: one per core)`;
+
 const args = process.argv.slice(2);
-const flagValue = (flag) => {
-  const at = args.indexOf(flag);
-  const value = at === -1 ? undefined : args[at + 1];
-  return value !== undefined && /^\d+$/.test(value) ? value : undefined;
-};
-const trials = flagValue("--trials") ?? process.env.STEER_SOAK_TRIALS ?? "40";
-const seed = flagValue("--seed") ?? process.env.STEER_SOAK_SEED;
-const loaded = args.includes("--load");
-const busy = loaded ? Number(flagValue("--load") ?? os.availableParallelism()) : 0;
+if (args.includes("--help") || args.includes("-h")) {
+  console.log(USAGE);
+  process.exit(0);
+}
+const options = {};
+for (let i = 0; i < args.length; i++) {
+  const flag = args[i];
+  if (!["--trials", "--seed", "--load"].includes(flag)) usageError(`unknown argument ${flag}`);
+  const value = args[i + 1];
+  const numeric = value !== undefined && /^-?\d+$/.test(value);
+  if (numeric) i++;
+  else if (flag !== "--load") usageError(`${flag} takes a number`);
+  options[flag] = numeric ? value : "";
+}
+function usageError(message) {
+  console.error(`soak-steer: ${message}\n${USAGE}`);
+  process.exit(2);
+}
+const trials = options["--trials"] ?? process.env.STEER_SOAK_TRIALS ?? "40";
+const seed = options["--seed"] ?? process.env.STEER_SOAK_SEED;
+const loaded = options["--load"] !== undefined;
+const busy = loaded ? Number(options["--load"] || os.availableParallelism()) : 0;
 
 const burners = Array.from({ length: busy }, () =>
   spawn(process.execPath, ["-e", "for (;;) {}"], { stdio: "ignore" }),
