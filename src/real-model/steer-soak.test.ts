@@ -40,8 +40,12 @@ const RESPONSE_MOMENTS: Moment[] = ["before_first_token", "mid_stream", "in_tool
 const HOST_MOMENTS: Moment[] = ["before_first_token", "mid_stream"];
 const ACTIONS: Action[] = ["steer", "cancel"];
 
-const pick = (random: () => number, moments: Moment[]): Trial => ({
-  action: ACTIONS[Math.floor(random() * 2)]!,
+/**
+ * Trial `index`: steers and cancels take turns (drawn at random, a short run could hold only one of
+ * them), each at a random moment.
+ */
+const pick = (random: () => number, moments: Moment[], index: number): Trial => ({
+  action: ACTIONS[index % ACTIONS.length]!,
   moment: moments[Math.floor(random() * moments.length)]!,
 });
 
@@ -69,10 +73,7 @@ for (const { name, file } of models) {
           : undefined;
       const done: Trial[] = [];
       for (let i = 0; i < count; i++) {
-        const trial = {
-          action: ACTIONS[Math.floor(random() * 2)]!,
-          moment: moments[Math.floor(random() * moments.length)]!,
-        };
+        const trial = pick(random, moments, i);
         const options = { base: serve.base, key: null, random, deadlineMs };
         try {
           if (path === "responses") await responsesTrial(trial, options);
@@ -110,7 +111,7 @@ for (const { name, file } of models) {
         const tally: AcpTally = { steered: 0, refused: 0, late: 0, orphanTurns: 0 };
         try {
           for (let i = 0; i < faceTrials; i++) {
-            const trial = pick(random, HOST_MOMENTS);
+            const trial = pick(random, HOST_MOMENTS, i);
             try {
               await acpTrial(trial, { random, deadlineMs }, session, tally);
             } catch (error) {
@@ -136,7 +137,7 @@ for (const { name, file } of models) {
         const session = await openTuiSession(serve, `spark-steer-soak-${process.pid}-${name}`, 300_000);
         try {
           for (let i = 0; i < faceTrials; i++) {
-            const trial = pick(random, HOST_MOMENTS);
+            const trial = pick(random, HOST_MOMENTS, i);
             try {
               await tuiTrial(trial, { random, deadlineMs }, session, i + 1);
             } catch (error) {
