@@ -1,6 +1,7 @@
 import { type Command, InvalidArgumentError, Option } from "commander";
 import { SANDBOX_MODES } from "../protocol/agent.js";
 import type { TurnToolChoice } from "../protocol/agent-requests.js";
+import { SparkError } from "../protocol/errors.js";
 import { worktreeNameProblem } from "../protocol/worktree-name.js";
 import type { AgentFlags } from "./agent-flags.js";
 import { duration } from "./duration-option.js";
@@ -101,7 +102,8 @@ export function registerAgentCommands(program: Command): void {
       process.exitCode = await interactive(entered.flags, prompt.join(" "), entered.resumeFile);
     });
 
-  addWorktreeOption(addAgentOptions(program.command("exec")))
+  const exec = program.command("exec");
+  addWorktreeOption(addAgentOptions(exec))
     .description("run one task non-interactively: prints the final answer (or JSON Lines with --json)")
     .argument("<prompt...>", "the task")
     .option("--json", "print every event as one JSON line", false)
@@ -120,14 +122,29 @@ export function registerAgentCommands(program: Command): void {
       const { exec } = await import("./exec-command.js");
       process.exitCode = await exec((await inWorktree(flags, { resume: false })).flags, prompt.join(" "));
     });
+  registerExecResume(exec);
 
   addAgentOptions(program.command("resume"))
-    .description("continue a saved session")
-    .argument("[id]", "session id (see the sessions folder)")
-    .option("--last", "the most recent session", false)
+    .description("continue a saved session: the one ID names, the newest (--last), else pick one from a list")
+    .argument("[id]", "session id, or the start of one (spark sessions lists them)")
+    .option("--last", "the most recent session of this workspace", false)
     .action(async (id: string | undefined, flags: AgentFlags) => {
-      const { interactive, findSession } = await import("./interactive-command.js");
-      process.exitCode = await interactive(flags, "", await findSession(id, flags.last === true));
+      const { interactive } = await import("./interactive-command.js");
+      const { chooseSession } = await import("./session-choice.js");
+      const onTerminal = Boolean(process.stdin.isTTY && process.stdout.isTTY);
+      const file = await chooseSession(id, {
+        last: flags.last === true,
+        cd: flags.cd,
+        ...(onTerminal
+          ? {
+              pick: async (sessions) =>
+                (await (await import("./tui/load-tui.js")).loadTui()).pickSession(sessions),
+            }
+          : {}),
+      });
+      // Esc in the picker: nothing to continue, nothing went wrong.
+      if (file === null) return;
+      process.exitCode = await interactive(flags, "", file);
     });
 
   program
@@ -145,6 +162,39 @@ export function registerAgentCommands(program: Command): void {
     .action(async (url: string | undefined, flags: { apiKey?: string; apiKeyFile?: string; cd?: string }) => {
       const { attach } = await import("./interactive-command.js");
       process.exitCode = await attach(url, flags);
+    });
+}
+
+/**
+ * `spark exec resume ID "..."`: one more task in a saved session, its history kept. `exec` keeps
+ * taking any prompt: only a first word `resume` is this command (quote a prompt that begins so).
+ */
+function registerExecResume(exec: Command): void {
+  // Without this, a subcommand brings commander's `help` command: `spark exec help me ...` must stay a prompt.
+  exec.helpCommand(false);
+  addAgentOptions(exec.command("resume"))
+    .description("continue a saved session with one more task (as spark exec does)")
+    .argument("[id]", "session id or the start of one (spark sessions; with --last, part of the task)")
+    .argument("[prompt...]", "the task")
+    .option("--last", "the most recent session of this workspace", false)
+    .option("--json", "print every event as one JSON line", false)
+    .option(
+      "--timeout <duration>",
+      "stop the task after this long (e.g. 90s, 5m, 1h; exit code 124) (default: no limit)",
+      durationOption,
+    )
+    .action(async (id: string | undefined, prompt: string[], flags: AgentFlags) => {
+      const { exec: run } = await import("./exec-command.js");
+      const { chooseSession, sessionIdOf } = await import("./session-choice.js");
+      const last = flags.last === true;
+      const task = (last && id !== undefined ? [id, ...prompt] : prompt).join(" ");
+      if (!last && id === undefined)
+        throw new SparkError(
+          "invalid_request",
+          'spark exec resume needs a session id (or --last), then the task: spark exec resume ID "..."',
+        );
+      const file = await chooseSession(last ? undefined : id, { last, cd: flags.cd });
+      process.exitCode = await run(flags, task, sessionIdOf(file!));
     });
 }
 

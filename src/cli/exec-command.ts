@@ -3,6 +3,7 @@ import { SparkError } from "../protocol/errors.js";
 import type { AgentFlags } from "./agent-flags.js";
 import { EXIT_OUTPUT_CLOSED, OutputWatch } from "./closed-output.js";
 import { formatDuration } from "./duration-option.js";
+import { threadStartedLine } from "./exec-session.js";
 import { attachTarget, connectHost } from "./host-target.js";
 import { HostThread } from "./host-thread.js";
 import { startLocalHost } from "./local-host-start.js";
@@ -14,9 +15,10 @@ export const EXIT_TIMEOUT = 124;
 /**
  * `spark exec`: one task, on this user's `spark serve` for the workspace or on an agent of its own.
  * Exits 0 when the turn completed, 1 when it failed (a limit ended it, or an error), 124 when
- * `--timeout` ran out, 141 when its reader went away.
+ * `--timeout` ran out, 141 when its reader went away. `resumeId` continues that saved session
+ * (`spark exec resume ID`) instead of starting a new one.
  */
-export async function exec(flags: AgentFlags, prompt: string): Promise<number> {
+export async function exec(flags: AgentFlags, prompt: string, resumeId?: string): Promise<number> {
   if (!prompt.trim())
     throw new SparkError(
       "invalid_request",
@@ -38,7 +40,7 @@ export async function exec(flags: AgentFlags, prompt: string): Promise<number> {
       });
     });
     try {
-      return await Promise.race([execOn(client, flags, prompt, output, "others"), lost]);
+      return await Promise.race([execOn(client, flags, prompt, output, "others", resumeId), lost]);
     } finally {
       offStatus();
       client.dispose();
@@ -51,7 +53,7 @@ export async function exec(flags: AgentFlags, prompt: string): Promise<number> {
   await local.runtime.mcp.whenStarted();
   const client = await local.connect();
   try {
-    return await execOn(client, flags, prompt, output, "deny");
+    return await execOn(client, flags, prompt, output, "deny", resumeId);
   } finally {
     client.dispose();
   }
@@ -64,11 +66,13 @@ async function execOn(
   prompt: string,
   output: OutputWatch,
   approvals: "deny" | "others",
+  resumeId: string | undefined,
 ): Promise<number> {
   const warming = process.stderr.isTTY === true && flags.prewarm;
   if (warming) process.stderr.write("Warming up...");
-  const thread = await HostThread.open(client);
+  const thread = await HostThread.open(client, resumeId);
   if (warming) process.stderr.write("\r\x1b[K");
+  if (flags.json) process.stdout.write(threadStartedLine(thread.info));
   const interrupt = new AbortController();
   process.once("SIGINT", () => interrupt.abort());
   const timeout = flags.timeout === undefined ? undefined : AbortSignal.timeout(flags.timeout);

@@ -1,5 +1,4 @@
 import path from "node:path";
-import { listSessions, sessionsDir } from "../agent/transcript.js";
 import { SparkError } from "../protocol/errors.js";
 import type { AgentFlags } from "./agent-flags.js";
 import { attachTarget, attachUrl, connectHost, type HostTarget } from "./host-target.js";
@@ -43,16 +42,6 @@ export async function attach(
   );
   const target = await attachUrl(url, cwd, apiKey);
   return attachedTui(target, { newest: path.resolve(cwd) }, "");
-}
-
-/** The saved session `spark resume` continues: `id` (or a prefix of it), else the newest. */
-export async function findSession(id: string | undefined, last: boolean): Promise<string> {
-  const sessions = await listSessions(sessionsDir());
-  if (sessions.length === 0) throw new SparkError("not_found", `No saved sessions in ${sessionsDir()}.`);
-  if (last || !id) return sessions[0]!.file;
-  const match = sessions.find((session) => session.id === id || session.id.startsWith(id));
-  if (!match) throw new SparkError("not_found", `No session '${id}' in ${sessionsDir()}.`);
-  return match.file;
 }
 
 /**

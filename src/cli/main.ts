@@ -29,6 +29,10 @@ export const LAZY_COMMANDS: Record<string, { summary: string; load: () => Promis
       "run as an Agent Client Protocol (ACP) agent on stdin/stdout, for editors (Zed, JetBrains, Neovim)",
     load: async () => (await import("./acp/acp-command.js")).registerAcpCommand,
   },
+  sessions: {
+    summary: "list this workspace's saved sessions, newest first (continue one with spark resume ID)",
+    load: async () => (await import("./sessions-command.js")).registerSessionsCommand,
+  },
   trust: {
     summary: "let this project's .spark/config.toml send data where it says, and its hooks run",
     load: async () => (await import("./trust-command.js")).registerTrustCommand,

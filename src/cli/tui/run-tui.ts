@@ -69,3 +69,5 @@ export function mountTui(options: TuiOptions, mount: MountTuiOptions = {}): Moun
   );
   return { instance, exited };
 }
+
+export { pickSession } from "./session-picker.js";
