@@ -230,13 +230,17 @@ export class AgentThread {
 
   /**
    * Evaluates the system prompt and tool definitions into the server's state (`generate: false`),
-   * so the first question starts decoding at once.
+   * so the first question starts decoding at once. `onProgress` hears the prompt tokens evaluated
+   * so far of those to evaluate (none when the server had them all cached or does not say).
    */
-  async prewarm(): Promise<void> {
+  async prewarm(onProgress?: (evaluated: number, total: number) => void): Promise<void> {
     const { input } = this.chain.next([], { consume: true });
     const stream = this.options.client.create({ ...this.requestSettings(), input, generate: false });
-    // Pre-warm produces no output; draining the events just waits for the state to be ready.
-    for await (const event of stream) void event;
+    // Pre-warm produces no output; the events only say how far the prompt's evaluation is.
+    for await (const event of stream) {
+      if (event.type === "response.prefill.progress")
+        onProgress?.(event.evaluated_tokens, event.total_tokens);
+    }
     const response = await stream.final;
     this.chain.advance(response.id);
   }

@@ -3,6 +3,7 @@
  * `response.*` stream events. Field names follow the official `openai` package's declarations.
  */
 import type { WireError } from "./errors.js";
+import type { TextFormat } from "./output-format.js";
 
 export type ResponseStatus = "queued" | "in_progress" | "completed" | "incomplete" | "failed" | "cancelled";
 
@@ -99,7 +100,8 @@ export interface ResponseObject {
   tool_choice: unknown;
   tools: unknown[];
   store: boolean;
-  text: { format: { type: "text" } };
+  /** `text.format` as the request sent it; `{type: "text"}` without one. */
+  text: { format: TextFormat };
   truncation: "disabled";
   metadata: Record<string, string>;
   usage: ResponseUsage | null;
@@ -116,6 +118,17 @@ export type ResponseStreamEvent =
    * `position` is Spark's addition: 1 means next to run.
    */
   | { type: "response.queued"; response: ResponseObject; position: number }
+  /**
+   * Spark's addition, sent only for a pre-warm (`generate: false`): the prompt tokens evaluated so
+   * far (`evaluated_tokens`, never decreasing) of the `total_tokens` this response evaluates (those
+   * not already cached). The last one of a complete pre-warm has them equal.
+   */
+  | {
+      type: "response.prefill.progress";
+      response_id: string;
+      evaluated_tokens: number;
+      total_tokens: number;
+    }
   | { type: "response.output_item.added"; output_index: number; item: OutputItem }
   | { type: "response.output_item.done"; output_index: number; item: OutputItem }
   | {

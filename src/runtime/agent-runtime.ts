@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import path from "node:path";
 import { AgentThread } from "../agent/agent-thread.js";
+import type { AgentThreadOptions } from "../agent/agent-thread-options.js";
 import { discoverAgentsFiles, findRepoRoot } from "../agent/agents-md.js";
 import type { ApprovalPolicy } from "../agent/approval.js";
 import { Checkpoints } from "../agent/checkpoints.js";
@@ -26,6 +27,7 @@ import { SparkServer } from "../server/spark-server.js";
 import { engineBuildNotice } from "./engine-build-notice.js";
 import { engineReplacement } from "./engine-replacement.js";
 import { loadHooks } from "./hook-files.js";
+import { PromptWarmup } from "./prompt-warmup.js";
 import { SessionRecorder } from "./session-recorder.js";
 import { chooseTiers, replacedTierLoader, type TierLoader, tierRegistry } from "./tier-engines.js";
 import { openWorkspaceScope, type WorkspaceScope } from "./workspace-scope.js";
@@ -66,7 +68,10 @@ export interface AgentRuntimeOptions {
   maxToolRounds?: number;
   /** `--max-output-tokens`: tokens per model response. Default: {@link limits}' `max_output_tokens`, else the thread's. */
   maxOutputTokens?: number;
-  /** Pre-warm each new thread with its system prompt and tools. Default: true. */
+  /**
+   * Evaluate the agent prompt (system prompt, tools, AGENTS.md) as soon as the model is loaded, and
+   * pre-warm each new thread with it. Default: true.
+   */
   prewarm?: boolean;
   /** Where transcripts go. Default: {@link sessionsDir}. */
   sessionsDir?: string;
@@ -127,6 +132,11 @@ export class AgentRuntime implements AsyncDisposable {
   readonly diagnostics: EditDiagnostics | null;
   /** Scopes of the other trees threads were started in, by real path (see NewThreadOptions.cwd). */
   private readonly scopes = new Map<string, Promise<WorkspaceScope>>();
+  /**
+   * The agent prompt's evaluation on the default model, started with the runtime (null with
+   * `prewarm: false`): its progress is what the faces show while it runs.
+   */
+  promptWarmup: PromptWarmup | null = null;
 
   private constructor(
     readonly client: ResponsesClient,
@@ -203,7 +213,7 @@ export class AgentRuntime implements AsyncDisposable {
         {},
         connection,
         catalog,
-      );
+      ).warmPrompt();
     }
     const config = options.config ?? {
       defaultTier: "fast",
@@ -262,7 +272,24 @@ export class AgentRuntime implements AsyncDisposable {
       },
       connection,
       catalog,
-    );
+    ).warmPrompt();
+  }
+
+  /**
+   * Starts evaluating the agent prompt now that the model is there (a model still loading in a
+   * server is waited for there), while the person types: a request with exactly what a new thread
+   * of the default model would pre-warm with (the MCP tools ready by now included). Its KV state is
+   * saved per model and prompt, so a later start restores it instead.
+   */
+  private warmPrompt(): this {
+    if (this.options.prewarm === false) return this;
+    const dir = this.options.sessionsDir ?? sessionsDir();
+    const own = { workspace: this.workspace, instructions: this.instructions, diagnostics: this.diagnostics };
+    // It runs no turn: no hooks, no transcript.
+    const { hooks: _, ...options } = this.threadOptions(own, this.modelId, dir);
+    const thread = new AgentThread(options);
+    this.promptWarmup = new PromptWarmup((onProgress) => thread.prewarm(onProgress));
+    return this;
   }
 
   private get limits(): Limits | undefined {
@@ -308,6 +335,37 @@ export class AgentRuntime implements AsyncDisposable {
         })
       : Checkpoints.inMemory(checkpointsOptions);
     const thread = new AgentThread({
+      ...this.threadOptions(scope, model, dir),
+      ...(resume ? { resume: { thread: resume.thread, items: resume.items } } : {}),
+      checkpoints,
+    });
+    if (!resume) checkpoints.storeIn(checkpointsFile(path.join(dir, `${thread.info.id}.jsonl`)));
+    const worktree = place.cwd ? place.worktree : this.options.worktree;
+    if (!resume && worktree) thread.info.worktree = worktree;
+    // A new session is written from its first user message on: one never used leaves no file.
+    const say = (message: string) => notify(message);
+    const transcript = resume
+      ? await SessionRecorder.resume(thread, resume.file, say)
+      : SessionRecorder.create(thread, dir, say);
+    // The recorder hears each event first: an item is on disk before any face hears of it.
+    thread.on((event) => {
+      transcript.observe(event);
+      if (event.type === "turn.completed") transcript.saveThread(thread.info);
+    });
+    notify = (message) => thread.notice(message);
+    for (const message of early.splice(0)) notify(message);
+    if (this.options.prewarm ?? true) {
+      // Once the runtime's own evaluation of the prompt is over, this finds the prompt cached
+      // (not evaluated a second time beside it).
+      await this.promptWarmup?.done;
+      await thread.prewarm();
+    }
+    return { thread, transcript };
+  }
+
+  /** What a new thread on `model` in `scope` is made with (before a resumed session's part). */
+  private threadOptions(scope: WorkspaceScope, model: string, dir: string): AgentThreadOptions<AgentThread> {
+    return {
       client: this.client,
       workspace: scope.workspace,
       instructions: scope.instructions,
@@ -338,26 +396,7 @@ export class AgentRuntime implements AsyncDisposable {
             },
           }
         : {}),
-      ...(resume ? { resume: { thread: resume.thread, items: resume.items } } : {}),
-      checkpoints,
-    });
-    if (!resume) checkpoints.storeIn(checkpointsFile(path.join(dir, `${thread.info.id}.jsonl`)));
-    const worktree = place.cwd ? place.worktree : this.options.worktree;
-    if (!resume && worktree) thread.info.worktree = worktree;
-    // A new session is written from its first user message on: one never used leaves no file.
-    const say = (message: string) => notify(message);
-    const transcript = resume
-      ? await SessionRecorder.resume(thread, resume.file, say)
-      : SessionRecorder.create(thread, dir, say);
-    // The recorder hears each event first: an item is on disk before any face hears of it.
-    thread.on((event) => {
-      transcript.observe(event);
-      if (event.type === "turn.completed") transcript.saveThread(thread.info);
-    });
-    notify = (message) => thread.notice(message);
-    for (const message of early.splice(0)) notify(message);
-    if (this.options.prewarm ?? true) await thread.prewarm();
-    return { thread, transcript };
+    };
   }
 
   /** The runtime's own scope, or the one of `cwd` (made once per tree). */

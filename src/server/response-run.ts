@@ -98,7 +98,7 @@ export class ResponseRun {
       tool_choice: settings.toolChoice ?? "auto",
       tools: settings.rawTools,
       store: settings.store,
-      text: { format: { type: "text" } },
+      text: { format: settings.textFormat ?? { type: "text" } },
       truncation: "disabled",
       metadata: settings.metadata,
       usage: null,
@@ -162,6 +162,7 @@ export class ResponseRun {
           ...(settings.engineToolChoice && settings.engineToolChoice !== "auto"
             ? { toolChoice: settings.engineToolChoice }
             : {}),
+          ...(settings.format ? { format: settings.format } : {}),
           maxOutputTokens: settings.maxOutputTokens ?? undefined,
           temperature: settings.temperature ?? undefined,
           topP: settings.topP ?? undefined,
@@ -171,7 +172,10 @@ export class ResponseRun {
           promptLookup: settings.tools.length > 0,
           conversation: prepared.conversation,
         },
-        { signal: this.controller.signal },
+        {
+          signal: this.controller.signal,
+          ...(prepared.generate ? {} : { onPrefillProgress: this.prefillProgress() }),
+        },
       );
       for await (const event of stream) {
         switch (event.type) {
@@ -206,6 +210,21 @@ export class ResponseRun {
     if (!result) return this.fail(new SparkError("server_error", "The engine ended without a result."));
     this.output.close();
     return this.finish(result, performance.now() - started);
+  }
+
+  /** Narrates a pre-warm's prompt evaluation: `response.prefill.progress`, never going back. */
+  private prefillProgress(): (evaluated: number, total: number) => void {
+    let last = -1;
+    return (evaluated, total) => {
+      if (evaluated <= last || this.ended) return;
+      last = evaluated;
+      this.emit({
+        type: "response.prefill.progress",
+        response_id: this.response.id,
+        evaluated_tokens: evaluated,
+        total_tokens: total,
+      });
+    };
   }
 
   /**

@@ -90,6 +90,7 @@ export class ResponseAccumulator {
         if (item?.type === "function_call") item.arguments = event.arguments;
         return;
       }
+      case "response.prefill.progress":
       case "response.steer.accepted":
       case "response.steer.pending":
       case "response.steer.failed":

@@ -389,6 +389,7 @@ export class SocketTransport implements Transport {
       }
       case "response.in_progress":
       case "response.queued":
+      case "response.prefill.progress":
       case "response.output_item.added":
       case "response.output_item.done":
       case "response.content_part.added":
