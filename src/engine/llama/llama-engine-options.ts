@@ -18,8 +18,10 @@ export interface LlamaEngineOptions {
   /** `"auto"` uses a GPU when a prebuilt backend for it is installed. Default: `"auto"`. */
   gpu?: "auto" | false;
   /**
-   * Prompt tokens evaluated between cancellation checks. llama.cpp cannot stop inside one
-   * evaluation, so this bounds how late a cancel or steer can be. Default: 128.
+   * Prompt tokens evaluated between cancellation checks, at first and at least: llama.cpp cannot
+   * stop inside one evaluation. Chunks grow toward the context's batch size while each takes well
+   * under a quarter second (internal/prefill-pace.ts), so a cancel or steer still lands about that
+   * soon. Default: 128.
    */
   prefillChunk?: number;
   /**
