@@ -1,4 +1,5 @@
 import type { ChatMessage, ToolCall, ToolChoice, ToolDefinition } from "../protocol/chat.js";
+import type { OutputFormat } from "../protocol/output-format.js";
 
 /** One generation: the whole conversation so far, rendered by the engine with its own template. */
 export interface GenerateRequest {
@@ -10,6 +11,12 @@ export interface GenerateRequest {
    * Default: `"auto"`.
    */
   toolChoice?: ToolChoice;
+  /**
+   * Structured output: the answer is JSON of this schema (or any JSON object). The embedded engine
+   * generates it under a grammar from the first token (a call, where tools are offered, stays
+   * possible); an upstream receives it as `response_format`. Default: free text.
+   */
+  format?: OutputFormat;
   /** Stop after this many output tokens. Default: the rest of the context window. */
   maxOutputTokens?: number;
   /** 0 is greedy. Default: 0. */

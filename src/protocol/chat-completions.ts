@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { responseFormatSchema } from "./output-format.js";
 import { functionDefinitionFields } from "./responses-request.js";
 
 /** Schema for `POST /v1/chat/completions`, the API many existing tools speak. */
@@ -72,10 +73,8 @@ export const chatCompletionBodySchema = z
     seed: z.number().int().nullish(),
     n: z.number().int().min(1).max(1).nullish(),
     stop: z.union([z.string().min(1).max(256), z.array(z.string().min(1).max(256)).max(4)]).nullish(),
-    response_format: z
-      .object({ type: z.string().max(64) })
-      .loose()
-      .nullish(),
+    /** Structured output (`json_schema`, `json_object`) or plain `text`. */
+    response_format: responseFormatSchema.nullish(),
     prediction: z.object({ type: z.literal("content"), content }).nullish(),
     /** OpenAI's prompt-cache routing hint; Spark keeps the KV state of this conversation. */
     prompt_cache_key: z.string().max(256).nullish(),

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { textFormatSchema } from "./output-format.js";
 
 /**
  * Schemas for what clients send to `/v1/responses` (HTTP body and WebSocket events). Fields Spark
@@ -88,10 +89,8 @@ const toolChoiceSchema = z.union([
 
 const textConfigSchema = z
   .object({
-    format: z
-      .object({ type: z.string().max(64) })
-      .loose()
-      .optional(),
+    /** Structured output (`json_schema`, `json_object`) or plain `text`. */
+    format: textFormatSchema.optional(),
     verbosity: z.string().max(32).nullish(),
   })
   .loose();

@@ -8,6 +8,7 @@ import {
   type FinishReason,
 } from "../protocol/chat-completions.js";
 import { SparkError } from "../protocol/errors.js";
+import { outputFormatOfResponseFormat } from "../protocol/output-format.js";
 import { validate } from "../protocol/validate.js";
 import { admitHttp } from "./admission/admit-http.js";
 import { checkToolPairing, contentText, engineToolChoice, type WireToolChoice } from "./input-conversion.js";
@@ -15,6 +16,7 @@ import { SseWriter, sendJson } from "./internal/http-io.js";
 import { newId } from "./internal/ids.js";
 import { readJsonBody } from "./internal/json-body.js";
 import type { ServerContext } from "./server-context.js";
+import { checkOutputFormat } from "./structured-output.js";
 
 /** `POST /v1/chat/completions`: stateless; the engine still reuses any cached prefix. */
 export async function handleChatCompletionsPost(
@@ -23,13 +25,14 @@ export async function handleChatCompletionsPost(
   ctx: ServerContext,
 ): Promise<void> {
   const body = validate(chatCompletionBodySchema, await readJsonBody(req, ctx));
-  rejectUnsupported(body);
   const tools = toTools(body);
   const toolChoice = engineToolChoice(wireToolChoice(body.tool_choice), tools, {
     choice: "tool_choice",
     name: "tool_choice.function.name",
   });
   const engine = ctx.models.resolve(body.model);
+  const format = outputFormatOfResponseFormat(body.response_format);
+  checkOutputFormat(engine, format, "response_format.json_schema");
   const messages = toMessages(body);
   checkToolPairing(messages, "messages");
   using admission = await admitHttp(ctx, req, res, engine);
@@ -43,6 +46,7 @@ export async function handleChatCompletionsPost(
       messages,
       tools,
       ...(toolChoice !== "auto" ? { toolChoice } : {}),
+      ...(format ? { format } : {}),
       maxOutputTokens: body.max_completion_tokens ?? body.max_tokens ?? undefined,
       temperature: body.temperature ?? undefined,
       topP: body.top_p ?? undefined,
@@ -150,15 +154,6 @@ export async function handleChatCompletionsPost(
     sse.send(JSON.stringify({ error: spark.toWire() }));
   } finally {
     sse.end();
-  }
-}
-
-function rejectUnsupported(body: ChatCompletionBody): void {
-  const format = body.response_format?.type;
-  if (format !== undefined && format !== "text") {
-    throw new SparkError("unsupported_parameter", `response_format '${format}' is not supported.`, {
-      param: "response_format",
-    });
   }
 }
 

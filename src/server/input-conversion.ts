@@ -137,16 +137,6 @@ export function rejectUnsupported(body: ResponseCreateBody): void {
       param: "background",
     });
   }
-  const format = body.text?.format?.type;
-  if (format !== undefined && format !== "text") {
-    throw new SparkError(
-      "unsupported_parameter",
-      `Structured output (text.format '${format}') is not supported.`,
-      {
-        param: "text.format",
-      },
-    );
-  }
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { Engine } from "../engine/engine.js";
 import type { ChatMessage } from "../protocol/chat.js";
 import { SparkError } from "../protocol/errors.js";
+import { outputFormatOfText } from "../protocol/output-format.js";
 import type { ResponseCreateBody } from "../protocol/responses-request.js";
 import {
   checkToolPairing,
@@ -13,6 +14,7 @@ import {
 import { newId } from "./internal/ids.js";
 import type { PreparedResponse } from "./response-run.js";
 import { historyOf, type StoredResponse } from "./response-store.js";
+import { checkOutputFormat } from "./structured-output.js";
 
 export interface PrepareOptions {
   engine: Engine;
@@ -56,6 +58,8 @@ export function prepareResponse(body: ResponseCreateBody, options: PrepareOption
     choice: "tool_choice",
     name: "tool_choice.name",
   });
+  const format = outputFormatOfText(body.text?.format);
+  checkOutputFormat(options.engine, format, "text.format");
   const id = newId("resp");
   return {
     id,
@@ -78,6 +82,7 @@ export function prepareResponse(body: ResponseCreateBody, options: PrepareOption
       topP: body.top_p ?? null,
       store: body.store ?? true,
       metadata: body.metadata ?? {},
+      ...(format ? { format, textFormat: body.text?.format } : {}),
       ...(body.prediction
         ? { prediction: contentText(body.prediction.content as never, "prediction.content") }
         : {}),

@@ -1,4 +1,5 @@
 import type { ChatMessage, ToolChoice, ToolDefinition } from "../protocol/chat.js";
+import type { OutputFormat, TextFormat } from "../protocol/output-format.js";
 
 /**
  * What a later `previous_response_id` needs from a finished response. Each entry holds only its
@@ -31,6 +32,10 @@ export interface ResponseSettings {
   topP: number | null;
   store: boolean;
   metadata: Record<string, string>;
+  /** Structured output, as the engine applies it. Default: free text. */
+  format?: OutputFormat;
+  /** `text.format` as the request sent it (echoed in the response object). Default: `{type: "text"}`. */
+  textFormat?: TextFormat;
   /** Predicted Outputs text; not inherited by a steered successor. */
   prediction?: string;
 }

@@ -15,7 +15,13 @@ import { xmlParametersRule } from "./xml-arguments.js";
 export function callGrammar(
   syntax: CallSyntax,
   tools: readonly ToolDefinition[],
-  options: { choice?: ToolChoice; withTrigger?: boolean; lead?: string } = {},
+  options: {
+    choice?: ToolChoice;
+    withTrigger?: boolean;
+    lead?: string;
+    /** Another way the reply may go (structured output's answer): its rule, added to the same rules. */
+    or?: (rules: GbnfRules) => string;
+  } = {},
 ): string {
   const rules = new GbnfRules();
   const choice = options.choice;
@@ -51,7 +57,7 @@ export function callGrammar(
         literal(syntax.sectionClose),
       )
     : sequence(literal(options.lead ?? ""), call(open(syntax.callOpen)));
-  rules.add("root", root);
+  rules.add("root", options.or ? `${root} | ${options.or(rules)}` : root);
   return rules.toString();
 }
 

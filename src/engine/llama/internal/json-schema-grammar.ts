@@ -51,6 +51,19 @@ export class GbnfRules {
     return name;
   }
 
+  /**
+   * Reserves a fresh name derived from `hint` for a rule defined later with {@link define}
+   * (recursive schemas refer to a rule before its body is known); returns the name.
+   */
+  reserve(hint: string): string {
+    return this.add(hint, "");
+  }
+
+  /** Sets the body of a rule {@link reserve} named. */
+  define(name: string, body: string): void {
+    this.rules.set(name, body);
+  }
+
   /** The grammar text, with `root` first. */
   toString(): string {
     const lines: string[] = [];

@@ -2,6 +2,7 @@ import type { LlamaContextSequence, LlamaGrammarEvaluationState, LlamaModel, Tok
 import type { ToolChoice, ToolDefinition } from "../../../protocol/chat.js";
 import { SparkError } from "../../../protocol/errors.js";
 import type { EngineEvent, GenerateRequest, StopReason } from "../../engine.js";
+import { outputGrammar, outputRule } from "../output-grammar.js";
 import { callGrammar } from "./call-grammar.js";
 import { GeneratedText, type RewindPoint } from "./generated-text.js";
 import type { GrammarCache } from "./grammar-cache.js";
@@ -91,6 +92,15 @@ class ReplyGeneration {
     speculation.start(prompt.length);
     if (syntax && choice !== "auto") {
       this.grammar = grammars.state(callGrammar(syntax, tools, { choice, withTrigger: true }));
+    } else if (this.options.request.format) {
+      // Structured output: the answer is under its grammar from the first token; where tools are
+      // offered, a call (from its trigger) is the grammar's other alternative.
+      const format = this.options.request.format;
+      this.grammar = grammars.state(
+        syntax
+          ? callGrammar(syntax, tools, { withTrigger: true, or: (rules) => outputRule(rules, format) })
+          : outputGrammar(format),
+      );
     }
     let evaluation = this.decode(prompt[prompt.length - 1]!, speculation.native ? this.maxOutput : 0);
     for (;;) {

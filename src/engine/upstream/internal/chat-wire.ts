@@ -1,4 +1,5 @@
 import type { ChatMessage } from "../../../protocol/chat.js";
+import type { OutputFormat } from "../../../protocol/output-format.js";
 import type { GenerateRequest } from "../../engine.js";
 
 /**
@@ -30,7 +31,16 @@ export interface ChatCompletionRequestBody {
   stop?: string[];
   prediction?: { type: "content"; content: string };
   prompt_cache_key?: string;
+  response_format?: WireResponseFormat;
 }
+
+/** Chat Completions' `response_format` for structured output (the schema under `json_schema`). */
+type WireResponseFormat =
+  | { type: "json_object" }
+  | {
+      type: "json_schema";
+      json_schema: { name: string; schema: Record<string, unknown>; description?: string; strict?: boolean };
+    };
 
 /** One streamed chunk, as far as Spark reads it. */
 export interface ChatCompletionChunk {
@@ -103,10 +113,20 @@ export function chatCompletionBody(request: GenerateRequest, model: string): Cha
     ...(request.prediction && !request.prefillOnly
       ? { prediction: { type: "content" as const, content: request.prediction } }
       : {}),
+    ...(request.format && !request.prefillOnly
+      ? { response_format: wireResponseFormat(request.format) }
+      : {}),
     // Routes the conversation to its cached prefix where the upstream understands it (OpenAI,
     // Spark); others ignore it.
     ...(request.conversation ? { prompt_cache_key: request.conversation } : {}),
   };
+}
+
+/** Structured output passed through as the upstream's own `response_format`, the schema unchanged. */
+function wireResponseFormat(format: OutputFormat): WireResponseFormat {
+  if (format.type === "json_object") return { type: "json_object" };
+  const { type: _, ...json_schema } = format;
+  return { type: "json_schema", json_schema };
 }
 
 function wireMessage(message: ChatMessage): WireMessage {
