@@ -137,12 +137,31 @@ describe("bad HTTP input gets an OpenAI-style error and the server keeps serving
       "tool_choice.function.name",
     ],
     [
-      "structured output",
+      "structured output without its schema",
       "/v1/responses",
-      JSON.stringify({ input: "x", text: { format: { type: "json_schema" } } }),
+      JSON.stringify({ input: "x", text: { format: { type: "json_schema", name: "x" } } }),
       400,
-      "unsupported_parameter",
-      "text.format",
+      "invalid_request",
+      "text.format.schema",
+    ],
+    [
+      "structured output with a schema nested too deep",
+      "/v1/responses",
+      JSON.stringify({
+        input: "x",
+        text: { format: { type: "json_schema", name: "x", schema: nested(25) } },
+      }),
+      400,
+      "invalid_request",
+      "text.format.schema",
+    ],
+    [
+      "chat: an unknown response_format type",
+      "/v1/chat/completions",
+      JSON.stringify({ messages: [{ role: "user", content: "x" }], response_format: { type: "yaml" } }),
+      400,
+      "invalid_request",
+      "response_format.type",
     ],
     [
       "chat: a wrong role",
@@ -334,3 +353,10 @@ describe("bad WebSocket frames get an error event and the connection stays usabl
     own.close();
   });
 });
+
+/** A schema `depth` objects deep (`{items: {items: ...}}`). */
+function nested(depth: number): Record<string, unknown> {
+  let schema: Record<string, unknown> = { type: "string" };
+  for (let i = 1; i < depth; i++) schema = { items: schema };
+  return schema;
+}

@@ -36,7 +36,7 @@ const MAX_REPEAT_TOTAL = 16_384;
 const MAX_DEPTH = 32;
 
 /** Keywords that constrain a value and that this grammar cannot enforce. */
-const UNENFORCEABLE = [
+const UNENFORCEABLE = new Set([
   "pattern",
   "format",
   "oneOf",
@@ -63,7 +63,7 @@ const UNENFORCEABLE = [
   "dependentSchemas",
   "$dynamicRef",
   "$recursiveRef",
-] as const;
+]);
 
 const SAFE = Number.MAX_SAFE_INTEGER;
 
@@ -84,9 +84,9 @@ class SchemaConverter {
     if (schema === true) return "json-value";
     if (schema === false) refuse(path, "is the schema `false`, which no value matches");
     if (!isObject(schema)) refuse(path, "is not a JSON Schema object");
-    for (const keyword of UNENFORCEABLE) {
-      if (keyword in schema) refuse(`${path}.${keyword}`, `uses '${keyword}', which cannot be enforced`);
-    }
+    const unenforceable = Object.keys(schema).find((keyword) => UNENFORCEABLE.has(keyword));
+    if (unenforceable)
+      refuse(`${path}.${unenforceable}`, `uses '${unenforceable}', which cannot be enforced`);
     if (typeof schema.$ref === "string") return this.ref(schema.$ref, `${path}.$ref`, depth);
     if ("$ref" in schema) refuse(`${path}.$ref`, "is not a string");
     if ("const" in schema) return gbnfLiteral(JSON.stringify(schema.const));
