@@ -102,6 +102,12 @@ async function startSession(
     try {
       signal.throwIfAborted();
       startup.set({ phase: "warming" });
+      // The runtime began evaluating the agent prompt as the model loaded: how far it is.
+      local.runtime.promptWarmup?.on(({ evaluated, total, done }) => {
+        if (!done) startup.set({ phase: "warming", evaluated, total });
+      });
+      const { evaluated = 0, total = 0 } = local.runtime.promptWarmup?.progress ?? {};
+      if (total > 0) startup.set({ phase: "warming", evaluated, total });
       client = await local.connect();
       const threads = new TuiThreads(client);
       const first = await threads.open(resumeId);

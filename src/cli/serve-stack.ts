@@ -126,6 +126,12 @@ export async function startServe(options: ServeStackOptions): Promise<ServeStack
     throw error;
   }
   host.listCatalog(runtime.catalog);
+  // Started with the runtime: the web app shows how far it is while its first session waits.
+  const warmup = runtime.promptWarmup;
+  if (warmup && !warmup.progress.done) {
+    host.showPromptProgress(warmup.progress);
+    warmup.on((progress) => host.showPromptProgress(progress));
+  }
   const started = { server, runtime };
   let closing: Promise<void> | undefined;
   const close = () => {

@@ -45,8 +45,17 @@ export interface HostClientEventMap {
   mcp: McpServerInfo[];
   /** The host listed its skills and defined agents (`catalog`); also {@link HostClient.catalog}. */
   catalog: DecodedCatalog;
+  /** How far the host's evaluation of the agent prompt is (`prompt.progress`); also {@link HostClient.promptProgress}. */
+  prompt: PromptProgress;
   /** A line for the connection log. */
   log: string;
+}
+
+/** The agent prompt's evaluation on the host: tokens evaluated of those to evaluate. */
+export interface PromptProgress {
+  evaluated: number;
+  total: number;
+  done: boolean;
 }
 
 type Listener<K extends keyof HostClientEventMap> = (value: HostClientEventMap[K]) => void;
@@ -79,6 +88,7 @@ export class HostClient {
   private readonly listeners: { [K in keyof HostClientEventMap]?: Set<Listener<K>> } = {};
   private servers: McpServerInfo[] = [];
   private listedCatalog: DecodedCatalog = { skills: [], agents: [] };
+  private prompt: PromptProgress | null = null;
 
   constructor(options: HostClientOptions) {
     this.requests = new PendingRequests(options.requestTimeoutMs ?? 15_000);
@@ -122,6 +132,14 @@ export class HostClient {
    */
   get catalog(): DecodedCatalog {
     return this.listedCatalog;
+  }
+
+  /**
+   * How far the host's evaluation of the agent prompt is, as it last said (`prompt.progress`);
+   * null until it says (a host that had nothing to evaluate, or an older one, never does).
+   */
+  get promptProgress(): PromptProgress | null {
+    return this.prompt;
   }
 
   /** The host endpoint in use. */
@@ -319,6 +337,17 @@ export class HostClient {
         }
         this.listedCatalog = decoded.catalog;
         this.emit("catalog", decoded.catalog);
+        return;
+      }
+      case "prompt.progress": {
+        const { evaluated_tokens: evaluated, total_tokens: total, done } = frame;
+        const count = (n: unknown) => Number.isSafeInteger(n) && (n as number) >= 0;
+        if (!count(evaluated) || !count(total) || evaluated > total || typeof done !== "boolean") {
+          this.emit("log", "Ignored a prompt.progress event: not counts of evaluated and total tokens");
+          return;
+        }
+        this.prompt = { evaluated, total, done };
+        this.emit("prompt", this.prompt);
         return;
       }
       default:

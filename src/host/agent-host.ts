@@ -112,6 +112,11 @@ export class AgentHost {
     this.clients.listCatalog(catalog);
   }
 
+  /** Tells every client how far the agent prompt's evaluation is (`prompt.progress`). */
+  showPromptProgress(progress: { evaluated: number; total: number; done: boolean }): void {
+    this.clients.showPromptProgress(progress);
+  }
+
   /** Serves one client connection. */
   accept(socket: HostSocket): void {
     // A protocol violation closes this connection (ws sends the close code); it must not stop the host.

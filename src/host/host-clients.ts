@@ -53,6 +53,8 @@ export class HostClients {
   private mcpTimer: ReturnType<typeof setTimeout> | null = null;
   /** The `catalog` line each client gets on connecting; null: nothing to list. */
   private catalogLine: string | null = null;
+  /** The `prompt.progress` line each client gets on connecting; null once the evaluation is over. */
+  private promptLine: string | null = null;
 
   constructor(private readonly options: HostClientsOptions) {
     this.stopMcp = options.mcp?.onChange(() => this.scheduleMcpServers()) ?? (() => {});
@@ -63,6 +65,19 @@ export class HostClients {
     this.clients.add(socket);
     if (this.options.mcp) this.send(socket, this.mcpServersLine(this.options.mcp));
     if (this.catalogLine) this.send(socket, this.catalogLine);
+    if (this.promptLine) this.send(socket, this.promptLine);
+  }
+
+  /** Tells every client how far the agent prompt's evaluation is (and each new one, until it ends). */
+  showPromptProgress(progress: { evaluated: number; total: number; done: boolean }): void {
+    const line = JSON.stringify({
+      type: "prompt.progress",
+      evaluated_tokens: progress.evaluated,
+      total_tokens: progress.total,
+      done: progress.done,
+    } satisfies HostEvent);
+    this.promptLine = progress.done ? null : line;
+    for (const socket of this.clients) this.send(socket, line);
   }
 
   delete(socket: HostSocket): void {

@@ -362,4 +362,12 @@ export type HostEvent =
    * The skills and defined agents of the host's workspace, read when it started: sent to each
    * client when it connects. A host without any sends none. Bounds: `CATALOG_LIMITS` (catalog.ts).
    */
-  | { type: "catalog"; skills: CatalogSkillInfo[]; agents: CatalogAgentInfo[] };
+  | { type: "catalog"; skills: CatalogSkillInfo[]; agents: CatalogAgentInfo[] }
+  /**
+   * The agent prompt (system prompt, tools, AGENTS.md) being evaluated, which starts when the model
+   * loads: `evaluated_tokens` of `total_tokens` (both 0 until the engine says, and when the prompt
+   * was cached), never going back; sent to each client on connecting while it runs, to every client
+   * as it goes, and once more with `done: true` when it ends. A new thread's start waits for it.
+   * Never stamped.
+   */
+  | { type: "prompt.progress"; evaluated_tokens: number; total_tokens: number; done: boolean };

@@ -12,8 +12,8 @@ type Listener = (progress: PromptProgress) => void;
 /**
  * The evaluation of the agent's prompt (system prompt, tools, AGENTS.md) started when the model is
  * loaded, before any thread needs it: threads wait for {@link done} before their own pre-warm, which
- * then finds the whole prompt cached. Progress never goes back and ends with `done` and, when
- * anything was evaluated, `evaluated === total`.
+ * then finds the whole prompt cached. Progress never goes back and ends with `done`; after a
+ * complete evaluation with `evaluated === total`.
  */
 export class PromptWarmup {
   /** Settles when the evaluation has ended; never rejects. */
@@ -22,12 +22,10 @@ export class PromptWarmup {
   private readonly listeners = new Set<Listener>();
 
   constructor(run: (onProgress: (evaluated: number, total: number) => void) => Promise<void>) {
-    this.done = run((evaluated, total) => this.report(evaluated, total))
-      .catch(() => {})
-      .then(() => {
-        const total = this.current.total;
-        this.update({ evaluated: total, total, done: true });
-      });
+    this.done = run((evaluated, total) => this.report(evaluated, total)).then(
+      () => this.update({ evaluated: this.current.total, total: this.current.total, done: true }),
+      () => this.update({ ...this.current, done: true }),
+    );
   }
 
   get progress(): PromptProgress {
@@ -49,12 +47,4 @@ export class PromptWarmup {
     this.current = progress;
     for (const listener of this.listeners) listener(progress);
   }
-}
-
-/** The status line's words: `preparing the agent prompt 45% (1,200/2,700 tokens)`. */
-export function promptProgressLabel(progress: PromptProgress): string {
-  if (progress.total === 0) return "preparing the agent prompt";
-  const percent = Math.floor((progress.evaluated / progress.total) * 100);
-  const count = (n: number) => n.toLocaleString("en-US");
-  return `preparing the agent prompt ${percent}% (${count(progress.evaluated)}/${count(progress.total)} tokens)`;
 }

@@ -1,3 +1,5 @@
+import { promptProgressLabel } from "../../client-core/prompt-progress-label.js";
+
 /** A yes/no question the person answers before the start goes on (project trust). */
 export interface StartupQuestion {
   title: string;
@@ -13,7 +15,11 @@ export type StartupState =
   | { phase: "starting" }
   | ({ phase: "asking" } & StartupQuestion)
   | { phase: "downloading" | "loading"; fraction: number }
-  | { phase: "warming" }
+  /**
+   * The agent prompt is being evaluated: `evaluated` of `total` tokens, once the engine has said
+   * (0 of 0 until then, and when it had the prompt cached).
+   */
+  | { phase: "warming"; evaluated?: number; total?: number }
   | { phase: "ready" }
   | { phase: "failed"; message: string };
 
@@ -92,7 +98,7 @@ export function startupLabel(state: StartupState): string | null {
     case "loading":
       return `loading model ${Math.floor(state.fraction * 100)}%…`;
     case "warming":
-      return "warming up…";
+      return `${promptProgressLabel({ evaluated: state.evaluated ?? 0, total: state.total ?? 0 })}…`;
     case "failed":
       return "failed to start";
     case "ready":

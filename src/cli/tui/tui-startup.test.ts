@@ -52,7 +52,9 @@ describe("the terminal UI while the session starts (the thread is gated on a pro
     // The Enter was taken: the text left the prompt for the queue, and nothing reached the model.
     expect(promptLine(queued)).not.toContain("Say hi");
     startup.set({ phase: "warming" });
-    await h.stdout.waitForText("warming up…");
+    await h.stdout.waitForText("preparing the agent prompt…");
+    startup.set({ phase: "warming", evaluated: 1200, total: 2700 });
+    await h.stdout.waitForText("preparing the agent prompt 44% (1,200/2,700 tokens)…");
     expect(seen).toEqual([]);
 
     startup.set({ phase: "ready" });

@@ -2,6 +2,7 @@ import {
   type ConnectionStatus,
   HostClient,
   HostClientError,
+  type PromptProgress,
   type ThreadRequest,
 } from "../../client-core/host-client.js";
 import { browserSocketFactory } from "../../client-core/socket.js";
@@ -37,6 +38,8 @@ export interface AppState {
   mcpServers: readonly McpServerInfo[];
   /** The agent host's skills and defined agents (`catalog`). */
   catalog: DecodedCatalog;
+  /** How far the host's evaluation of the agent prompt is (`prompt.progress`); null until it says. */
+  prompt: PromptProgress | null;
   /** The listing `/skills` or `/agents` opened above the composer; null: none. */
   catalogShown: CatalogShown | null;
   /** Plan mode, the toggle by the message box: the turns it starts only read and answer with a plan. */
@@ -88,6 +91,7 @@ export class AppStore {
       errors: [],
       mcpServers: [],
       catalog: { skills: [], agents: [] },
+      prompt: null,
       catalogShown: null,
       plan: false,
       refill: null,
@@ -104,6 +108,7 @@ export class AppStore {
     this.client.on("listed", (info) => this.onListed(info));
     this.client.on("mcp", (mcpServers) => this.update({ mcpServers }));
     this.client.on("catalog", (catalog) => this.update({ catalog }));
+    this.client.on("prompt", (prompt) => this.update({ prompt }));
     this.client.on("deleted", (threadId) => this.onDeleted(threadId));
     this.client.on("error", (error) => this.pushError(error.message));
     this.client.on("reset", (threadId) => this.setView(emptyView(threadId)));

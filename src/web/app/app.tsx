@@ -6,7 +6,7 @@ import { Composer } from "./composer.js";
 import { Conversation } from "./conversation.js";
 import type { DiffMode } from "./diff-view.js";
 import { McpServers } from "./mcp-servers.js";
-import { modelLoadLabel } from "./model-status.js";
+import { modelLoadLabel, promptLabel } from "./model-status.js";
 import { SessionList } from "./session-list.js";
 import { LatencyChart, TurnMeter } from "./stats-view.js";
 import { SubAgents } from "./sub-agents.js";
@@ -49,7 +49,14 @@ export function App({ store }: { store: AppStore }) {
   };
   const info = view ? (state.sessions.find((s) => s.id === view.id) ?? view.info) : null;
   const connected = state.status === "open";
-  const loading = modelLoadLabel(state.models);
+  const modelLoading = modelLoadLabel(state.models);
+  const preparing = promptLabel(state.prompt);
+  const loading = modelLoading ?? preparing;
+  const waitingFor = modelLoading
+    ? "waiting for the model"
+    : preparing
+      ? "waiting for the agent prompt"
+      : "starting";
   return (
     <div class={`app${sidebarOpen ? " sidebar-open" : ""}`} data-status={state.status}>
       <aside class="sidebar" id="sidebar">
@@ -137,8 +144,7 @@ export function App({ store }: { store: AppStore }) {
                 {state.pending.map((message, i) => (
                   // biome-ignore lint/suspicious/noArrayIndexKey: the same text may wait twice; its place is its identity
                   <li key={i} class="queued-message">
-                    <span class="badge badge-queued">{loading ? "waiting for the model" : "starting"}</span>{" "}
-                    {message}
+                    <span class="badge badge-queued">{waitingFor}</span> {message}
                   </li>
                 ))}
               </ul>

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest";
-import { modelLoadLabel } from "./model-status.js";
+import { modelLoadLabel, promptLabel } from "./model-status.js";
 
 describe("modelLoadLabel", () => {
   test("says which model loads and how far, which failed and why, and nothing once all are ready", () => {
@@ -13,5 +13,16 @@ describe("modelLoadLabel", () => {
     ).toBe("deep failed to load: not a GGUF file");
     expect(modelLoadLabel([{ id: "fast", status: "ready" }])).toBeNull();
     expect(modelLoadLabel([])).toBeNull();
+  });
+});
+
+describe("promptLabel", () => {
+  test("says how far the agent prompt's evaluation is while it runs, and nothing once it is done", () => {
+    expect(promptLabel({ evaluated: 1200, total: 2700, done: false })).toBe(
+      "Preparing the agent prompt 44% (1,200/2,700 tokens)…",
+    );
+    expect(promptLabel({ evaluated: 0, total: 0, done: false })).toBe("Preparing the agent prompt…");
+    expect(promptLabel({ evaluated: 2700, total: 2700, done: true })).toBeNull();
+    expect(promptLabel(null)).toBeNull();
   });
 });

@@ -1,3 +1,5 @@
+import type { PromptProgress } from "../../client-core/host-client.js";
+import { promptProgressLabel } from "../../client-core/prompt-progress-label.js";
 import type { ModelLoadStatus } from "./app-store.js";
 
 /**
@@ -11,4 +13,14 @@ export function modelLoadLabel(models: readonly ModelLoadStatus[]): string | nul
   if (!loading) return null;
   const percent = loading.progress === undefined ? "" : ` ${Math.floor(loading.progress * 100)}%`;
   return `Loading ${loading.id}${percent}…`;
+}
+
+/**
+ * What the top bar says once the models are loaded while the agent prompt is evaluated:
+ * `Preparing the agent prompt 45% (1,200/2,700 tokens)…`; null when it is not running.
+ */
+export function promptLabel(prompt: PromptProgress | null): string | null {
+  if (!prompt || prompt.done) return null;
+  const label = promptProgressLabel(prompt);
+  return `${label.charAt(0).toUpperCase()}${label.slice(1)}…`;
 }
