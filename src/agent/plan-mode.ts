@@ -6,9 +6,8 @@ import type { Tool } from "./tools/tool.js";
  * at its end, and calls of tools that are not read-only are answered with {@link planModeRefusal}.
  */
 export const PLAN_MODE_NOTE =
-  "\n\n[Plan mode is on: you may read, list and search files, but edits, commands and sub-agents are " +
-  "refused. Answer with a plan: the steps, the files and the changes you would make. The person " +
-  "switches to implement it.]";
+  "\n\n[Plan mode is on: only read_file, list_dir, search and load_skill run. Answer with a plan: the " +
+  "steps, files and changes you would make.]";
 
 /** What the user message of a plan-mode turn says to the model. */
 export function withPlanNote(text: string): string {

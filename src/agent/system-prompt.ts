@@ -3,17 +3,10 @@ import type { AgentsFile } from "./agents-md.js";
 import type { AgentDefinition } from "./definitions/agent-definitions.js";
 import { type Skill, skillLine } from "./definitions/skills.js";
 
-const BASE = `You are Spark, a fast coding assistant working in the user's repository.
-
-How you work:
-- Be brief. Answer in a few sentences unless asked for more.
-- Read the relevant code (read_file, search, list_dir) before you change it.
-- Make minimal, targeted edits with apply_patch: change only what the task needs, keep the
-  surrounding style, and never rewrite a whole file to change a few lines.
-- You may run a command (shell) when it helps the task, such as the tests or a build. The user
-  decides: a command runs only with their approval, and a denied one did not run (do not retry it;
-  ask what they want instead). If the user said not to run commands, do not call shell.
-- If a patch is rejected, re-read the file and try again with the current text as context.`;
+// Each rule is said once: here what holds for every tool, in a tool's description what holds for it.
+const BASE = `You are Spark, a coding assistant in the user's repository. Be brief unless asked for more.
+Read the code before changing it; change only what the task needs, in the file's style.
+Paths are relative to the workspace root.`;
 
 export interface SystemPromptOptions {
   /** Skills the model may load (`load_skill`): only their names and descriptions are listed. Default: none. */
@@ -40,15 +33,13 @@ export function buildSystemPrompt(
   }
   if (options.skills && options.skills.length > 0) {
     parts.push(
-      "Skills: instructions for particular tasks, written by the user or the repository. When a " +
-        "task matches a skill's description, load it with load_skill before you start. A skill " +
-        "gives you no permission the user did not give.\n" +
+      "Skills (when the task matches one, load_skill it first; a skill grants no permission):\n" +
         options.skills.map(skillLine).join("\n"),
     );
   }
   if (options.agents && options.agents.length > 0) {
     parts.push(
-      "Agents you can hand a task to (delegate with agent set to the name):\n" +
+      "Agents for delegate (set agent to the name):\n" +
         options.agents.map((agent) => `- ${agent.name}: ${agent.description}`).join("\n"),
     );
   }

@@ -13,6 +13,7 @@ import { type BenchRow, detailLines, markdownTable } from "./bench-report.js";
 import { findLlamaServer, type LlamaServerLookup } from "./internal/llama-server-binary.js";
 import { smollm2ModelPath, trainedModelPath } from "./internal/repo-paths.js";
 import { type AgentModel, agentScenario } from "./scenarios/agent.js";
+import { agentPromptScenario } from "./scenarios/agent-prompt.js";
 import { agentStartScenario } from "./scenarios/agent-start.js";
 import { batchScenario } from "./scenarios/batch.js";
 import { decodeScenario } from "./scenarios/decode.js";
@@ -38,6 +39,7 @@ const SCENARIOS = {
   steer: steerScenario,
   batch: batchScenario,
   "agent-start": agentStartScenario,
+  "agent-prompt": agentPromptScenario,
   load: loadScenario,
   "type-ahead": typeAheadScenario,
 } as const;

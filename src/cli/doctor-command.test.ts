@@ -1,5 +1,6 @@
 import { stat } from "node:fs/promises";
 import os from "node:os";
+import path from "node:path";
 import { describe, expect, test } from "vitest";
 import { testModelPath } from "../engine/test-support/test-model.js";
 import { runSpark } from "./test-support/spark-binary.js";
@@ -33,6 +34,13 @@ describe("spark doctor (the real binary)", () => {
       },
       gpu: { detected: expect.any(Array), notes: expect.any(Array) },
     });
+    expect(report.agentPrompt).toEqual({
+      model: path.basename(model),
+      total: expect.any(Number),
+      system: expect.any(Number),
+      tools: expect.any(Number),
+    });
+    expect(report.agentPrompt.system + report.agentPrompt.tools).toBe(report.agentPrompt.total);
     expect(report.threads).toBe(report.cpu.physicalCores);
     expect(report.context).toBe(Math.min(report.model.trainedContext, 32768));
     expect(report.model.parameters).toBeGreaterThan(0);
@@ -55,6 +63,9 @@ describe("spark doctor (the real binary)", () => {
     );
     expect(run.stdout).toMatch(/^Threads {4}1024$/m);
     expect(run.stdout).toMatch(/^Context {4}2048 tokens/m);
+    const prompt = run.stdout.split("\n").find((line) => line.startsWith("Prompt "));
+    expect(prompt).toMatch(/^Prompt {5}agent prompt: [\d,]+ tokens \(system [\d,]+, tools [\d,]+\) on /);
+    expect(prompt?.endsWith(` on ${path.basename(model)}`)).toBe(true);
     expect(run.stdout).toMatch(
       /^Most helpful change: drop --threads \(the default is the \d+ physical cores\)$/m,
     );
@@ -71,6 +82,7 @@ describe("spark doctor (the real binary)", () => {
       fix: "check --model: a GGUF file or hf:owner/repo/file.gguf",
     });
     expect(report.context).toBeNull();
+    expect(report.agentPrompt).toBeNull();
     expect(report.recommendations[0].id).toBe("model_missing");
   }, 30_000);
 

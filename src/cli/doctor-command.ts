@@ -2,6 +2,12 @@ import { stat } from "node:fs/promises";
 import os from "node:os";
 import type { Command } from "commander";
 import { GgufFileType, getLlama, LlamaLogLevel, readGgufFileInfo } from "node-llama-cpp";
+import {
+  type AgentPromptSize,
+  defaultAgentPrompt,
+  formatAgentPromptSize,
+  measureAgentPrompt,
+} from "../bench/agent-prompt-size.js";
 import { type BackendInfo, backendInfoOf, gpuBinaryInstalled } from "../engine/llama/backend-info.js";
 import {
   type DetectedGpu,
@@ -50,6 +56,8 @@ export interface DoctorReport {
   model: DoctorModel;
   /** Tokens per conversation Spark would use (`--ctx-size`, else the model's, at most 32768). */
   context: number | null;
+  /** The default agent prompt in the model's tokens; null without a model. */
+  agentPrompt: AgentPromptSize | { error: string } | null;
   gpu: {
     detected: DetectedGpu[];
     cudaRuntime: boolean;
@@ -65,9 +73,9 @@ export interface DoctorReport {
 }
 
 const DOCTOR_HELP = `
-Reads the model's GGUF header (not its weights) and loads llama.cpp's backend without a model, so
-it answers in about a second. The GPU probe runs nvidia-smi and vulkaninfo when installed, each for
-at most 2 s.
+Reads the model's GGUF header and vocabulary (not its weights; the vocabulary counts the agent
+prompt's tokens) and loads llama.cpp's backend without a model, so it answers in a few seconds. The
+GPU probe runs nvidia-smi and vulkaninfo when installed, each for at most 2 s.
 
 Examples:
   $ spark doctor                                   # the default model (from the cache)
@@ -113,6 +121,13 @@ export async function diagnose(options: DoctorOptions): Promise<DoctorReport> {
   const context =
     options.ctxSize ?? ("bytes" in model ? defaultContextSize(model.trainedContext ?? 0) : null);
   const memory = { totalBytes: os.totalmem(), freeBytes: os.freemem() };
+  // After the backend check, which loads and disposes a backend of its own.
+  const agentPrompt =
+    "bytes" in model
+      ? await measureAgentPrompt(model.path, defaultAgentPrompt(process.cwd())).catch((error: Error) => ({
+          error: error.message.split("\n")[0]!,
+        }))
+      : null;
   const step = options.gpu && backend.backend === "cpu" ? gpuEnableStep(probe, process) : null;
   const facts: DoctorFacts = {
     backend: backend.backend,
@@ -141,6 +156,7 @@ export async function diagnose(options: DoctorOptions): Promise<DoctorReport> {
     memory,
     model,
     context,
+    agentPrompt,
     gpu: gpuSection(probe, backend, options.gpu, step?.command ?? null),
     recommendations: adviseChanges(facts),
   };
@@ -266,6 +282,11 @@ export function formatReport(report: DoctorReport): string {
     `Model      ${modelLines[0]}`,
     ...modelLines.slice(1).map((line) => `           ${line}`),
     `Context    ${report.context === null ? "unknown" : `${report.context} tokens`}${"trainedContext" in model && model.trainedContext !== null ? ` (trained: ${model.trainedContext})` : ""}`,
+    ...(report.agentPrompt === null
+      ? []
+      : [
+          `Prompt     ${"error" in report.agentPrompt ? `agent prompt: not measured (${report.agentPrompt.error})` : formatAgentPromptSize(report.agentPrompt)}`,
+        ]),
     `GPU        ${gpus[0]}`,
     ...gpus.slice(1).map((line) => `           ${line}`),
     ...report.gpu.notes.map((note) => `           note: ${note}`),

@@ -10,9 +10,7 @@ import { beginWriting, parametersOf, type Tool, ToolError, type ToolResult } fro
 
 export { PATCH_MAX_FILE_BYTES } from "./patch-writer.js";
 
-const description = `Edit files with a patch. Make minimal, targeted changes: only the lines that must \
-change, with a few unchanged lines around them copied exactly from the file as you last read it. \
-Either the whole patch applies or nothing changes. Format:
+const description = `Edit files with a patch; either all of it applies or nothing does. Format:
 
 *** Begin Patch
 *** Update File: src/app.ts
@@ -26,15 +24,13 @@ Either the whole patch applies or nothing changes. Format:
 *** Delete File: src/old.ts
 *** End Patch
 
-Update File: each hunk starts with "@@" and lists lines prefixed with " " (unchanged context), "-" \
-(remove) or "+" (add); give about 3 context lines above and below each change. Text after "@@" names \
-a line above the hunk (such as the enclosing function or class) and places the hunk when the context \
-alone would match in several places. Hunks must be in file order. "*** Move to: <path>" right after \
-"*** Update File:" renames the file. Add File: every line starts with "+". Paths are relative to the \
-workspace root. If a patch is rejected, read the file again and retry with its current text.`;
+Hunk lines start with " " (context, copied exactly), "-" (remove) or "+" (add); about 3 context \
+lines around each change; hunks in file order. "@@ text" names a line above the hunk (like its \
+function) to place it. "*** Move to: <path>" after "*** Update File:" renames. If rejected, read the \
+file again and retry.`;
 
 const schema = z.strictObject({
-  patch: z.string().min(1).describe('The whole patch text, from "*** Begin Patch" to "*** End Patch".'),
+  patch: z.string().min(1),
 });
 
 export const applyPatchTool: Tool<z.infer<typeof schema>> = {

@@ -2,18 +2,9 @@ import { z } from "zod";
 import { parametersOf, type Tool, ToolError } from "./tool.js";
 
 const schema = z.object({
-  task: z.string().min(1).max(4000).describe("What the sub-agent should do, self-contained."),
-  context: z
-    .string()
-    .max(20_000)
-    .optional()
-    .describe("What it needs to know that the task does not say: files, findings, constraints."),
-  agent: z
-    .string()
-    .min(1)
-    .max(64)
-    .optional()
-    .describe("Run it as this defined agent (one of the agents the instructions list). Default: none."),
+  task: z.string().min(1).max(4000).describe("Self-contained."),
+  context: z.string().max(20_000).optional().describe("Files, findings, constraints the task leaves out."),
+  agent: z.string().min(1).max(64).optional().describe("A listed agent to run it as."),
 });
 
 /**
@@ -23,10 +14,8 @@ const schema = z.object({
 export const delegateTool: Tool<z.infer<typeof schema>> = {
   name: "delegate",
   description:
-    "Hand a longer or harder task (a multi-file change, an investigation) to a sub-agent on a " +
-    "stronger model. It works in the background in the same workspace; you get its result later " +
-    "as a new message. Returns at once with the sub-agent's id; do not wait for it. Name an `agent` " +
-    "when one of the defined agents fits the task.",
+    "Hand a long or hard task (a multi-file change, an investigation) to a sub-agent on a stronger " +
+    "model. It runs in the background; its result arrives later as a message. Returns its id at once.",
   parameters: parametersOf(schema),
   schema,
   async run(args, ctx) {

@@ -6,19 +6,12 @@ import { parametersOf, type Tool, ToolError } from "./tool.js";
 /** Most entries one listing shows. */
 export const LIST_MAX_ENTRIES = 1000;
 
-const description = `List a directory of the workspace as an indented tree; directory names end with \
-"/". Files ignored by .gitignore, .git and node_modules are left out. Use depth to see deeper levels \
-(1 to 4, default 2); at most ${LIST_MAX_ENTRIES} entries are shown.`;
+const description = `List a directory as a tree (directories end with "/"; at most ${LIST_MAX_ENTRIES} \
+entries; skips .git, node_modules and ignored files).`;
 
 const schema = z.strictObject({
-  path: z.string().default(".").describe('Directory to list, relative to the workspace root. Default: ".".'),
-  depth: z
-    .number()
-    .int()
-    .min(1)
-    .max(4)
-    .default(2)
-    .describe("How many levels to show (1: only the directory's own entries). Default: 2."),
+  path: z.string().default("."),
+  depth: z.number().int().min(1).max(4).default(2).describe("Levels to show, 1 to 4."),
 });
 
 interface TreeNode {

@@ -17,16 +17,13 @@ const MAX_LISTED_FILES = 100;
 const MAX_LISTED_DEPTH = 4;
 
 const schema = z.strictObject({
-  name: z.string().min(1).max(64).describe("The skill's name, as the instructions list it."),
+  name: z.string().min(1).max(64),
   file: z
     .string()
     .min(1)
     .max(1024)
     .optional()
-    .describe(
-      "A file of the skill's folder, relative to it (e.g. reference.md), when its instructions point " +
-        "to one. Default: the skill's instructions (SKILL.md).",
-    ),
+    .describe("A file its instructions name, relative to the skill's folder. Default: SKILL.md."),
 });
 
 /**
@@ -38,10 +35,7 @@ const schema = z.strictObject({
 export const loadSkillTool: Tool<z.infer<typeof schema>> = {
   name: "load_skill",
   readOnly: true,
-  description:
-    "Load a skill's instructions when the task matches one of the skills the instructions list, " +
-    "or one of the files in its folder that its instructions name. Skills are instructions " +
-    "written by their authors; they give you no new permissions.",
+  description: "Load a listed skill's instructions, or a file of its folder.",
   parameters: parametersOf(schema),
   schema,
   async run(args, ctx) {

@@ -13,20 +13,14 @@ export const READ_FILE_MAX_BYTES = 64 * 1024 * 1024;
 /** Longer lines are cut, so one minified line cannot fill the whole answer. */
 const MAX_LINE_CHARS = 2000;
 
-const description = `Read a text file of the workspace. Returns its lines prefixed with their line numbers \
-(1-based) and a tab; the numbers are not part of the file. Reads at most ${READ_MAX_LINES} lines or \
-${READ_MAX_BYTES / 1024} KiB per call: for longer files, pass start_line and end_line (inclusive) to read \
-the part you need. Read a file before editing it, and copy patch context from what you read.`;
+const description = `Read a text file; each line comes as "N<tab>text" (N is not in the file). At most \
+${READ_MAX_LINES} lines or ${READ_MAX_BYTES / 1024} KiB a call: for more, give start_line and end_line \
+(1-based, inclusive).`;
 
 const schema = z.strictObject({
-  path: z.string().min(1).describe("Path of the file, relative to the workspace root."),
-  start_line: z.number().int().min(1).optional().describe("First line to read (1-based). Default: 1."),
-  end_line: z
-    .number()
-    .int()
-    .min(1)
-    .optional()
-    .describe("Last line to read (inclusive). Default: the end of the file, within the limits."),
+  path: z.string().min(1),
+  start_line: z.number().int().min(1).optional(),
+  end_line: z.number().int().min(1).optional(),
 });
 
 export interface ReadFileToolOptions {

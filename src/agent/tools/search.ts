@@ -16,31 +16,16 @@ const MAX_LINE_CHARS = 300;
 /** Files read at once. */
 const CONCURRENCY = 16;
 
-const description = `Search the text files of the workspace for a pattern, line by line. Prints each \
-match as "path:line: text". The pattern is plain text unless regex is true: then it is an RE2 \
-regular expression (like JavaScript's, but without backreferences or lookaround), case-sensitive; \
-start it with (?i) to ignore case. Files ignored by .gitignore, binary files, files over \
-${SEARCH_MAX_FILE_BYTES / 1024 / 1024} MiB, .git, .spark and node_modules are skipped. A search stops after \
-${SEARCH_TIME_BUDGET_MS / 1000} s with the matches found so far. Narrow the search with path (a directory or a file).`;
+const description = `Search text files line by line; prints "path:line: text" per match. pattern is plain \
+text, or with regex an RE2 regular expression (no backreferences or lookaround; (?i) ignores case). \
+Skips .git, .spark, node_modules, ignored and binary files and files over \
+${SEARCH_MAX_FILE_BYTES / 1024 / 1024} MiB; stops after ${SEARCH_TIME_BUDGET_MS / 1000} s.`;
 
 const schema = z.strictObject({
-  pattern: z
-    .string()
-    .min(1)
-    .max(1000)
-    .describe("Text to find, or a regular expression when regex is true (at most 1000 characters)."),
-  regex: z.boolean().default(false).describe("Treat pattern as a regular expression. Default: false."),
-  path: z
-    .string()
-    .optional()
-    .describe('Directory or file to search, relative to the workspace root. Default: ".".'),
-  max_results: z
-    .number()
-    .int()
-    .min(1)
-    .max(1000)
-    .default(100)
-    .describe("Most matching lines to return (1 to 1000). Default: 100."),
+  pattern: z.string().min(1).max(1000),
+  regex: z.boolean().default(false),
+  path: z.string().optional().describe("A directory or file. Default: all."),
+  max_results: z.number().int().min(1).max(1000).default(100),
 });
 
 export interface SearchToolOptions {

@@ -9,23 +9,15 @@ export const SHELL_MAX_OUTPUT_BYTES = 64 * 1024;
 /** How long the output pipes may stay open after bash exits (a background job holding them). */
 const DRAIN_AFTER_EXIT_MS = 500;
 
-const description = `Run a bash command in the workspace root and return its exit code and output \
-(stdout and stderr together; at most ${SHELL_MAX_OUTPUT_BYTES / 1024} KiB, the middle of longer output \
-is dropped). Use it when a command helps the task, such as running the tests or a build, unless the \
-person said not to run commands. The person sees each command and it runs only with their approval; \
-a denied command did not run. Commands are not interactive (stdin is empty) and are killed when they \
-exceed timeout_ms. Unless the person turned the sandbox off, a command can write only inside the workspace (not .git or .spark) \
-and /tmp (private to it), has no network, and sees only a few environment variables (no keys or tokens).`;
+const description = `Run a bash command in the workspace root; returns its exit code and output (stdout and \
+stderr, at most ${SHELL_MAX_OUTPUT_BYTES / 1024} KiB). Each command runs only with the person's approval: \
+a denied one did not run, so ask instead of retrying. Run nothing if the person said not to. No stdin; \
+killed after timeout_ms. Unless the sandbox is off: writes only to the workspace and /tmp, no network, \
+no secrets.`;
 
 const schema = z.strictObject({
-  command: z.string().min(1).describe("The bash command line to run."),
-  timeout_ms: z
-    .number()
-    .int()
-    .min(1)
-    .max(600_000)
-    .default(120_000)
-    .describe("Kill the command after this many milliseconds (at most 600000). Default: 120000."),
+  command: z.string().min(1),
+  timeout_ms: z.number().int().min(1).max(600_000).default(120_000),
 });
 
 export const shellTool: Tool<z.infer<typeof schema>> = {

@@ -94,14 +94,21 @@ export interface Tool<A = unknown> {
   run(args: A, ctx: ToolContext): Promise<ToolResult>;
 }
 
-/** The model-facing JSON Schema of an argument schema (without the `$schema` header). */
+/** Schema keywords only validation needs: `schema` checks them and names a broken one to the model. */
+const VALIDATION_ONLY = ["minimum", "maximum", "minLength", "maxLength"] as const;
+
+/**
+ * The model-facing JSON Schema of an argument schema (without the `$schema` header): types,
+ * required keys, defaults and descriptions. Bounds and `additionalProperties: false` are left out,
+ * since every request repeats this and they are tokens the model reads for little: the call
+ * grammar allows only the listed keys anyway, and `schema` still rejects what they would.
+ */
 export function parametersOf(schema: z.ZodType): Record<string, unknown> {
   const json = z.toJSONSchema(schema, {
     io: "input",
-    // zod bounds every int by the safe-integer range: tokens the model reads for nothing.
     override: ({ jsonSchema }) => {
-      if (jsonSchema.maximum === Number.MAX_SAFE_INTEGER) delete jsonSchema.maximum;
-      if (jsonSchema.minimum === Number.MIN_SAFE_INTEGER) delete jsonSchema.minimum;
+      for (const key of VALIDATION_ONLY) delete jsonSchema[key];
+      if (jsonSchema.additionalProperties === false) delete jsonSchema.additionalProperties;
     },
   }) as Record<string, unknown>;
   const { $schema: _, ...rest } = json;
