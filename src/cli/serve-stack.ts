@@ -126,6 +126,7 @@ export async function startServe(options: ServeStackOptions): Promise<ServeStack
     throw error;
   }
   host.listCatalog(runtime.catalog);
+  host.listModels(runtime.models);
   // Started with the runtime: the web app shows how far it is while its first session waits.
   const warmup = runtime.promptWarmup;
   if (warmup && !warmup.progress.done) {

@@ -47,6 +47,8 @@ export interface HostClientEventMap {
   catalog: DecodedCatalog;
   /** How far the host's evaluation of the agent prompt is (`prompt.progress`); also {@link HostClient.promptProgress}. */
   prompt: PromptProgress;
+  /** The models threads may switch to (`models`); also {@link HostClient.models}. */
+  models: readonly string[];
   /** A line for the connection log. */
   log: string;
 }
@@ -88,6 +90,7 @@ export class HostClient {
   private readonly listeners: { [K in keyof HostClientEventMap]?: Set<Listener<K>> } = {};
   private servers: McpServerInfo[] = [];
   private listedCatalog: DecodedCatalog = { skills: [], agents: [] };
+  private offered: readonly string[] = [];
   private prompt: PromptProgress | null = null;
 
   constructor(options: HostClientOptions) {
@@ -124,6 +127,14 @@ export class HostClient {
    */
   get mcpServers(): readonly McpServerInfo[] {
     return this.servers;
+  }
+
+  /**
+   * The models threads may switch to (`thread.set_model`), as the host last listed them (`models`,
+   * on connecting); empty until it lists any (a host with one model never does).
+   */
+  get models(): readonly string[] {
+    return this.offered;
   }
 
   /**
@@ -339,6 +350,16 @@ export class HostClient {
         this.emit("catalog", decoded.catalog);
         return;
       }
+      case "models": {
+        const models = decodeModels(frame.models);
+        if (!models) {
+          this.emit("log", "Ignored a models event: not a list of model names");
+          return;
+        }
+        this.offered = models;
+        this.emit("models", models);
+        return;
+      }
       case "prompt.progress": {
         const { evaluated_tokens: evaluated, total_tokens: total, done } = frame;
         const count = (n: unknown) => Number.isSafeInteger(n) && (n as number) >= 0;
@@ -359,4 +380,13 @@ export class HostClient {
     const set = this.listeners[type] as Set<Listener<K>> | undefined;
     for (const listener of [...(set ?? [])]) listener(value);
   }
+}
+
+/** A `models` event's list, when it is one: at most 64 names as `thread.set_model` accepts them. */
+function decodeModels(models: unknown): readonly string[] | null {
+  if (!Array.isArray(models) || models.length > 64) return null;
+  const valid = models.every(
+    (name) => typeof name === "string" && name.length > 0 && name.length <= 128 && /^[\w.:/-]+$/.test(name),
+  );
+  return valid ? (models as string[]) : null;
 }

@@ -43,6 +43,8 @@ export interface AgentHostOptions {
    * Default: none yet ({@link AgentHost.listCatalog} sets them); a host with none sends none.
    */
   catalog?: Catalog;
+  /** The models (tiers) threads may switch to, listed to each client when it connects (`models`). */
+  models?: readonly string[];
   /**
    * Bytes a client may leave unread: a client whose socket still holds more than this when the
    * next event is due is closed with SLOW_CLIENT_CLOSE_CODE (host-clients.ts; it resumes by `seq`).
@@ -105,6 +107,12 @@ export class AgentHost {
       mcp: options.mcp,
     });
     if (options.catalog) this.listCatalog(options.catalog);
+    if (options.models) this.listModels(options.models);
+  }
+
+  /** Lists the models threads may switch to (`models`), to every client now and on connecting. */
+  listModels(models: readonly string[]): void {
+    this.clients.listModels(models);
   }
 
   /** Lists `catalog` to every client, now and on connecting (once the runtime has read it). */

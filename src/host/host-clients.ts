@@ -53,6 +53,8 @@ export class HostClients {
   private mcpTimer: ReturnType<typeof setTimeout> | null = null;
   /** The `catalog` line each client gets on connecting; null: nothing to list. */
   private catalogLine: string | null = null;
+  /** The `models` line each client gets on connecting; null: none to offer. */
+  private modelsLine: string | null = null;
   /** The `prompt.progress` line each client gets on connecting; null once the evaluation is over. */
   private promptLine: string | null = null;
 
@@ -65,6 +67,7 @@ export class HostClients {
     this.clients.add(socket);
     if (this.options.mcp) this.send(socket, this.mcpServersLine(this.options.mcp));
     if (this.catalogLine) this.send(socket, this.catalogLine);
+    if (this.modelsLine) this.send(socket, this.modelsLine);
     if (this.promptLine) this.send(socket, this.promptLine);
   }
 
@@ -89,6 +92,13 @@ export class HostClients {
     if (catalog.skills.length === 0 && catalog.agents.length === 0) return;
     this.catalogLine = JSON.stringify({ type: "catalog", ...catalogInfo(catalog) } satisfies HostEvent);
     for (const socket of this.clients) this.send(socket, this.catalogLine);
+  }
+
+  /** Lists the models threads may switch to, to every client now and on connecting. */
+  listModels(models: readonly string[]): void {
+    if (models.length === 0) return;
+    this.modelsLine = JSON.stringify({ type: "models", models: [...models] } satisfies HostEvent);
+    for (const socket of this.clients) this.send(socket, this.modelsLine);
   }
 
   /** The workspace `socket` last listed (undefined: all of them). */

@@ -364,6 +364,11 @@ export type HostEvent =
    */
   | { type: "catalog"; skills: CatalogSkillInfo[]; agents: CatalogAgentInfo[] }
   /**
+   * The models (tiers) a thread may switch to with `thread.set_model`, as `thread.set_model` names
+   * them: sent to each client when it connects. A host with none to offer sends none.
+   */
+  | { type: "models"; models: string[] }
+  /**
    * The agent prompt (system prompt, tools, AGENTS.md) being evaluated, which starts when the model
    * loads: `evaluated_tokens` of `total_tokens` (both 0 until the engine says, and when the prompt
    * was cached), never going back; sent to each client on connecting while it runs, to every client

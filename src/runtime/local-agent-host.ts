@@ -26,7 +26,7 @@ export class LocalAgentHost implements AsyncDisposable {
     return new LocalAgentHost(
       runtime,
       source,
-      new AgentHost(source, { mcp: runtime.mcp, catalog: runtime.catalog }),
+      new AgentHost(source, { mcp: runtime.mcp, catalog: runtime.catalog, models: runtime.models }),
     );
   }
 

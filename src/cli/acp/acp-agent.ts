@@ -6,6 +6,7 @@ import {
   type ContentBlock,
   PROTOCOL_VERSION,
   RequestError,
+  type SessionConfigOption,
   type SessionModeState,
 } from "@agentclientprotocol/sdk";
 import { z } from "zod";
@@ -17,6 +18,7 @@ import { SessionThreadSource } from "../../runtime/session-thread-source.js";
 import { VERSION } from "../version.js";
 import { asRequestError, RESOURCE_NOT_FOUND } from "./acp-errors.js";
 import { AcpSession } from "./acp-session.js";
+import { MODES, parseAcpCommand } from "./acp-session-config.js";
 import type { AcpWorkspaces } from "./acp-workspaces.js";
 
 /** The extension method that steers a running prompt (ACP v1 has none). */
@@ -33,17 +35,15 @@ export const MAX_SESSIONS = DEFAULT_MAX_THREADS;
 /** Sessions one `spark acp` remembers, released ones included; past it the least recently used released one is forgotten. */
 const MAX_KNOWN_SESSIONS = 1024;
 
+/** Spark's one auth method: it runs here, so there is nothing to sign in to. */
+const LOCAL_AUTH = {
+  id: "spark-local",
+  name: "Local",
+  description: "Spark runs on this machine (or on the engine your config names): nothing to sign in to.",
+} as const;
+
 /** The most text one prompt or steer may carry: the agent host's own bound on a turn's input. */
 const MAX_INPUT_BYTES = 1024 * 1024;
-
-const MODES: SessionModeState["availableModes"] = [
-  { id: "default", name: "Default", description: "Every tool; edits apply, commands run after approval." },
-  {
-    id: "plan",
-    name: "Plan",
-    description: "Read-only tools only: the answer is a plan; switch to Default to implement it.",
-  },
-];
 
 /** `_spark/steer` params: the session and the message, as `session/prompt` gives them. */
 const steerParams = z
@@ -160,7 +160,7 @@ export function acpAgent(workspaces: AcpWorkspaces, log: (line: string) => void)
     cwd: string,
     threadId: string | null,
     replay: boolean,
-  ): Promise<{ sessionId: string; modes: SessionModeState }> => {
+  ): Promise<{ sessionId: string; modes: SessionModeState; configOptions: SessionConfigOption[] }> => {
     if (threadId !== null) {
       sessions.get(threadId)?.close();
       sessions.delete(threadId);
@@ -188,7 +188,12 @@ export function acpAgent(workspaces: AcpWorkspaces, log: (line: string) => void)
       }
       sessions.set(opened.id, opened);
       forgetOld();
-      return { sessionId: opened.id, modes: { currentModeId: opened.mode, availableModes: MODES } };
+      opened.advertiseCommands();
+      return {
+        sessionId: opened.id,
+        modes: { currentModeId: opened.mode, availableModes: MODES },
+        configOptions: opened.configOptions,
+      };
     } catch (error) {
       throw asRequestError(error);
     }
@@ -210,22 +215,30 @@ export function acpAgent(workspaces: AcpWorkspaces, log: (line: string) => void)
           _meta: { [STEER_METHOD]: true },
         },
         agentInfo: { name: "spark", title: "Spark", version: VERSION },
-        authMethods: [],
+        // Spark runs on this machine: its one method signs in to nothing. (The ACP registry lists
+        // agents that offer a method of type agent or terminal.)
+        authMethods: [LOCAL_AUTH],
       }))
-      // Nothing to sign in to (authMethods is empty); clients that authenticate anyway are let through.
-      .onRequest("authenticate", () => ({}))
+      .onRequest("authenticate", ({ params }) => {
+        if (params.methodId !== LOCAL_AUTH.id)
+          throw RequestError.invalidParams(
+            { methodId: params.methodId },
+            `Unknown auth method ${params.methodId}: Spark offers ${LOCAL_AUTH.id}.`,
+          );
+        return {};
+      })
       .onRequest("session/new", async ({ params }) => {
         ignoredMcpServers(params.mcpServers.length, log);
         return open(params.cwd, null, false);
       })
       .onRequest("session/load", async ({ params }) => {
         ignoredMcpServers(params.mcpServers.length, log);
-        const { modes } = await open(params.cwd, params.sessionId, true);
-        return { modes };
+        const { modes, configOptions } = await open(params.cwd, params.sessionId, true);
+        return { modes, configOptions };
       })
       .onRequest("session/resume", async ({ params }) => {
-        const { modes } = await open(params.cwd, params.sessionId, false);
-        return { modes };
+        const { modes, configOptions } = await open(params.cwd, params.sessionId, false);
+        return { modes, configOptions };
       })
       .onRequest("session/close", ({ params }) => {
         session(params.sessionId).close();
@@ -262,10 +275,33 @@ export function acpAgent(workspaces: AcpWorkspaces, log: (line: string) => void)
         await (await live(params.sessionId)).setMode(params.modeId as AgentMode);
         return {};
       })
+      .onRequest("session/set_config_option", async ({ params }) => {
+        const target = await live(params.sessionId);
+        const value = params.value;
+        if (typeof value !== "string")
+          throw RequestError.invalidParams({ configId: params.configId }, "Spark's options take a value id.");
+        if (params.configId === "mode") {
+          if (!(AGENT_MODES as readonly string[]).includes(value))
+            throw RequestError.invalidParams(
+              { value },
+              `Unknown mode ${value}: one of ${AGENT_MODES.join(", ")}.`,
+            );
+          await target.setMode(value as AgentMode);
+        } else if (params.configId === "model") {
+          await target.setModel(value);
+        } else {
+          throw RequestError.invalidParams(
+            { configId: params.configId },
+            `Unknown option ${params.configId}: Spark's are mode and model.`,
+          );
+        }
+        return { configOptions: target.configOptions };
+      })
       .onRequest("session/prompt", async ({ params }) => {
         const input = promptInput(params.prompt);
         const target = await live(params.sessionId);
-        return { stopReason: await target.prompt(input) };
+        const command = parseAcpCommand(input);
+        return { stopReason: command ? await target.runCommand(command) : await target.prompt(input) };
       })
       .onNotification("session/cancel", ({ params }) => {
         sessions.get(params.sessionId)?.cancel();

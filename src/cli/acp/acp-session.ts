@@ -1,6 +1,7 @@
 import {
   type AgentContext,
   RequestError,
+  type SessionConfigOption,
   type SessionUpdate,
   type StopReason,
   type ToolCallContent,
@@ -13,6 +14,7 @@ import type { WireError } from "../../protocol/errors.js";
 import { asRequestError } from "./acp-errors.js";
 import { allowed, PERMISSION_OPTIONS, permissionToolCall } from "./acp-permissions.js";
 import { planEntries } from "./acp-plan.js";
+import { ACP_COMMANDS, type AcpCommand, configOptions, MODES } from "./acp-session-config.js";
 import {
   argumentsValue,
   finishedContent,
@@ -263,7 +265,73 @@ export class AcpSession {
       .catch((error: unknown) => {
         throw asRequestError(error);
       });
+    if (mode === this.mode) return;
     this.info = { ...this.info, mode };
+    this.send({ sessionUpdate: "current_mode_update", currentModeId: mode });
+    this.send({ sessionUpdate: "config_option_update", configOptions: this.configOptions });
+  }
+
+  /** Sends the following turns to `model`, one the agent host offers (its `thread.renamed` tells the client). */
+  async setModel(model: string): Promise<void> {
+    await this.client
+      .request({ type: "thread.set_model", thread_id: this.id, model })
+      .catch((error: unknown) => {
+        throw asRequestError(error);
+      });
+  }
+
+  /** The session's config options (mode and model), as they stand. */
+  get configOptions(): SessionConfigOption[] {
+    return configOptions(this.info, this.client.models);
+  }
+
+  /** Tells the client the slash commands it may offer (`available_commands_update`). */
+  advertiseCommands(): void {
+    this.send({ sessionUpdate: "available_commands_update", availableCommands: ACP_COMMANDS });
+  }
+
+  /**
+   * Runs one of the session's slash commands and answers it as the agent's message (what it did,
+   * or why not); the model is not asked. Resolves once the answer went out.
+   */
+  async runCommand(command: AcpCommand): Promise<StopReason> {
+    if (this.running)
+      throw RequestError.invalidRequest(
+        { sessionId: this.id },
+        "A prompt of this session is running: wait for it, or cancel it.",
+      );
+    const answer = await this.commandAnswer(command).catch((error: unknown) => asRequestError(error).message);
+    this.send({ sessionUpdate: "agent_message_chunk", content: text(answer) });
+    this.lastMessage = null;
+    await this.sending;
+    return "end_turn";
+  }
+
+  private async commandAnswer(command: AcpCommand): Promise<string> {
+    switch (command.name) {
+      case "mode":
+        if (!command.mode)
+          return command.arg
+            ? `Unknown mode ${command.arg}: one of ${MODES.map((m) => m.id).join(", ")}.`
+            : `Mode: ${this.mode}. Switch with /mode default or /mode plan.`;
+        await this.setMode(command.mode);
+        return `Mode: ${command.mode}.`;
+      case "model": {
+        const models = this.client.models;
+        const others = models.length > 1 ? ` Available: ${models.join(", ")}.` : "";
+        if (!command.model) return `Model: ${this.info.model}.${others}`;
+        if (command.model === this.info.model) return `Already using ${command.model}.`;
+        await this.setModel(command.model);
+        return `Model: ${command.model}, from the next turn.`;
+      }
+      case "undo":
+        await this.client.request({ type: "thread.undo", thread_id: this.id });
+        return "Reverted the last patch.";
+      default: {
+        const unknown: never = command;
+        throw new Error(`Unknown command ${JSON.stringify(unknown)}`);
+      }
+    }
   }
 
   /** Stops following the thread (it goes on in the host); a running turn is interrupted. */
@@ -281,11 +349,18 @@ export class AcpSession {
     }
     switch (event.type) {
       case "thread.started":
-      case "thread.renamed":
-        if (event.type === "thread.renamed" && event.thread.title !== this.info.title)
-          this.send({ sessionUpdate: "session_info_update", title: event.thread.title });
+      case "thread.renamed": {
+        const before = this.info;
         this.info = { ...event.thread };
+        if (event.type !== "thread.renamed") return;
+        if (event.thread.title !== before.title)
+          this.send({ sessionUpdate: "session_info_update", title: event.thread.title });
+        if (this.mode !== (before.mode ?? "default"))
+          this.send({ sessionUpdate: "current_mode_update", currentModeId: this.mode });
+        if (event.thread.model !== before.model || this.mode !== (before.mode ?? "default"))
+          this.send({ sessionUpdate: "config_option_update", configOptions: this.configOptions });
         return;
+      }
       case "thread.history":
         this.items.clear();
         for (const item of event.items) this.items.set(item.id, item);
@@ -337,6 +412,13 @@ export class AcpSession {
           running.done({ status: "interrupted" });
         return;
       }
+      case "context.updated":
+        this.send({
+          sessionUpdate: "usage_update",
+          used: event.context.used_tokens,
+          size: event.context.window_tokens,
+        });
+        return;
       case "turn.queued":
       case "turn.steered":
       // ACP has no rewind: an editor sees the conversation go on from the kept turns.

@@ -1,0 +1,75 @@
+import type { AvailableCommand, SessionConfigOption, SessionModeState } from "@agentclientprotocol/sdk";
+import { AGENT_MODES, type AgentMode, type ThreadInfo } from "../../protocol/agent.js";
+
+export const MODES: SessionModeState["availableModes"] = [
+  { id: "default", name: "Default", description: "Every tool; edits apply, commands run after approval." },
+  {
+    id: "plan",
+    name: "Plan",
+    description: "Read-only tools only: the answer is a plan; switch to Default to implement it.",
+  },
+];
+
+/** The session's config options: its mode, and its model among those the agent host offers. */
+export function configOptions(info: ThreadInfo, models: readonly string[]): SessionConfigOption[] {
+  const current = info.model;
+  const offered = models.includes(current) || !current ? models : [current, ...models];
+  return [
+    {
+      id: "mode",
+      name: "Mode",
+      category: "mode",
+      type: "select",
+      currentValue: info.mode ?? "default",
+      options: MODES.map((mode) => ({ value: mode.id, name: mode.name, description: mode.description })),
+    },
+    {
+      id: "model",
+      name: "Model",
+      category: "model",
+      description:
+        offered.length > 1 ? "The model of the following turns." : "The only model this agent serves.",
+      type: "select",
+      currentValue: current,
+      options: offered.map((name) => ({ value: name, name })),
+    },
+  ];
+}
+
+/** Slash commands an ACP client offers; each runs between turns, without the model. */
+export const ACP_COMMANDS: AvailableCommand[] = [
+  { name: "mode", description: "Switch mode: default or plan", input: { hint: "default | plan" } },
+  {
+    name: "model",
+    description: "Show the model, or switch the following turns to another",
+    input: { hint: "name" },
+  },
+  { name: "undo", description: "Revert the last patch the agent applied" },
+];
+
+export type AcpCommand =
+  | { name: "mode"; mode: AgentMode | null; arg: string }
+  | { name: "model"; model: string }
+  | { name: "undo" };
+
+/**
+ * A prompt that is one of {@link ACP_COMMANDS} (`/name args`), or null: any other text, an
+ * unknown command included, is a turn for the model.
+ */
+export function parseAcpCommand(input: string): AcpCommand | null {
+  const match = /^\/([a-z]+)(?:\s+([\s\S]*))?$/.exec(input.trim());
+  if (!match) return null;
+  const arg = (match[2] ?? "").trim();
+  switch (match[1]) {
+    case "mode": {
+      const mode = (AGENT_MODES as readonly string[]).includes(arg) ? (arg as AgentMode) : null;
+      return { name: "mode", mode, arg };
+    }
+    case "model":
+      return { name: "model", model: arg };
+    case "undo":
+      return arg ? null : { name: "undo" };
+    default:
+      return null;
+  }
+}
