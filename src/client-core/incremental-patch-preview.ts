@@ -2,8 +2,8 @@ import {
   decodeJsonString,
   jsonStringFieldStart,
   PATCH_PREVIEW_MAX_CHARS,
-  PatchLineClassifier,
   type PatchPreviewFile,
+  StreamingPatchPreview,
 } from "./streaming-patch.js";
 
 /**
@@ -14,22 +14,20 @@ const MAX_PREFIX_CHARS = 4096;
 
 /**
  * The preview of one `apply_patch` call's arguments as they grow (what `previewPatch` shows),
- * kept between deltas: each update decodes and classifies only what is new, so a call of N
+ * kept between deltas: each update decodes and parses only what is new, so a call of N
  * characters costs O(N) over all its deltas instead of O(N) per delta.
  */
 export class IncrementalPatchPreview {
-  private readonly classifier = new PatchLineClassifier();
+  private readonly preview = new StreamingPatchPreview();
   /** Where the patch string's body begins in the arguments; null until it does. */
   private start: number | null = null;
   /** How far the arguments are decoded. */
   private decoded = 0;
-  /** The decoded line still being written (no newline yet). */
-  private line = "";
   private done = false;
 
   /** The files so far (whole lines only); grows in place. */
   get files(): readonly PatchPreviewFile[] {
-    return this.classifier.files;
+    return this.preview.files;
   }
 
   /**
@@ -51,18 +49,11 @@ export class IncrementalPatchPreview {
     if (json.length <= this.decoded) return false;
     const piece = decodeJsonString(json, this.decoded);
     this.decoded = piece.end;
-    const parts = piece.text.split("\n");
-    const lines: string[] = [];
-    if (parts.length === 1) this.line += parts[0];
-    else {
-      lines.push(this.line + parts[0], ...parts.slice(1, -1));
-      this.line = parts.at(-1)!;
-    }
-    // The string ended: its last piece is a whole line too (as previewPatch counts it).
-    if (piece.complete && !cut) lines.push(this.line);
+    const before = this.preview.changes;
+    this.preview.push(piece.text);
+    // The string ended: its last line is whole too (as previewPatch counts it).
+    if (piece.complete && !cut) this.preview.end();
     if (piece.complete || cut) this.done = true;
-    const before = this.classifier.changes;
-    for (const line of lines) this.classifier.push(line);
-    return this.classifier.changes !== before;
+    return this.preview.changes !== before;
   }
 }

@@ -3,12 +3,12 @@ import { applyPatchTool } from "../agent/tools/apply-patch.js";
 import { parsePatch } from "../agent/tools/patch-parser.js";
 import {
   APPLY_PATCH_TOOL,
-  classifyPatchLines,
   PATCH_PREVIEW_MAX_CHARS,
   type PatchPreviewFile,
   partialJsonStringField,
   patchPreviewOf,
   previewPatch,
+  previewPatchText,
 } from "./streaming-patch.js";
 
 const patch = (...lines: string[]) => lines.join("\n");
@@ -123,9 +123,9 @@ const everyOperation = patch(
   "*** End Patch",
 );
 
-describe("classifyPatchLines", () => {
+describe("previewPatchText", () => {
   test("files, kinds, hunks and line kinds of every operation", () => {
-    expect(classifyPatchLines(everyOperation.split("\n"))).toEqual([
+    expect(previewPatchText(everyOperation)).toEqual([
       {
         path: "src/new.ts",
         kind: "add",
@@ -174,7 +174,7 @@ describe("classifyPatchLines", () => {
   });
 
   test("agrees with the agent's patch parser on every line of a complete patch", () => {
-    const classified = classifyPatchLines(everyOperation.split("\n"));
+    const classified = previewPatchText(everyOperation);
     const parsed = parsePatch(everyOperation).operations;
     expect(
       classified.map((file) => [file.from ?? file.path, file.kind === "move" ? "update" : file.kind]),
@@ -194,14 +194,9 @@ describe("classifyPatchLines", () => {
   });
 
   test("a heredoc wrapper, text before the patch and after its end are not shown", () => {
-    const files = classifyPatchLines([
-      "apply_patch <<'EOF'",
-      "*** Begin Patch",
-      "*** Update File: a.ts",
-      "-x",
-      "*** End Patch",
-      "EOF",
-    ]);
+    const files = previewPatchText(
+      patch("apply_patch <<'EOF'", "*** Begin Patch", "*** Update File: a.ts", "-x", "*** End Patch", "EOF"),
+    );
     expect(files).toEqual([
       {
         path: "a.ts",
@@ -214,7 +209,7 @@ describe("classifyPatchLines", () => {
   });
 
   test("a line the parser would reject is shown as context, not dropped", () => {
-    const files = classifyPatchLines(["*** Begin Patch", "*** Update File: a.ts", "@@", "oops", "+y"]);
+    const files = previewPatchText(patch("*** Begin Patch", "*** Update File: a.ts", "@@", "oops", "+y"));
     expect(files[0]?.hunks[0]?.lines).toEqual([
       { kind: "context", text: "oops" },
       { kind: "add", text: "y" },
@@ -267,7 +262,7 @@ describe("previewPatch", () => {
       expect(now.slice(0, previous.length)).toEqual(previous);
       previous = now;
     }
-    expect(previewPatch(json)?.files).toEqual(classifyPatchLines(everyOperation.split("\n")));
+    expect(previewPatch(json)?.files).toEqual(previewPatchText(everyOperation));
   });
 
   test("arguments past the bound are not looked at, and say so", () => {

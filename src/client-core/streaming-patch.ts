@@ -1,13 +1,14 @@
 import type { DiffLine, FileDiff } from "../protocol/agent.js";
+import { type PatchOperation, V4aPatchParser } from "../protocol/v4a-patch.js";
 
 /**
  * The patch an `apply_patch` call is writing, as every face shows it while the model streams the
  * call's arguments: per file its path and kind, and its lines classified add / remove / context.
  * Pure and bounded; it never throws, whatever the model wrote.
  *
- * Only whole lines are shown: the line being written appears once its newline arrives (or the
- * patch string ends), so a shown line is never reclassified and a header being typed is never
- * mistaken for context. The agent applies nothing until the call completes; the real diff
+ * Parsed by `protocol/v4a-patch.ts`, the parser the agent's tool uses. Only whole lines are shown:
+ * the line being written appears once its newline arrives (or the patch string ends), so a shown
+ * line is never reclassified and a header being typed is never mistaken for context. The agent applies nothing until the call completes; the real diff
  * (`display.kind === "diff"`) replaces this preview then.
  */
 
@@ -18,7 +19,7 @@ const PATCH_ARGUMENT = "patch";
 /** The most argument text looked at; past it the preview stops growing (`truncated`). 256 KiB. */
 export const PATCH_PREVIEW_MAX_CHARS = 256 * 1024;
 
-/** A hunk being written: its `@@` lines as the model wrote them (`@@` when it has none), and its lines. */
+/** A hunk being written: `@@` and its anchors (the texts of its `@@` lines), and its lines. */
 export interface PatchPreviewHunk {
   header: string;
   lines: DiffLine[];
@@ -62,10 +63,19 @@ export function previewPatch(argumentsJson: string): PatchPreview | null {
   const decoded = partialJsonStringField(argumentsJson.slice(0, PATCH_PREVIEW_MAX_CHARS), PATCH_ARGUMENT);
   if (!decoded) return null;
   const complete = decoded.complete && !truncated;
-  const lines = decoded.text.split("\n");
-  // The last piece has no newline yet: it is still being written, unless the string ended.
-  if (!complete) lines.pop();
-  return { files: classifyPatchLines(lines), complete, truncated };
+  const preview = new StreamingPatchPreview();
+  preview.push(decoded.text);
+  // The last line has no newline yet: it is still being written, unless the string ended.
+  if (complete) preview.end();
+  return { files: preview.files, complete, truncated };
+}
+
+/** The preview of a whole patch text. */
+export function previewPatchText(text: string): PatchPreviewFile[] {
+  const preview = new StreamingPatchPreview();
+  preview.push(text);
+  preview.end();
+  return preview.files;
 }
 
 /** A string field decoded from the start of a JSON object that may be cut anywhere. */
@@ -220,122 +230,91 @@ function skipValue(json: string, at: number): number {
   return -1;
 }
 
-const BEGIN = "*** Begin Patch";
-const END = "*** End Patch";
-const ADD = "*** Add File:";
-const DELETE = "*** Delete File:";
-const UPDATE = "*** Update File:";
-const MOVE = "*** Move to:";
-const END_OF_FILE = "*** End of File";
-
 /**
- * Classifies whole lines of a Codex patch (the format `src/agent/tools/patch-parser.ts` parses):
- * file headers open files, `@@` lines open hunks, and each hunk line is add, remove or context by
- * its first character. Blank lines are held until a line of the same hunk follows them, since the
- * parser drops blank lines before a header as spacing. Lenient where the parser is strict: a line
- * it would reject is shown as context, and the tool reports the error when the call completes.
+ * The preview of a patch fed in pieces, from {@link V4aPatchParser} (the parser the agent's tool
+ * uses): each piece costs work proportional to its length, and `files` grows in place. Lenient
+ * where the tool is strict (the parser goes on past an error as a preview would); the tool reports
+ * the error when the call completes.
  */
-export function classifyPatchLines(lines: readonly string[]): PatchPreviewFile[] {
-  const classifier = new PatchLineClassifier();
-  for (const line of lines) classifier.push(line);
-  return classifier.files;
-}
-
-/**
- * {@link classifyPatchLines} one line at a time, for a patch that is still being written: each
- * line costs work proportional to its length. `files` grows in place.
- */
-export class PatchLineClassifier {
+export class StreamingPatchPreview {
   readonly files: PatchPreviewFile[] = [];
   /** Counts the changes to `files` a face shows (a file, its path or kind, a line). */
   changes = 0;
-  private file: PatchPreviewFile | null = null;
-  private hunk: PatchPreviewHunk | null = null;
-  private begun = false;
-  private ended = false;
-  private blanks = 0;
+  private readonly parser = new V4aPatchParser();
+  /** How much of the last file is shown: its hunks, and its last hunk's anchors and lines. */
+  private hunks = 0;
+  private anchors = 0;
+  private lines = 0;
 
-  /** Classifies the next whole line (without its newline). */
-  push(raw: string): void {
-    if (this.ended) return;
-    const line = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
-    const trimmed = line.trimEnd();
-    const header = headerOf(trimmed);
-    if (!this.begun) {
-      // Blank lines and a heredoc wrapper (`apply_patch <<'EOF'`) may come before the patch.
-      this.begun = trimmed.trim() === BEGIN || header !== null;
-      if (!header) return;
-    }
-    if (trimmed.trim() === END) {
-      this.ended = true;
-      return;
-    }
-    const current = this.file;
-    if (line === "") {
-      this.blanks++;
-      return;
-    }
-    if (header || trimmed === "@@" || trimmed.startsWith("@@ ") || trimmed === END_OF_FILE) this.blanks = 0;
-    if (header?.kind === "move") {
-      if (current?.kind === "update" && current.hunks.length === 0) {
-        current.kind = "move";
-        current.from = current.path;
-        current.path = header.path;
+  /** Parses the next piece of the patch text; a line is shown once its newline arrives. */
+  push(text: string): void {
+    this.parser.push(text);
+    this.sync();
+  }
+
+  /** The patch text is complete: its last line is shown too. */
+  end(): void {
+    this.parser.end();
+    this.sync();
+  }
+
+  /** Shows what the parser added: only its last operation, and that one's last hunk, can grow. */
+  private sync(): void {
+    const operations = this.parser.operations;
+    for (let index = Math.max(this.files.length - 1, 0); index < operations.length; index++) {
+      const operation = operations[index]!;
+      let file = this.files[index];
+      if (!file) {
+        file = { path: operation.path, kind: operation.kind, hunks: [], added: 0, removed: 0 };
+        this.files.push(file);
         this.changes++;
+        this.hunks = 0;
+        this.anchors = 0;
+        this.lines = 0;
       }
-    } else if (header) {
-      this.file = { path: header.path, kind: header.kind, hunks: [], added: 0, removed: 0 };
-      this.files.push(this.file);
-      this.hunk = null;
+      if (operation.kind === "add") this.syncAdded(file, operation.lines);
+      if (operation.kind === "update") this.syncUpdated(file, operation);
+    }
+  }
+
+  private syncAdded(file: PatchPreviewFile, lines: readonly string[]): void {
+    for (; this.lines < lines.length; this.lines++) {
+      if (file.hunks.length === 0) file.hunks.push({ header: "@@", lines: [] });
+      this.show(file, file.hunks[0]!, { kind: "add", text: lines[this.lines]! });
+    }
+  }
+
+  private syncUpdated(file: PatchPreviewFile, operation: Extract<PatchOperation, { kind: "update" }>): void {
+    if (operation.moveTo !== null && file.kind === "update") {
+      file.kind = "move";
+      file.from = file.path;
+      file.path = operation.moveTo;
       this.changes++;
-    } else if (!current || current.kind === "delete") {
-      // Nothing to show outside a file's section.
-    } else if (trimmed === "@@" || trimmed.startsWith("@@ ")) {
-      const open = this.hunk;
-      // Consecutive @@ lines narrow one hunk (class, then method).
-      if (open && open.lines.length === 0) open.header += ` ${trimmed.slice(2).trim()}`;
-      else {
-        this.hunk = { header: trimmed, lines: [] };
-        current.hunks.push(this.hunk);
+    }
+    for (let index = Math.max(this.hunks - 1, 0); index < operation.hunks.length; index++) {
+      const hunk = operation.hunks[index]!;
+      if (index === this.hunks) {
+        file.hunks.push({ header: "@@", lines: [] });
+        this.hunks++;
+        this.anchors = 0;
+        this.lines = 0;
       }
-    } else if (trimmed === END_OF_FILE) {
-      this.hunk = null;
-    } else {
-      const added = current.kind === "add";
-      for (; this.blanks > 0; this.blanks--) this.add(current, { kind: added ? "add" : "context", text: "" });
-      this.add(current, lineOf(line, added));
+      const shown = file.hunks[index]!;
+      if (hunk.anchors.length !== this.anchors) {
+        shown.header = ["@@", ...hunk.anchors].join(" ");
+        this.anchors = hunk.anchors.length;
+      }
+      for (; this.lines < hunk.lines.length; this.lines++) {
+        const { op, text } = hunk.lines[this.lines]!;
+        this.show(file, shown, { kind: op === "+" ? "add" : op === "-" ? "remove" : "context", text });
+      }
     }
   }
 
-  private add(current: PatchPreviewFile, line: DiffLine): void {
-    if (!this.hunk) {
-      this.hunk = { header: "@@", lines: [] };
-      current.hunks.push(this.hunk);
-    }
-    this.hunk.lines.push(line);
+  private show(file: PatchPreviewFile, hunk: PatchPreviewHunk, line: DiffLine): void {
+    hunk.lines.push(line);
     this.changes++;
-    if (line.kind === "add") current.added++;
-    if (line.kind === "remove") current.removed++;
+    if (line.kind === "add") file.added++;
+    if (line.kind === "remove") file.removed++;
   }
-}
-
-/** A hunk line by its first character; in an added file every line is an addition. */
-function lineOf(line: string, addedFile: boolean): DiffLine {
-  if (line.startsWith("+")) return { kind: "add", text: line.slice(1) };
-  if (addedFile) return { kind: "context", text: line };
-  if (line.startsWith("-")) return { kind: "remove", text: line.slice(1) };
-  return { kind: "context", text: line.startsWith(" ") ? line.slice(1) : line };
-}
-
-function headerOf(line: string): { kind: PatchPreviewFile["kind"]; path: string } | null {
-  const headers = [
-    [ADD, "add"],
-    [DELETE, "delete"],
-    [UPDATE, "update"],
-    [MOVE, "move"],
-  ] as const;
-  for (const [prefix, kind] of headers) {
-    if (line.startsWith(prefix)) return { kind, path: line.slice(prefix.length).trim() };
-  }
-  return null;
 }

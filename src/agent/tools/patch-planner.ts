@@ -1,6 +1,6 @@
 import { splitLines, type TextLine } from "../../protocol/text-lines.js";
+import type { Patch, PatchHunk } from "../../protocol/v4a-patch.js";
 import { looksBinary } from "./internal/binary.js";
-import type { Patch, PatchHunk } from "./patch-parser.js";
 import { ToolError } from "./tool-error.js";
 
 /** The outcome of one file operation, computed before anything is written. */
