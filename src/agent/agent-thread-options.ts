@@ -1,5 +1,6 @@
 import type { ResponsesClient } from "../client/responses-client.js";
 import type { ThreadInfo, ThreadItem } from "../protocol/agent.js";
+import type { TextFormat } from "../protocol/output-format.js";
 import type { ApprovalPolicy } from "./approval.js";
 import type { Checkpoints } from "./checkpoints.js";
 import type { Skill } from "./definitions/skills.js";
@@ -58,6 +59,11 @@ export interface AgentThreadOptions<Sub extends SubAgentThread = SubAgentThread>
    * (see agentRun). Default: all.
    */
   allowedTools?: readonly string[];
+  /**
+   * Structured output for every response of the thread (`text.format`): an answer is JSON of the
+   * schema, while a call of an offered tool stays possible (see the engine's `format`). Default: text.
+   */
+  textFormat?: TextFormat;
   /** Items of a saved session to continue. */
   resume?: { thread: ThreadInfo; items: ThreadItem[] };
   /** Where each turn's file changes are kept for `rewind` (see Checkpoints). Default: in memory. */

@@ -101,7 +101,8 @@ export class AgentThread {
         options.checkpoints ?? Checkpoints.inMemory({ name: (path) => options.workspace.relative(path) }),
       workspace: options.workspace,
     });
-    const { delegate, resume: _, checkpoints: __, ...inherited } = options;
+    // A sub-agent answers its parent in prose: the thread's structured output is not theirs.
+    const { delegate, resume: _, checkpoints: __, textFormat: ___, ...inherited } = options;
     this.subs = delegate
       ? new SubAgents<AgentThread>({
           createThread: (model, client, agent) =>
@@ -471,6 +472,7 @@ export class AgentThread {
       temperature: this.options.temperature,
       maxOutputTokens:
         this.options.maxOutputTokens ?? defaultMaxOutputTokens(this.options.contextBudget ?? 128_000),
+      textFormat: this.options.textFormat,
     });
   }
 }

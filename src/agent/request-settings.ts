@@ -1,3 +1,4 @@
+import type { TextFormat } from "../protocol/output-format.js";
 import type { Tool } from "./tools/tool.js";
 
 export interface RequestSettingsOptions {
@@ -9,6 +10,8 @@ export interface RequestSettingsOptions {
   temperature?: number | undefined;
   /** Output tokens one response may write (see defaultMaxOutputTokens). Default: the server's (none). */
   maxOutputTokens?: number | undefined;
+  /** Structured output (`text.format`). Default: text. */
+  textFormat?: TextFormat | undefined;
 }
 
 /** The share of the context one response may fill by default, and the most it may write. */
@@ -44,5 +47,6 @@ export function requestSettings(options: RequestSettingsOptions) {
     store: true,
     ...(options.temperature === undefined ? {} : { temperature: options.temperature }),
     ...(options.maxOutputTokens === undefined ? {} : { max_output_tokens: options.maxOutputTokens }),
+    ...(options.textFormat === undefined ? {} : { text: { format: options.textFormat } }),
   };
 }

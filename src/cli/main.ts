@@ -33,6 +33,11 @@ export const LAZY_COMMANDS: Record<string, { summary: string; load: () => Promis
     summary: "list this workspace's saved sessions, newest first (continue one with spark resume ID)",
     load: async () => (await import("./sessions-command.js")).registerSessionsCommand,
   },
+  review: {
+    summary:
+      "review a change (uncommitted, --base BRANCH, --commit SHA) read-only: findings as text, JSON or SARIF",
+    load: async () => (await import("./review-command.js")).registerReviewCommand,
+  },
   trust: {
     summary: "let this project's .spark/config.toml send data where it says, and its hooks run",
     load: async () => (await import("./trust-command.js")).registerTrustCommand,

@@ -1,0 +1,150 @@
+import { execFileSync } from "node:child_process";
+import { mkdtemp, readFile, realpath, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import type { GenerateRequest } from "../../engine/engine.js";
+import type { Script } from "../../engine/scripted/scripted-engine.js";
+import type { ThreadEvent } from "../../protocol/agent.js";
+import { AgentRuntime } from "../agent-runtime.js";
+import { scriptedTiers } from "../test-support/scripted-tiers.js";
+import { collectDiff } from "./review-diff.js";
+import { REVIEW_ANSWER_SCHEMA } from "./review-findings.js";
+import { REVIEW_TOOLS, runReview } from "./review-thread.js";
+
+const cleanup: Array<() => Promise<unknown>> = [];
+afterEach(async () => {
+  for (const step of cleanup.splice(0).reverse()) await step();
+});
+
+const gitEnv = {
+  ...process.env,
+  GIT_AUTHOR_NAME: "t",
+  GIT_AUTHOR_EMAIL: "t@e",
+  GIT_COMMITTER_NAME: "t",
+  GIT_COMMITTER_EMAIL: "t@e",
+};
+const git = (cwd: string, ...args: string[]) =>
+  execFileSync("git", args, { cwd, env: gitEnv, encoding: "utf8" });
+
+const ORIGINAL =
+  "export function sum(xs: number[]): number {\n  let total = 0;\n  for (let i = 0; i < xs.length; i++) total += xs[i];\n  return total;\n}\n";
+const PLANTED = ORIGINAL.replace("i < xs.length", "i <= xs.length");
+
+/** A repository with src/sum.ts committed, then an off-by-one planted in the working tree. */
+async function plantedBugRepo(): Promise<string> {
+  const dir = await realpath(await mkdtemp(path.join(os.tmpdir(), "spark-review-")));
+  cleanup.push(() => rm(dir, { recursive: true, force: true }));
+  git(dir, "init", "-q");
+  await writeFile(path.join(dir, "sum.ts"), ORIGINAL);
+  git(dir, "add", ".");
+  git(dir, "commit", "-q", "-m", "sum");
+  await writeFile(path.join(dir, "sum.ts"), PLANTED);
+  return dir;
+}
+
+async function reviewWith(script: Script) {
+  const dir = await plantedBugRepo();
+  const runtime = await AgentRuntime.start({
+    cwd: dir,
+    loadTier: scriptedTiers({ "*": { script } }),
+    prewarm: false,
+    userDir: null,
+    hooks: { hooks: [], notices: [] },
+    sessionsDir: path.join(dir, ".git", "sessions"),
+  });
+  cleanup.push(() => runtime.dispose());
+  const diff = await collectDiff(dir, { kind: "uncommitted" });
+  const events: ThreadEvent[] = [];
+  const report = await runReview(
+    diff,
+    { client: runtime.client, model: runtime.modelId, contextBudget: runtime.contextBudget },
+    { onEvent: (event) => events.push(event) },
+  );
+  return { dir, report, events };
+}
+
+const bugFinding = {
+  file: "sum.ts",
+  start_line: 3,
+  end_line: 3,
+  severity: "error",
+  title: "Off-by-one in the loop bound",
+  explanation: "i <= xs.length reads xs[xs.length], which is undefined; use i < xs.length.",
+};
+
+describe("a review thread", () => {
+  it("is read-only by construction: it offers read_file, list_dir and search only, and asks for the findings schema", async () => {
+    expect(REVIEW_TOOLS).toEqual(["read_file", "list_dir", "search"]);
+    const requests: GenerateRequest[] = [];
+    const { report } = await reviewWith((request) => {
+      requests.push(request);
+      return { text: JSON.stringify({ findings: [] }) };
+    });
+    expect(report.findings).toEqual([]);
+    expect(requests).toHaveLength(1);
+    expect(requests[0]!.tools?.map((tool) => tool.name)).toEqual(["read_file", "list_dir", "search"]);
+    expect(requests[0]!.format).toEqual({
+      type: "json_schema",
+      name: "review_findings",
+      schema: REVIEW_ANSWER_SCHEMA,
+      strict: true,
+    });
+    const user = requests[0]!.messages.at(-1)!;
+    expect(user.content).toContain("-  for (let i = 0; i < xs.length; i++)");
+    expect(user.content).toContain("+  for (let i = 0; i <= xs.length; i++)");
+  });
+
+  it("finds the planted bug: the model reads the file, answers with a finding on the changed line, and it is kept", async () => {
+    const { report, events } = await reviewWith((_request, turn) =>
+      turn === 0
+        ? { toolCalls: [{ name: "read_file", arguments: JSON.stringify({ path: "sum.ts" }) }] }
+        : {
+            text: JSON.stringify({ findings: [bugFinding, { ...bugFinding, start_line: 40, end_line: 41 }] }),
+          },
+    );
+    const read = events.find((e) => e.type === "item.completed" && e.item.type === "tool_call");
+    expect(read).toMatchObject({ item: { name: "read_file", status: "completed" } });
+    expect(report).toMatchObject({
+      version: 1,
+      target: "uncommitted changes",
+      findings: [bugFinding],
+      dropped: 1,
+    });
+    expect(report.droppedReasons).toEqual([{ reason: "sum.ts:40-41: not within the changed lines" }]);
+  });
+
+  it("a model that calls apply_patch or shell anyway gets an unknown tool: nothing is written or run", async () => {
+    const patch =
+      "*** Begin Patch\n*** Update File: sum.ts\n@@\n-  for (let i = 0; i <= xs.length; i++) total += xs[i];\n+  // gone\n*** End Patch";
+    const { dir, events } = await reviewWith((_request, turn) =>
+      turn === 0
+        ? {
+            toolCalls: [
+              { name: "apply_patch", arguments: JSON.stringify({ patch }) },
+              { name: "shell", arguments: JSON.stringify({ command: ["touch", "ran"] }) },
+            ],
+          }
+        : { text: JSON.stringify({ findings: [] }) },
+    );
+    const calls = events.flatMap((e) =>
+      e.type === "item.completed" && e.item.type === "tool_call" ? [e.item] : [],
+    );
+    expect(calls.map((call) => [call.name, call.status])).toEqual([
+      ["apply_patch", "failed"],
+      ["shell", "failed"],
+    ]);
+    expect(calls[0]!.output).toMatch(
+      /^Unknown tool 'apply_patch'\. Available: read_file, list_dir, search\./,
+    );
+    expect(await readFile(path.join(dir, "sum.ts"), "utf8")).toBe(PLANTED);
+    await expect(readFile(path.join(dir, "ran"))).rejects.toThrow();
+    expect(events.some((e) => e.type === "approval.requested")).toBe(false);
+  });
+
+  it("an answer that is not findings JSON fails the review with what the model said", async () => {
+    await expect(reviewWith(() => ({ text: "Looks good to me!" }))).rejects.toThrow(
+      /the model's answer is not JSON: "Looks good to me!"/,
+    );
+  });
+});
