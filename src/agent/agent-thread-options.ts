@@ -31,8 +31,13 @@ export interface AgentThreadOptions<Sub extends SubAgentThread = SubAgentThread>
   sandbox?: CommandSandbox;
   /** The workspace's language servers, for the errors each patch introduced. Default: none asked. */
   diagnostics?: EditDiagnostics;
-  /** Token budget of the conversation; past 80% of it (75% with the default output cap) old turns are compacted. Default: 128K. */
+  /** Token budget of the conversation (the model's context window); see {@link compactAt}. Default: 128K. */
   contextBudget?: number;
+  /**
+   * The share of {@link contextBudget} past which older turns are compacted (less when the output
+   * cap needs the room, never below half), from 0.1 to 0.95 (`compact_at` in config.toml). Default: 0.8.
+   */
+  compactAt?: number;
   /** Model responses with tool calls one turn may run; the next call ends it. Default: 50. */
   maxToolRounds?: number;
   /**

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { DraftAnswer } from "../client/responses-client.js";
 import type {
   AgentMode,
+  ContextUsage,
   PatchResolution,
   RewindRestore,
   SubAgentInfo,
@@ -12,6 +13,7 @@ import type { TurnToolChoice } from "../protocol/agent-requests.js";
 import { SparkError } from "../protocol/errors.js";
 import type { AgentThreadOptions } from "./agent-thread-options.js";
 import { Checkpoints } from "./checkpoints.js";
+import { type Compacted, ContextCompaction } from "./context-compaction.js";
 import { historyFromItems } from "./conversation-history.js";
 import { namedAgentRun } from "./definitions/agent-definitions.js";
 import { EditJournal } from "./edit-journal.js";
@@ -52,6 +54,7 @@ export class AgentThread {
   private readonly patches: PatchReview;
   private readonly runner: TurnRunner;
   private readonly rewinder: ThreadRewind;
+  private readonly context: ContextCompaction;
   private active: ActiveTurn | null = null;
   private idle: Promise<void> = Promise.resolve();
   private readonly subs: SubAgents<AgentThread> | null;
@@ -130,6 +133,24 @@ export class AgentThread {
     this.tools = this.allowed(
       toolsFor({ delegate: this.subs !== null, skills: (options.skills ?? []).length > 0 }),
     );
+    const hooks = options.hooks
+      ? new ThreadHooks({
+          set: options.hooks,
+          sandbox: this.sandbox,
+          root: options.workspace.root,
+          sessionId: this.info.id,
+          log: this.log,
+          resumed: options.resume !== undefined,
+        })
+      : undefined;
+    this.context = new ContextCompaction({
+      chain: this.chain,
+      log: this.log,
+      settings: () => this.requestSettings(),
+      contextBudget: options.contextBudget,
+      compactAt: options.compactAt,
+      hooks,
+    });
     this.runner = new TurnRunner({
       client: options.client,
       chain: this.chain,
@@ -139,18 +160,9 @@ export class AgentThread {
       tools: this.tools,
       settings: () => this.requestSettings(),
       toolContext: (turn) => this.toolContext(turn),
-      contextBudget: options.contextBudget,
+      context: this.context,
       maxToolRounds: options.maxToolRounds,
-      hooks: options.hooks
-        ? new ThreadHooks({
-            set: options.hooks,
-            sandbox: this.sandbox,
-            root: options.workspace.root,
-            sessionId: this.info.id,
-            log: this.log,
-            resumed: options.resume !== undefined,
-          })
-        : undefined,
+      hooks,
     });
   }
 
@@ -244,6 +256,32 @@ export class AgentThread {
     }
     const response = await stream.final;
     this.chain.advance(response.id);
+    // A resumed conversation is measured here: its first turn compacts it first when it is too long.
+    if (response.usage) this.chain.lastTokens = response.usage.input_tokens;
+  }
+
+  /** How full the context is (as `context.updated` reports it). */
+  get contextUsage(): ContextUsage {
+    return this.context.usage();
+  }
+
+  /**
+   * `/compact`: compacts the older turns now (see ContextCompaction), keeping `focus` in view.
+   * Refused with `response_in_progress` while a turn runs. Null when nothing is old enough to
+   * compact; a notice says so.
+   */
+  async compact(focus?: string): Promise<Compacted | null> {
+    if (this.active)
+      throw new SparkError("response_in_progress", "A turn is running; compact once it ends.", {
+        param: "thread_id",
+      });
+    const turn = { id: "", controller: new AbortController(), mode: this.mode };
+    const compacted = await this.context.compact(turn, { trigger: "manual", ...(focus ? { focus } : {}) });
+    if (!compacted)
+      this.notice(
+        `Nothing to compact yet: the conversation holds ${this.chain.lastTokens.toLocaleString("en-US")} tokens and its last turn stays whole.`,
+      );
+    return compacted;
   }
 
   /** Enter: starts a turn when idle; while a turn runs, steers it. */

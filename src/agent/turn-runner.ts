@@ -11,7 +11,8 @@ import type {
 import type { TurnToolChoice } from "../protocol/agent-requests.js";
 import { SparkError, type WireError } from "../protocol/errors.js";
 import type { ResponseObject } from "../protocol/responses.js";
-import { type ConversationInput, compactHistory, historyFromItems } from "./conversation-history.js";
+import type { ContextCompaction } from "./context-compaction.js";
+import { type ConversationInput, historyFromItems } from "./conversation-history.js";
 import type { EditJournal } from "./edit-journal.js";
 import type { HookToolCall, ThreadHooks } from "./hooks/thread-hooks.js";
 import { type ItemLog, newItemId } from "./item-log.js";
@@ -60,8 +61,8 @@ export interface TurnRunnerOptions {
   settings: () => ReturnType<typeof requestSettings>;
   /** What a tool call of `turn` may use. */
   toolContext: (turn: ActiveTurn) => ToolContext;
-  /** Token budget of the conversation; past 80% of it (less when the output cap needs the room) old turns are compacted. Default: 128K. */
-  contextBudget?: number | undefined;
+  /** The thread's context meter and compaction (see ContextCompaction). */
+  context: ContextCompaction;
   /** Model responses with tool calls one turn may run; the next call ends it. Default: 50. */
   maxToolRounds?: number | undefined;
   /** The thread's hooks (hooks.json). Default: none run. */
@@ -110,7 +111,10 @@ export class TurnRunner {
       );
       return { status: "failed", stats, error: error.toWire() };
     }
-    chain.mark(log.recordUserMessage(turn.id, input, turn.mode));
+    const message = log.recordUserMessage(turn.id, input, turn.mode);
+    chain.mark(message);
+    /** The turn's message until its first request is sent (a compaction before it leaves the message to that request). */
+    let pending: string | undefined = message;
 
     const content = (turn.mode === "plan" ? withPlanNote(input) : input) + submitted.context;
     let next: ConversationInput[] = [...chain.owedOutputs, { role: "user", content }];
@@ -133,12 +137,15 @@ export class TurnRunner {
     };
     try {
       for (;;) {
-        if (chain.lastTokens > this.compactionThreshold()) {
-          await this.compact(turn);
+        const { context } = this.options;
+        if (context.due && (await context.compact(turn, { trigger: "auto", pending }))) {
+          // The outputs `next` carries are in the compacted conversation (each call's item has its output).
+          next = next.filter((entry) => !("type" in entry && entry.type === "function_call_output"));
           // A new chain: the server no longer adds the steers it held for the old one.
           turn.steers.releaseHeld();
           next.push(...turn.steers.carry().map(userMessage));
         }
+        pending = undefined;
         const { response, calls } = await this.stream(turn, next, watch).catch((caught: unknown) => {
           // After a rewind the response it went back to may be gone: the kept conversation is resent.
           if (!(caught instanceof ClientError && caught.code === "previous_response_not_found")) throw caught;
@@ -149,7 +156,10 @@ export class TurnRunner {
         stats.inputTokens += response.usage?.input_tokens ?? 0;
         stats.cachedInputTokens += response.usage?.input_tokens_details.cached_tokens ?? 0;
         stats.outputTokens += response.usage?.output_tokens ?? 0;
-        chain.lastTokens = (response.usage?.input_tokens ?? 0) + (response.usage?.output_tokens ?? 0);
+        if (response.usage) {
+          chain.lastTokens = response.usage.input_tokens + response.usage.output_tokens;
+          this.options.context.report(turn.id);
+        }
         if (response.timing && response.usage && response.timing.tokens_per_second > 0) {
           decodeMs += ((response.usage.output_tokens - 1) * 1000) / response.timing.tokens_per_second;
         }
@@ -443,29 +453,6 @@ export class TurnRunner {
   private skip(turn: ActiveTurn, call: FunctionCall, output: string): ConversationInput {
     this.options.log.complete(turn.id, { ...callItem(call), status: "failed", output });
     return { type: "function_call_output", call_id: call.call_id, output };
-  }
-
-  /**
-   * Tokens of conversation past which old turns are compacted: 80% of the budget, or less when the
-   * output cap needs more room (a server such as vLLM refuses a request whose input and cap
-   * together pass the context), but never below half of it.
-   */
-  private compactionThreshold(): number {
-    const budget = this.options.contextBudget ?? 128_000;
-    const reserve = this.options.settings().max_output_tokens ?? 0;
-    return Math.min(budget * 0.8, Math.max(budget * 0.5, budget - reserve));
-  }
-
-  /** Starts a new chain whose input is a compacted copy of the conversation (after PreCompact hooks). */
-  private async compact(turn: ActiveTurn): Promise<void> {
-    const { chain, log } = this.options;
-    await this.options.hooks?.beforeCompact(turn);
-    chain.startOver(compactHistory(log.items));
-    log.complete(turn.id, {
-      type: "notice",
-      id: newItemId(),
-      text: "Older turns were compacted to fit the context window.",
-    });
   }
 }
 

@@ -1,5 +1,6 @@
 import type {
   ApprovalRequestEvent,
+  ContextUsage,
   PatchResolution,
   SubAgentInfo,
   ThreadInfo,
@@ -81,6 +82,8 @@ export interface ThreadView {
   /** Steers announced by `turn.steered` whose user message has not arrived yet. */
   pendingSteers: number;
   subAgents: SubAgentView[];
+  /** How full the context is, as the agent last said (`context.updated`); null before it says. */
+  context: ContextUsage | null;
   /** How many notices the reducer made: their ids, so the reducer stays pure. */
   notices: number;
 }

@@ -53,6 +53,7 @@ export function emptyView(id = ""): ThreadView {
     approvals: [],
     pendingSteers: 0,
     subAgents: [],
+    context: null,
     notices: 0,
   };
 }
@@ -67,7 +68,13 @@ export function emptyView(id = ""): ThreadView {
 export function reduceView(view: ThreadView, action: ViewAction, now: number): ThreadView {
   if (action.type === "local.notice") return withNotice(view, action.text, action.tone);
   if (action.type === "local.patch") return setFiles(view, action.itemId, [action.path], action.state);
-  if (startsOver(view, action)) view = { ...emptyView(view.id || action.thread_id), info: view.info };
+  if (startsOver(view, action))
+    view = {
+      ...emptyView(view.id || action.thread_id),
+      info: view.info,
+      // A snapshot of the same thread keeps the meter until the agent measures again.
+      context: action.type === "thread.started" ? null : view.context,
+    };
   else if (action.seq <= view.lastSeq) return view;
   return reduceEvent({ ...view, lastSeq: action.seq, epoch: action.epoch }, action, now);
 }
@@ -145,6 +152,8 @@ function reduceEvent(view: ThreadView, event: StampedEvent, now: number): Thread
     }
     case "thread.rewound":
       return rewound(view, event);
+    case "context.updated":
+      return { ...view, context: event.context };
     case "subagent.started": {
       const { subagent } = event;
       const subAgents = [...view.subAgents.filter((sub) => sub.id !== subagent.id), { ...subagent }];

@@ -87,6 +87,7 @@ describe("agent host: request ids", () => {
       "turn.interrupt": thread,
       "thread.undo": thread,
       "thread.rewind": { ...thread, item_id: "item_none", restore: "both" },
+      "thread.compact": { ...thread, focus: "the parser" },
       "patch.accept": { ...thread, item_id: "call_none", path: "a.txt" },
       "patch.reject": { ...thread, item_id: "call_none", path: "a.txt" },
       "thread.rename": { ...thread, title: "Renamed" },

@@ -252,6 +252,7 @@ export class AgentHost {
       case "patch.reject":
       case "thread.set_model": {
         const hosted = this.get(request.thread_id);
+      case "thread.compact":
         await handleThreadRequest(hosted.thread, request, {
           publish: (event) => this.publish(hosted, event),
           models: () => this.source.models?.() ?? [],

@@ -18,6 +18,7 @@ export type ThreadRequest = Extract<
       | "subagent.cancel"
       | "thread.undo"
       | "thread.rewind"
+      | "thread.compact"
       | "patch.accept"
       | "patch.reject"
       | "thread.set_model";
@@ -93,6 +94,9 @@ export async function handleThreadRequest(
     }
     case "thread.rewind": // the thread announces it to every subscriber (`thread.rewound`)
       await thread.rewind(request.item_id, request.restore);
+      return;
+    case "thread.compact": // the thread tells every subscriber (a notice item, `context.updated`)
+      await thread.compact(request.focus);
       return;
     case "patch.accept":
     case "patch.reject": {

@@ -8,6 +8,8 @@ import { MAX_WORKTREE_NAME, WORKTREE_NAME_PATTERN } from "./worktree-name.js";
 const threadId = z.string().min(1).max(128);
 const itemId = z.string().min(1).max(128);
 const path = z.string().min(1).max(4096);
+/** Longest `thread.compact` focus, in UTF-16 code units. */
+export const MAX_COMPACT_FOCUS = 2000;
 /** Largest turn input (`turn.start`, `turn.steer`, `turn.queue`), in UTF-8 bytes: 1 MiB. */
 export const MAX_TURN_INPUT_BYTES = 1024 * 1024;
 const input = z
@@ -156,6 +158,15 @@ export const HOST_REQUEST_SCHEMAS = {
   "subagent.cancel": request("subagent.cancel", {
     thread_id: threadId,
     subagent_id: z.string().min(1).max(128),
+  }),
+  /**
+   * Compacts the thread's older turns now (`/compact`), keeping `focus` in the summary; refused while
+   * a turn runs. Answered with a `notice` item ("Context compacted: 12,300 -> 2,100 tokens") and
+   * `context.updated`; with nothing old enough to compact, the notice says so.
+   */
+  "thread.compact": request("thread.compact", {
+    thread_id: threadId,
+    focus: z.string().max(MAX_COMPACT_FOCUS).optional(),
   }),
   "approval.respond": request("approval.respond", {
     thread_id: threadId,

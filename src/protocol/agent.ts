@@ -119,6 +119,19 @@ export interface TurnStats {
   outputTokens: number;
 }
 
+/**
+ * How full a thread's context is, as the agent knows it: the last model response's input (cached
+ * tokens included) and output, against the model's context window. Every face shows it as a meter.
+ */
+export interface ContextUsage {
+  /** Tokens the conversation holds now (after a compaction: the agent's estimate until the next response says). */
+  used_tokens: number;
+  /** The model's context window: the conversation's token budget. */
+  window_tokens: number;
+  /** Past this many tokens, older turns are compacted before the next request (`compact_at` of the window). */
+  compact_at_tokens: number;
+}
+
 export interface ThreadInfo {
   id: string;
   title: string;
@@ -287,6 +300,12 @@ export type ThreadEvent =
    * view there (the message's `text` is the one to offer for editing).
    */
   | { type: "thread.rewound"; item_id: string; restore: RewindRestore; paths: string[]; text: string }
+  /**
+   * How full the context is (see ContextUsage): sent after each model response, after a compaction
+   * and when a resumed thread's conversation was measured. `turn_id`: the turn it happened in
+   * (absent outside one, e.g. `/compact` between turns).
+   */
+  | { type: "context.updated"; turn_id?: string; context: ContextUsage }
   | { type: "subagent.started"; subagent: SubAgentInfo }
   | { type: "subagent.progress"; subagent_id: string; output_tokens: number; progress: string }
   | {

@@ -230,16 +230,30 @@ describe("hooks around a turn (scripted model, real server, hooks in the sandbox
   });
 
   test("PreCompact runs before older turns are compacted", async () => {
-    const model = recorded([{ text: "one" }, { text: "two" }]);
+    // Long answers: compacting them makes the conversation smaller.
+    const answer = { text: "word ".repeat(200).trim() };
+    const model = recorded([answer, answer, answer]);
     const set = await hooks({ PreCompact: [{ matcher: "auto", ...command("cat > .compact.json") }] });
-    // A budget this small compacts before every request after the first.
+    // A budget this small compacts before every request once a turn is old enough to compact.
     await using h = await agentHarness({}, { script: model.script }, { hooks: set, contextBudget: 1 });
     await h.thread.startTurn("first");
-    expect(existsSync(path.join(h.dir, ".compact.json"))).toBe(false);
     await h.thread.startTurn("second");
+    expect(existsSync(path.join(h.dir, ".compact.json"))).toBe(false);
+    await h.thread.startTurn("third");
     const input = JSON.parse(await readFile(path.join(h.dir, ".compact.json"), "utf8"));
-    expect(input).toMatchObject({ hook_event_name: "PreCompact", trigger: "auto" });
-    expect(notices(h.events)).toEqual(["Older turns were compacted to fit the context window."]);
+    expect(input).toMatchObject({ hook_event_name: "PreCompact", trigger: "auto", custom_instructions: "" });
+    expect(notices(h.events)).toEqual([expect.stringMatching(/^Context compacted: \d+ -> \d+ tokens/)]);
+  });
+
+  test("PreCompact hears a compaction by hand as manual, with its focus", async () => {
+    const model = recorded([{ text: "one" }, { text: "two" }]);
+    const set = await hooks({ PreCompact: [{ matcher: "manual", ...command("cat > .compact.json") }] });
+    await using h = await agentHarness({}, { script: model.script }, { hooks: set });
+    await h.thread.startTurn("first");
+    await h.thread.startTurn("second");
+    await h.thread.compact("the parser");
+    const input = JSON.parse(await readFile(path.join(h.dir, ".compact.json"), "utf8"));
+    expect(input).toMatchObject({ trigger: "manual", custom_instructions: "the parser" });
   });
 
   test("a hook past its time budget is killed, a notice says so, and the turn goes on", async () => {

@@ -129,9 +129,9 @@ export class ThreadHooks {
     return reason;
   }
 
-  /** Before older turns are compacted (automatically, as the context fills). */
-  async beforeCompact(turn: HookTurn): Promise<void> {
-    await this.run(turn, "PreCompact", "auto", { trigger: "auto", custom_instructions: "" });
+  /** Before older turns are compacted: automatically as the context fills, or by hand (`/compact FOCUS`). */
+  async beforeCompact(turn: HookTurn, trigger: "auto" | "manual" = "auto", focus = ""): Promise<void> {
+    await this.run(turn, "PreCompact", trigger, { trigger, custom_instructions: focus });
   }
 
   /** Runs the hooks of `event` that match `value` together; each one's notice is said in file order. */
