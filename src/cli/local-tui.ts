@@ -64,6 +64,12 @@ export async function localTui(
     onModelChange: async (model) => (await starting).threads.changeModel(model),
     newThread: async () => (await starting).threads.open(),
     onFork: async (itemId) => (await starting).threads.fork(itemId),
+    onReview: async (args) => {
+      const { runtime } = (await starting).local;
+      const { terminalReview } = await import("./review-command.js");
+      const model = { client: runtime.client, model: runtime.modelId, contextBudget: runtime.contextBudget };
+      return terminalReview(args, model, runtime.workspace.root);
+    },
   });
   // The prompt box is on the screen (Ink draws the first frame as it mounts): now the engine.
   viewDrawn();

@@ -1,5 +1,6 @@
 import { writeFile } from "node:fs/promises";
 import { type Command, InvalidArgumentError, Option } from "commander";
+import type { ResponsesClient } from "../client/responses-client.js";
 import { loadConfig } from "../config/spark-config.js";
 import { SparkError } from "../protocol/errors.js";
 import { AgentRuntime } from "../runtime/agent-runtime.js";
@@ -127,7 +128,41 @@ export async function review(flags: ReviewFlags): Promise<number> {
   return 0;
 }
 
-function targetOf(flags: ReviewFlags): ReviewTarget {
+/**
+ * `/review [--uncommitted | --base BRANCH | --commit SHA]` in the terminal: the same read-only
+ * review on the session's model, as the text `spark review` prints (dropped findings said first).
+ */
+export async function terminalReview(
+  args: string,
+  model: { client: ResponsesClient; model: string; contextBudget: number },
+  cwd: string,
+): Promise<string> {
+  const target = targetOf(slashFlags(args));
+  const diff = await collectDiff(cwd, target);
+  if (diff.files.length === 0) return `Nothing to review: no changed lines in ${describeTarget(target)}.`;
+  const fitted = fitDiff(diff, Math.floor(model.contextBudget * DIFF_SHARE * BYTES_PER_TOKEN));
+  const { droppedReasons, ...report } = await runReview(fitted, model);
+  const dropped = droppedReasons.map((d) => `Dropped a finding: ${d.reason}\n`).join("");
+  return (dropped + formatReview(report, "text", VERSION)).trimEnd();
+}
+
+/** The flags of `/review`'s arguments; anything else is refused with its usage. */
+function slashFlags(args: string): Pick<ReviewFlags, "uncommitted" | "base" | "commit"> {
+  const words = args.split(/\s+/).filter(Boolean);
+  const flags: Pick<ReviewFlags, "uncommitted" | "base" | "commit"> = {};
+  for (let i = 0; i < words.length; i++) {
+    const word = words[i]!;
+    if (word === "--uncommitted") flags.uncommitted = true;
+    else if ((word === "--base" || word === "--commit") && words[i + 1] !== undefined)
+      flags[word === "--base" ? "base" : "commit"] = words[++i]!;
+    else throw new SparkError("invalid_request", `Usage: ${SLASH_USAGE} ('${word}' is not one of these).`);
+  }
+  return flags;
+}
+
+const SLASH_USAGE = "/review [--uncommitted | --base BRANCH | --commit SHA]";
+
+function targetOf(flags: Pick<ReviewFlags, "uncommitted" | "base" | "commit">): ReviewTarget {
   const given = [
     flags.uncommitted ? "--uncommitted" : null,
     flags.base !== undefined ? "--base" : null,

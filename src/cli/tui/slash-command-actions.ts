@@ -112,6 +112,18 @@ export function runSlashCommand(ctx: SlashCommandContext, command: SlashCommand)
         current.notice(id ? `No running sub-agent ${id}.` : "No sub-agent is running.", "warn");
       return;
     }
+    case "review": {
+      const review = options.onReview;
+      if (!review)
+        return current.notice("/review is not available here; run spark review in the workspace.", "warn");
+      current.notice("Reviewing (read-only: the model may read files, never edit or run them)...", "dim");
+      review(command.args).then(
+        (report) => current.notice(report),
+        (error: unknown) =>
+          current.notice(`Review failed: ${error instanceof Error ? error.message : String(error)}`, "error"),
+      );
+      return;
+    }
     default: {
       const unknown: never = command.name;
       void unknown;

@@ -9,6 +9,7 @@ export type SlashCommandName =
   | "agents"
   | "cancel"
   | "mcp"
+  | "review"
   | "exit";
 
 export interface SlashCommand {
@@ -36,6 +37,12 @@ export const SLASH_COMMANDS: readonly { name: SlashCommandName; usage: string; d
   { name: "agents", usage: "/agents", description: "list the defined agents and the background sub-agents" },
   { name: "cancel", usage: "/cancel [id]", description: "cancel a running sub-agent (default: the latest)" },
   { name: "mcp", usage: "/mcp", description: "list the MCP servers: state, approval, tools, errors" },
+  {
+    name: "review",
+    usage: "/review [--base B | --commit C]",
+    description:
+      "review the uncommitted changes (or a branch's, a commit's), read-only: findings by file and line",
+  },
   { name: "exit", usage: "/exit", description: "quit (also Ctrl+D on an empty prompt)" },
 ];
 

@@ -34,6 +34,11 @@ export interface TuiOptions {
   /** Switches to `model`; resolves with the thread to continue in. */
   onModelChange?: (model: string) => Promise<TerminalThread>;
   /**
+   * `/review ARGS`: reviews the workspace's changes read-only (see review-command.ts) and resolves
+   * with the findings as text. Default: `/review` refused.
+   */
+  onReview?: (args: string) => Promise<string>;
+  /**
    * A first message, sent once the view is up (so its whole turn is shown). Default: none. A turn
    * started on `thread` before `runTui` is shown too, from the point the view opens.
    */

@@ -1,0 +1,88 @@
+import "./test-support/force-color.js";
+import { execFileSync } from "node:child_process";
+import { writeFile } from "node:fs/promises";
+import path from "node:path";
+import { describe, expect, test } from "vitest";
+import { ResponsesClient } from "../../client/responses-client.js";
+import type { GenerateRequest } from "../../engine/engine.js";
+import { terminalReview } from "../review-command.js";
+import { tuiHarness } from "./test-support/tui-harness.js";
+
+const gitEnv = {
+  ...process.env,
+  GIT_AUTHOR_NAME: "t",
+  GIT_AUTHOR_EMAIL: "t@e",
+  GIT_COMMITTER_NAME: "t",
+  GIT_COMMITTER_EMAIL: "t@e",
+};
+const git = (cwd: string, ...args: string[]) =>
+  execFileSync("git", args, { cwd, env: gitEnv, encoding: "utf8" });
+
+const ORIGINAL =
+  "export function sum(xs: number[]): number {\n  let total = 0;\n  for (let i = 0; i < xs.length; i++) total += xs[i];\n  return total;\n}\n";
+
+const finding = {
+  file: "sum.ts",
+  start_line: 3,
+  end_line: 3,
+  severity: "error",
+  title: "Off-by-one in the loop bound",
+  explanation: "i <= xs.length reads past the end.",
+};
+
+/** The review's request (under the findings schema) gets the finding; the session's turns an echo. */
+function script(request: GenerateRequest) {
+  if (request.format) return { text: JSON.stringify({ findings: [finding] }) };
+  return { text: `You said: ${request.messages.at(-1)?.content}` };
+}
+
+describe("/review in the terminal", () => {
+  test("reviews the workspace's uncommitted change on the session's model and shows the finding by file and line", async () => {
+    await using h = await tuiHarness({ "sum.ts": ORIGINAL }, { script });
+    git(h.dir, "init", "-q");
+    git(h.dir, "add", ".");
+    git(h.dir, "commit", "-q", "-m", "sum");
+    await writeFile(path.join(h.dir, "sum.ts"), ORIGINAL.replace("i < xs.length", "i <= xs.length"));
+    const client = await ResponsesClient.connect({ baseUrl: `${h.server.url}/v1` });
+    try {
+      const args: string[] = [];
+      h.mount({
+        onReview: (given) => {
+          args.push(given);
+          return terminalReview(given, { client, model: h.engine.info.id, contextBudget: 32_768 }, h.dir);
+        },
+      });
+      await h.send("/help");
+      await h.stdout.waitForText("/review [--base B | --commit C]");
+      await h.send("/review");
+      const frame = await h.stdout.waitForText("1 finding (1 error) in uncommitted changes.");
+      expect(frame).toContain("sum.ts:3 error: Off-by-one in the loop bound");
+      expect(frame).toContain("Reviewing (read-only");
+      // The session's own thread took no turn: the review ran in a thread of its own.
+      expect(h.thread.history).toHaveLength(0);
+      await h.send("/review --base nope");
+      await h.stdout.waitForText("Review failed: --base 'nope' is not a branch, tag or commit");
+      await h.send("/review --frobnicate");
+      await h.stdout.waitForText(
+        "Review failed: Usage: /review [--uncommitted | --base BRANCH | --commit SHA]",
+      );
+      expect(args).toEqual(["", "--base nope", "--frobnicate"]);
+    } finally {
+      await client.close();
+    }
+  });
+
+  test("nothing changed: says so; where no review is offered (attached), /review says to run spark review", async () => {
+    await using h = await tuiHarness({ "a.txt": "a\n" }, {});
+    git(h.dir, "init", "-q");
+    git(h.dir, "add", ".");
+    git(h.dir, "commit", "-q", "-m", "a");
+    const model = { client: null as never, model: "scripted", contextBudget: 32_768 };
+    expect(await terminalReview("", model, h.dir)).toBe(
+      "Nothing to review: no changed lines in uncommitted changes.",
+    );
+    h.mount();
+    await h.send("/review");
+    await h.stdout.waitForText("/review is not available here; run spark review in the workspace.");
+  });
+});
