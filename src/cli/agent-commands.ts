@@ -71,6 +71,16 @@ export function addAgentOptions(command: Command): Command {
       "tokens one model response may write before the turn stops (default: max_output_tokens in config.toml, else a quarter of the model's context, 256 to 16384)",
       integer(16, 1_000_000),
     )
+    .option(
+      "--compact-at <share>",
+      "compact older turns once the conversation passes this share of the model's context, 0.1 to 0.95 (default: compact_at in config.toml, else 0.8)",
+      (v) => {
+        const share = Number(v);
+        if (v.trim() === "" || !(share >= 0.1 && share <= 0.95))
+          throw new InvalidArgumentError("expected a share of the context from 0.1 to 0.95, e.g. 0.8");
+        return share;
+      },
+    )
     .option("--no-prewarm", "do not pre-warm the model with the system prompt at start")
     .option("-C, --cd <dir>", "workspace directory (default: the current directory)")
     .option(

@@ -15,6 +15,8 @@ export interface AgentFlags {
   ctxSize?: number;
   maxToolRounds?: number;
   maxOutputTokens?: number;
+  /** `--compact-at`: the share of the context window past which older turns are compacted. */
+  compactAt?: number;
   /** `spark exec --timeout`: milliseconds the task may run. */
   timeout?: number;
   json?: boolean;

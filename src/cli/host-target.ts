@@ -25,6 +25,7 @@ export async function attachTarget(flags: AgentFlags): Promise<HostTarget | null
     flags.approval !== "ask" ||
     flags.maxToolRounds !== undefined ||
     flags.maxOutputTokens !== undefined ||
+    flags.compactAt !== undefined ||
     flags.sandbox !== undefined ||
     flags.ctxSize !== undefined ||
     !flags.prewarm;

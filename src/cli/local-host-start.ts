@@ -53,6 +53,7 @@ export async function startLocalHost(flags: AgentFlags, reporting: StartReportin
     approval: flags.approval,
     ...(flags.maxToolRounds ? { maxToolRounds: flags.maxToolRounds } : {}),
     ...(flags.maxOutputTokens ? { maxOutputTokens: flags.maxOutputTokens } : {}),
+    ...(flags.compactAt !== undefined ? { compactAt: flags.compactAt } : {}),
     ...(flags.sandbox ? { sandbox: flags.sandbox } : {}),
     prewarm: flags.prewarm,
     ...(flags.inWorktree ? { worktree: flags.inWorktree } : {}),

@@ -131,6 +131,8 @@ export const PROJECT_TRUST_TABLE = {
     limits: {
       each: (value: number) => `sets this limit to ${value} (a project's limits apply only once trusted)`,
     },
+    // When a session's older turns are summarised: no data leaves, nothing runs.
+    compact_at: "safe",
     // A project's MCP server starts a program or reaches a URL with the workspace's data.
     mcp_servers: { each: (server: Parameters<typeof mcpServerReason>[0]) => mcpServerReason(server) },
     diagnostics: {

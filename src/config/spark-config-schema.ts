@@ -101,6 +101,11 @@ export const sparkConfigSchema = z
     /** Where approved commands run (see SandboxMode). Default: `workspace-write`. */
     sandbox: z.enum(SANDBOX_MODES).optional(),
     limits: limitsSchema.optional(),
+    /**
+     * The share of the model's context window past which the agent compacts older turns, from 0.1
+     * to 0.95 (`--compact-at`). Default: 0.8.
+     */
+    compact_at: z.number().min(0.1).max(0.95).optional(),
     /** MCP servers whose tools the agent offers as `mcp__NAME__TOOL` (README → MCP servers). */
     mcp_servers: mcpServersSchema.optional(),
     /** Language-server errors after each edit (README → Diagnostics after edits). */

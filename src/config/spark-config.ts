@@ -23,6 +23,8 @@ export interface ResolvedConfig {
   limits?: Limits;
   /** MCP servers by name, enabled or not; a project's server replaces the user's of that name. */
   mcpServers?: Record<string, McpServerConfig>;
+  /** `compact_at`: the share of the context window past which older turns are compacted. Default (absent): 0.8. */
+  compactAt?: number;
   /** Ask language servers for the errors each edit introduced. Default (absent): true. */
   diagnostics?: boolean;
   /** Files that contributed, in the order applied. */
@@ -126,6 +128,7 @@ export async function loadConfig(options: LoadConfigOptions): Promise<LoadedConf
     tiers,
     ...(merged.sandbox ? { sandbox: merged.sandbox } : {}),
     ...(merged.limits ? { limits: merged.limits } : {}),
+    ...(merged.compact_at !== undefined ? { compactAt: merged.compact_at } : {}),
     ...(Object.keys(mcpServers).length > 0 ? { mcpServers } : {}),
     ...(merged.diagnostics?.enabled === false ? { diagnostics: false } : {}),
     sources,

@@ -68,6 +68,8 @@ export interface AgentRuntimeOptions {
   maxToolRounds?: number;
   /** `--max-output-tokens`: tokens per model response. Default: {@link limits}' `max_output_tokens`, else the thread's. */
   maxOutputTokens?: number;
+  /** `--compact-at`: the share of the context window past which older turns are compacted. Default: {@link config}'s `compact_at`, else 0.8. */
+  compactAt?: number;
   /**
    * Evaluate the agent prompt (system prompt, tools, AGENTS.md) as soon as the model is loaded, and
    * pre-warm each new thread with it. Default: true.
@@ -302,6 +304,10 @@ export class AgentRuntime implements AsyncDisposable {
 
   private get maxOutputTokens(): number | undefined {
     return this.options.maxOutputTokens ?? this.limits?.max_output_tokens;
+  private get compactAt(): number | undefined {
+    return this.options.compactAt ?? this.options.config?.compactAt;
+  }
+
   }
 
   /** Where this runtime's threads run approved commands. */
@@ -397,6 +403,7 @@ export class AgentRuntime implements AsyncDisposable {
           }
         : {}),
     };
+      ...(this.compactAt !== undefined ? { compactAt: this.compactAt } : {}),
   }
 
   /** The runtime's own scope, or the one of `cwd` (made once per tree). */
