@@ -1,5 +1,5 @@
 import type { HostEvent, McpServerInfo, ThreadInfo } from "../protocol/agent.js";
-import type { HostRequest } from "../protocol/agent-requests.js";
+import type { HostRequest, ThreadMcpServer } from "../protocol/agent-requests.js";
 import { type DecodedCatalog, decodeCatalog } from "../protocol/catalog.js";
 import type { WireError } from "../protocol/errors.js";
 import { decodeMcpServers } from "../protocol/mcp-servers.js";
@@ -199,9 +199,15 @@ export class HostClient {
    * Starts a thread (with `worktree`, in a git worktree of the host's repository: see
    * `thread.start`); resolves with its info once the host announced it to this client.
    */
-  async startThread(options: { worktree?: { name?: string } } = {}): Promise<ThreadInfo> {
+  async startThread(
+    options: { worktree?: { name?: string }; mcpServers?: ThreadMcpServer[] } = {},
+  ): Promise<ThreadInfo> {
     const ack = await this.send(
-      { type: "thread.start", ...(options.worktree ? { worktree: options.worktree } : {}) },
+      {
+        type: "thread.start",
+        ...(options.worktree ? { worktree: options.worktree } : {}),
+        ...(options.mcpServers?.length ? { mcp_servers: options.mcpServers } : {}),
+      },
       START_TIMEOUT_MS,
     );
     return this.announced(ack.thread_id);

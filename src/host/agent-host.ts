@@ -210,8 +210,12 @@ export class AgentHost {
     ) as HostRequest;
     switch (request.type) {
       case "thread.start": {
-        const { worktree } = request;
-        const hosted = this.host(await this.open(() => this.source.create(worktree ? { worktree } : {})));
+        const { worktree, mcp_servers: mcpServers } = request;
+        const hosted = this.host(
+          await this.open(() =>
+            this.source.create({ ...(worktree ? { worktree } : {}), ...(mcpServers ? { mcpServers } : {}) }),
+          ),
+        );
         this.subscribe(socket, hosted, -1, this.epoch);
         return hosted.thread.info.id;
       }
@@ -248,11 +252,11 @@ export class AgentHost {
       case "subagent.cancel":
       case "thread.undo":
       case "thread.rewind":
+      case "thread.compact":
       case "patch.accept":
       case "patch.reject":
       case "thread.set_model": {
         const hosted = this.get(request.thread_id);
-      case "thread.compact":
         await handleThreadRequest(hosted.thread, request, {
           publish: (event) => this.publish(hosted, event),
           models: () => this.source.models?.() ?? [],

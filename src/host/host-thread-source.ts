@@ -1,13 +1,15 @@
 import type { AgentThread } from "../agent/agent-thread.js";
 import type { ThreadInfo, ThreadItem } from "../protocol/agent.js";
+import type { ThreadMcpServer } from "../protocol/agent-requests.js";
 
 /** Where the agent host gets its threads, and where their transcripts are kept. */
 export interface HostThreadSource {
   /**
    * A new thread; with `worktree`, in a git worktree of the host's repository (`thread.start
-   * {worktree}`), or an error saying why not.
+   * {worktree}`), or an error saying why not; with `mcpServers`, using those too (`thread.start
+   * {mcp_servers}`).
    */
-  create(options?: { worktree?: { name?: string } }): Promise<AgentThread>;
+  create(options?: { worktree?: { name?: string }; mcpServers?: ThreadMcpServer[] }): Promise<AgentThread>;
   /** A saved session continued under its id, or null if there is none. */
   resume(threadId: string): Promise<AgentThread | null>;
   /** A new thread continuing `items` under `info` (`thread.fork`). Default: none (refused). */

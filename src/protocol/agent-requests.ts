@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { AGENT_MODES, REWIND_RESTORES } from "./agent.js";
+import { jsonSchemaObject } from "./output-format.js";
 import { MAX_DRAFT_TEXT } from "./responses-request.js";
 import { MAX_WORKTREE_NAME, WORKTREE_NAME_PATTERN } from "./worktree-name.js";
 
@@ -69,6 +70,34 @@ function request<const T extends string, S extends z.ZodRawShape = Record<never,
   return z.object({ type: z.literal(type), request_id: requestIdSchema.optional(), ...shape });
 }
 
+/** A name and a value (an environment variable, an HTTP header), as editors send them over ACP. */
+const namedValue = (name: z.ZodString) => z.strictObject({ name, value: z.string().max(8192) });
+
+/**
+ * An MCP server a client brings for one thread (an editor's, over ACP): a stdio program or a
+ * streamable HTTP endpoint. `name` as in config.toml's `[mcp_servers.NAME]`.
+ */
+export const threadMcpServerSchema = z.union([
+  z.strictObject({
+    name: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,23}$/),
+    command: z.string().min(1).max(4096),
+    args: z.array(z.string().max(8192)).max(256).optional(),
+    env: z
+      .array(namedValue(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/)))
+      .max(128)
+      .optional(),
+  }),
+  z.strictObject({
+    name: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,23}$/),
+    url: z.url({ protocol: /^https?$/ }).max(4096),
+    headers: z
+      .array(namedValue(z.string().regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}$/)))
+      .max(64)
+      .optional(),
+  }),
+]);
+export type ThreadMcpServer = z.infer<typeof threadMcpServerSchema>;
+
 export const HOST_REQUEST_SCHEMAS = {
   "thread.start": request("thread.start", {
     /**
@@ -76,6 +105,12 @@ export const HOST_REQUEST_SCHEMAS = {
      * when there is none of that name (`name` omitted: a new generated name), else the existing one.
      */
     worktree: z.strictObject({ name: worktreeNameSchema.optional() }).optional(),
+    /**
+     * MCP servers for this thread only, beside the host's own (an editor's, over ACP). They start
+     * only in a workspace the person trusts (`spark trust`), as a project's servers do, and each
+     * call asks for approval. Default: none.
+     */
+    mcp_servers: z.array(threadMcpServerSchema).max(16).optional(),
   }),
   "thread.resume": request("thread.resume", {
     thread_id: threadId,
@@ -101,6 +136,12 @@ export const HOST_REQUEST_SCHEMAS = {
     thread_id: threadId,
     input,
     tool_choice: turnToolChoiceSchema.optional(),
+    /**
+     * The JSON Schema this turn's answer conforms to (`spark exec --output-schema`): every model
+     * response of the turn is asked for it as `text.format`, so the final message is JSON of it
+     * (a response may still call tools). Default: free text.
+     */
+    output_schema: jsonSchemaObject.optional(),
     /** This turn's mode, kept as the thread's mode for the turns after it. Default: the thread's. */
     mode: z.enum(AGENT_MODES).optional(),
   }),
@@ -122,6 +163,15 @@ export const HOST_REQUEST_SCHEMAS = {
     thread_id: threadId,
     item_id: itemId,
     restore: z.enum(REWIND_RESTORES),
+  }),
+  /**
+   * Compacts the thread's older turns now (`/compact`), keeping `focus` in the summary; refused while
+   * a turn runs. Answered with a `notice` item ("Context compacted: 12,300 -> 2,100 tokens") and
+   * `context.updated`; with nothing old enough to compact, the notice says so.
+   */
+  "thread.compact": request("thread.compact", {
+    thread_id: threadId,
+    focus: z.string().max(MAX_COMPACT_FOCUS).optional(),
   }),
   "thread.rename": request("thread.rename", {
     thread_id: threadId,
@@ -158,15 +208,6 @@ export const HOST_REQUEST_SCHEMAS = {
   "subagent.cancel": request("subagent.cancel", {
     thread_id: threadId,
     subagent_id: z.string().min(1).max(128),
-  }),
-  /**
-   * Compacts the thread's older turns now (`/compact`), keeping `focus` in the summary; refused while
-   * a turn runs. Answered with a `notice` item ("Context compacted: 12,300 -> 2,100 tokens") and
-   * `context.updated`; with nothing old enough to compact, the notice says so.
-   */
-  "thread.compact": request("thread.compact", {
-    thread_id: threadId,
-    focus: z.string().max(MAX_COMPACT_FOCUS).optional(),
   }),
   "approval.respond": request("approval.respond", {
     thread_id: threadId,

@@ -21,6 +21,7 @@ import { describeBackend, unusedGpuNotice } from "../engine/llama/backend-info.j
 import { probeGpu } from "../engine/llama/gpu-probe.js";
 import { LlamaEngine } from "../engine/llama/llama-engine.js";
 import type { SandboxMode } from "../protocol/agent.js";
+import type { ThreadMcpServer } from "../protocol/agent-requests.js";
 import type { WorktreeRef } from "../protocol/worktree-name.js";
 import type { ModelRegistry } from "../server/model-registry.js";
 import { SparkServer } from "../server/spark-server.js";
@@ -29,6 +30,7 @@ import { engineReplacement } from "./engine-replacement.js";
 import { loadHooks } from "./hook-files.js";
 import { PromptWarmup } from "./prompt-warmup.js";
 import { SessionRecorder } from "./session-recorder.js";
+import { startThreadMcpServers } from "./thread-mcp-servers.js";
 import { chooseTiers, replacedTierLoader, type TierLoader, tierRegistry } from "./tier-engines.js";
 import { openWorkspaceScope, type WorkspaceScope } from "./workspace-scope.js";
 
@@ -66,10 +68,10 @@ export interface AgentRuntimeOptions {
   limits?: Limits;
   /** `--max-tool-rounds`: rounds of tool calls per turn. Default: {@link limits}' `max_tool_rounds`, else 50. */
   maxToolRounds?: number;
-  /** `--max-output-tokens`: tokens per model response. Default: {@link limits}' `max_output_tokens`, else the thread's. */
-  maxOutputTokens?: number;
   /** `--compact-at`: the share of the context window past which older turns are compacted. Default: {@link config}'s `compact_at`, else 0.8. */
   compactAt?: number;
+  /** `--max-output-tokens`: tokens per model response. Default: {@link limits}' `max_output_tokens`, else the thread's. */
+  maxOutputTokens?: number;
   /**
    * Evaluate the agent prompt (system prompt, tools, AGENTS.md) as soon as the model is loaded, and
    * pre-warm each new thread with it. Default: true.
@@ -114,6 +116,8 @@ export interface NewThreadOptions {
   cwd?: string;
   /** The worktree {@link cwd} is, recorded in a new thread's info. */
   worktree?: WorktreeRef;
+  /** MCP servers for this thread only (see thread-mcp-servers.ts). Default: none. */
+  mcpServers?: readonly ThreadMcpServer[];
 }
 
 /**
@@ -134,6 +138,8 @@ export class AgentRuntime implements AsyncDisposable {
   readonly diagnostics: EditDiagnostics | null;
   /** Scopes of the other trees threads were started in, by real path (see NewThreadOptions.cwd). */
   private readonly scopes = new Map<string, Promise<WorkspaceScope>>();
+  /** MCP servers threads brought (NewThreadOptions.mcpServers), until their thread goes. */
+  private readonly threadMcp = new Set<McpHub>();
   /**
    * The agent prompt's evaluation on the default model, started with the runtime (null with
    * `prewarm: false`): its progress is what the faces show while it runs.
@@ -298,16 +304,16 @@ export class AgentRuntime implements AsyncDisposable {
     return this.options.limits ?? this.options.config?.limits;
   }
 
+  private get compactAt(): number | undefined {
+    return this.options.compactAt ?? this.options.config?.compactAt;
+  }
+
   private get maxToolRounds(): number | undefined {
     return this.options.maxToolRounds ?? this.limits?.max_tool_rounds;
   }
 
   private get maxOutputTokens(): number | undefined {
     return this.options.maxOutputTokens ?? this.limits?.max_output_tokens;
-  private get compactAt(): number | undefined {
-    return this.options.compactAt ?? this.options.config?.compactAt;
-  }
-
   }
 
   /** Where this runtime's threads run approved commands. */
@@ -323,7 +329,7 @@ export class AgentRuntime implements AsyncDisposable {
     resumeFile?: string,
     model: string = this.modelId,
     place: NewThreadOptions = {},
-  ): Promise<{ thread: AgentThread; transcript: SessionRecorder }> {
+  ): Promise<{ thread: AgentThread; transcript: SessionRecorder; mcp: McpHub | null }> {
     const resume = resumeFile ? await readSession(resumeFile) : undefined;
     const dir = this.options.sessionsDir ?? sessionsDir();
     const scope = await this.scopeOf(place.cwd);
@@ -340,8 +346,12 @@ export class AgentRuntime implements AsyncDisposable {
           earlierTurns: resume.items.flatMap((item) => (item.type === "user_message" ? [item.id] : [])),
         })
       : Checkpoints.inMemory(checkpointsOptions);
+    let ownMcp: McpHub | null = null;
     const thread = new AgentThread({
       ...this.threadOptions(scope, model, dir),
+      ...(place.mcpServers?.length
+        ? { moreTools: () => [...this.mcp.tools(), ...(ownMcp?.tools() ?? [])] }
+        : {}),
       ...(resume ? { resume: { thread: resume.thread, items: resume.items } } : {}),
       checkpoints,
     });
@@ -360,13 +370,27 @@ export class AgentRuntime implements AsyncDisposable {
     });
     notify = (message) => thread.notice(message);
     for (const message of early.splice(0)) notify(message);
+    // Started before the first turn, whose tools are the thread's from then on.
+    ownMcp = await startThreadMcpServers(place.mcpServers ?? [], {
+      root: scope.workspace.root,
+      taken: this.mcp.list().map((server) => server.name),
+      trusted: () => isProjectTrusted(scope.workspace.root),
+      onNotice: (message) => notify(message),
+    });
+    if (ownMcp) this.threadMcp.add(ownMcp);
     if (this.options.prewarm ?? true) {
       // Once the runtime's own evaluation of the prompt is over, this finds the prompt cached
       // (not evaluated a second time beside it).
       await this.promptWarmup?.done;
       await thread.prewarm();
     }
-    return { thread, transcript };
+    return { thread, transcript, mcp: ownMcp };
+  }
+
+  /** Ends the MCP servers a thread brought (the host let it go). */
+  async releaseThreadMcp(hub: McpHub): Promise<void> {
+    this.threadMcp.delete(hub);
+    await hub.dispose();
   }
 
   /** What a new thread on `model` in `scope` is made with (before a resumed session's part). */
@@ -381,6 +405,7 @@ export class AgentRuntime implements AsyncDisposable {
       ...(scope.diagnostics ? { diagnostics: scope.diagnostics } : {}),
       contextBudget: this.contextBudget,
       ...(this.maxToolRounds ? { maxToolRounds: this.maxToolRounds } : {}),
+      ...(this.compactAt !== undefined ? { compactAt: this.compactAt } : {}),
       ...(this.maxOutputTokens ? { maxOutputTokens: this.maxOutputTokens } : {}),
       moreTools: () => this.mcp.tools(),
       ...(this.options.hooks ? { hooks: this.options.hooks } : {}),
@@ -403,7 +428,6 @@ export class AgentRuntime implements AsyncDisposable {
           }
         : {}),
     };
-      ...(this.compactAt !== undefined ? { compactAt: this.compactAt } : {}),
   }
 
   /** The runtime's own scope, or the one of `cwd` (made once per tree). */
@@ -442,6 +466,7 @@ export class AgentRuntime implements AsyncDisposable {
     const scopes = await Promise.all([...this.scopes.values()].map((scope) => scope.catch(() => null)));
     await Promise.all([
       this.mcp.dispose(),
+      ...[...this.threadMcp].map((hub) => hub.dispose()),
       this.diagnostics?.dispose(),
       ...scopes.map((scope) => scope?.diagnostics?.dispose()),
     ]);

@@ -1,9 +1,11 @@
 import { realpath, rm } from "node:fs/promises";
 import path from "node:path";
 import type { AgentThread } from "../agent/agent-thread.js";
+import type { McpHub } from "../agent/mcp/mcp-hub.js";
 import { checkpointsFile, listSessions, readSession, sessionsDir, Transcript } from "../agent/transcript.js";
 import type { HostThreadSource } from "../host/host-thread-source.js";
 import type { ThreadInfo, ThreadItem } from "../protocol/agent.js";
+import type { ThreadMcpServer } from "../protocol/agent-requests.js";
 import { SparkError } from "../protocol/errors.js";
 import type { AgentRuntime, NewThreadOptions } from "./agent-runtime.js";
 import type { SessionRecorder } from "./session-recorder.js";
@@ -12,7 +14,10 @@ import { SparkWorktrees } from "./spark-worktrees.js";
 /** The agent host's threads: new ones from the runtime, saved ones from the transcripts folder. */
 export class SessionThreadSource implements HostThreadSource {
   /** Threads this source made, with their transcripts (renames and deletes go through them). */
-  private readonly live = new Map<string, { thread: AgentThread; transcript: SessionRecorder }>();
+  private readonly live = new Map<
+    string,
+    { thread: AgentThread; transcript: SessionRecorder; mcp: McpHub | null }
+  >();
   /** What the last list read of each transcript. */
   private listed = new Map<string, ListedTranscript>();
 
@@ -24,9 +29,12 @@ export class SessionThreadSource implements HostThreadSource {
   ) {}
 
   /** A new thread; with `worktree`, in that Spark worktree of the workspace's repository (made if new). */
-  async create(options: { worktree?: { name?: string } } = {}): Promise<AgentThread> {
+  async create(
+    options: { worktree?: { name?: string }; mcpServers?: ThreadMcpServer[] } = {},
+  ): Promise<AgentThread> {
     const runtime = this.runtime();
-    if (!options.worktree) return this.track(await runtime.newThread());
+    const mcp = options.mcpServers?.length ? { mcpServers: options.mcpServers } : {};
+    if (!options.worktree) return this.track(await runtime.newThread(undefined, undefined, mcp));
     const root = runtime.workspace.root;
     const trees = await SparkWorktrees.of(root, { env: this.env });
     const { worktree } = await trees.open(options.worktree.name, { base: root });
@@ -34,6 +42,7 @@ export class SessionThreadSource implements HostThreadSource {
       await runtime.newThread(undefined, undefined, {
         cwd: worktree.path,
         worktree: { name: worktree.name, branch: worktree.branch },
+        ...mcp,
       }),
     );
   }
@@ -132,6 +141,7 @@ export class SessionThreadSource implements HostThreadSource {
   async remove(threadId: string): Promise<boolean> {
     const live = this.live.get(threadId);
     this.live.delete(threadId);
+    if (live?.mcp) void this.runtime().releaseThreadMcp(live.mcp);
     // Pending appends first, or one landing after the delete would bring the file back.
     await live?.transcript.flush();
     const file = await this.fileOf(threadId);
@@ -158,10 +168,12 @@ export class SessionThreadSource implements HostThreadSource {
 
   /** The host let the thread go: its transcript (flushed as it goes) is all that is kept. */
   release(threadId: string): void {
+    const live = this.live.get(threadId);
     this.live.delete(threadId);
+    if (live?.mcp) void this.runtime().releaseThreadMcp(live.mcp);
   }
 
-  private track(made: { thread: AgentThread; transcript: SessionRecorder }): AgentThread {
+  private track(made: { thread: AgentThread; transcript: SessionRecorder; mcp: McpHub | null }): AgentThread {
     this.live.set(made.thread.info.id, made);
     return made.thread;
   }

@@ -4,6 +4,7 @@ import {
   type AgentContext,
   agent,
   type ContentBlock,
+  type McpServer,
   PROTOCOL_VERSION,
   RequestError,
   type SessionConfigOption,
@@ -18,7 +19,7 @@ import { SessionThreadSource } from "../../runtime/session-thread-source.js";
 import { VERSION } from "../version.js";
 import { asRequestError, RESOURCE_NOT_FOUND } from "./acp-errors.js";
 import { AcpSession } from "./acp-session.js";
-import { MODES, parseAcpCommand } from "./acp-session-config.js";
+import { editorMcpServers, MODES, parseAcpCommand } from "./acp-session-config.js";
 import type { AcpWorkspaces } from "./acp-workspaces.js";
 
 /** The extension method that steers a running prompt (ACP v1 has none). */
@@ -160,6 +161,7 @@ export function acpAgent(workspaces: AcpWorkspaces, log: (line: string) => void)
     cwd: string,
     threadId: string | null,
     replay: boolean,
+    mcpServers: McpServer[] = [],
   ): Promise<{ sessionId: string; modes: SessionModeState; configOptions: SessionConfigOption[] }> => {
     if (threadId !== null) {
       sessions.get(threadId)?.close();
@@ -169,7 +171,12 @@ export function acpAgent(workspaces: AcpWorkspaces, log: (line: string) => void)
       const workspace = await workspaces.get(cwd);
       let opened: AcpSession;
       if (threadId === null) {
-        const info = await withRoom(() => workspace.client.startThread());
+        const editor = editorMcpServers(mcpServers);
+        if (editor.skipped.length > 0)
+          log(
+            `The editor's SSE MCP servers (${editor.skipped.join(", ")}) are not used: Spark takes stdio and HTTP servers.`,
+          );
+        const info = await withRoom(() => workspace.client.startThread({ mcpServers: editor.servers }));
         opened = new AcpSession(workspace.client, connection(), info, workspace.root, log);
       } else {
         opened = new AcpSession(
@@ -227,10 +234,7 @@ export function acpAgent(workspaces: AcpWorkspaces, log: (line: string) => void)
           );
         return {};
       })
-      .onRequest("session/new", async ({ params }) => {
-        ignoredMcpServers(params.mcpServers.length, log);
-        return open(params.cwd, null, false);
-      })
+      .onRequest("session/new", async ({ params }) => open(params.cwd, null, false, params.mcpServers))
       .onRequest("session/load", async ({ params }) => {
         ignoredMcpServers(params.mcpServers.length, log);
         const { modes, configOptions } = await open(params.cwd, params.sessionId, true);
@@ -358,7 +362,7 @@ export function promptInput(blocks: readonly ContentBlock[]): string {
 function ignoredMcpServers(count: number, log: (line: string) => void): void {
   if (count > 0)
     log(
-      `The editor's ${count} MCP server(s) are not used: Spark's own come from config.toml ([mcp_servers]).`,
+      `The editor's ${count} MCP server(s) are not used for a loaded session: they join new sessions (session/new).`,
     );
 }
 

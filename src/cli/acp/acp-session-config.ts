@@ -1,5 +1,11 @@
-import type { AvailableCommand, SessionConfigOption, SessionModeState } from "@agentclientprotocol/sdk";
+import type {
+  AvailableCommand,
+  McpServer,
+  SessionConfigOption,
+  SessionModeState,
+} from "@agentclientprotocol/sdk";
 import { AGENT_MODES, type AgentMode, type ThreadInfo } from "../../protocol/agent.js";
+import type { ThreadMcpServer } from "../../protocol/agent-requests.js";
 
 export const MODES: SessionModeState["availableModes"] = [
   { id: "default", name: "Default", description: "Every tool; edits apply, commands run after approval." },
@@ -72,4 +78,43 @@ export function parseAcpCommand(input: string): AcpCommand | null {
     default:
       return null;
   }
+}
+
+/**
+ * The editor's MCP servers (`session/new`'s `mcpServers`) as the agent host takes them: names made
+ * config-safe (lowercase letters, digits, - and _, at most 24, unique), stdio and HTTP servers;
+ * SSE servers (deprecated by MCP) are left out and named in `skipped`.
+ */
+export function editorMcpServers(servers: readonly McpServer[]): {
+  servers: ThreadMcpServer[];
+  skipped: string[];
+} {
+  const used = new Set<string>();
+  const out: ThreadMcpServer[] = [];
+  const skipped: string[] = [];
+  for (const server of servers) {
+    if ("type" in server && server.type === "sse") {
+      skipped.push(server.name);
+      continue;
+    }
+    const base =
+      server.name
+        .toLowerCase()
+        .replace(/[^a-z0-9_-]+/g, "-")
+        .replace(/^[-_]+/, "")
+        .slice(0, 24) || "editor";
+    let name = base;
+    for (let n = 2; used.has(name); n++) name = `${base.slice(0, 24 - String(n).length - 1)}-${n}`;
+    used.add(name);
+    if ("type" in server && server.type === "http")
+      out.push({ name, url: server.url, ...(server.headers.length ? { headers: server.headers } : {}) });
+    else if ("command" in server)
+      out.push({
+        name,
+        command: server.command,
+        ...(server.args.length ? { args: server.args } : {}),
+        ...(server.env.length ? { env: server.env } : {}),
+      });
+  }
+  return { servers: out, skipped };
 }
