@@ -3,6 +3,7 @@ import { SparkError } from "../protocol/errors.js";
 import type { AgentFlags } from "./agent-flags.js";
 import { attachTarget, attachUrl, connectHost, type HostTarget } from "./host-target.js";
 import { keyFromFlags } from "./key-flags.js";
+import { resumeHint } from "./resume-hint.js";
 import { loadTui } from "./tui/load-tui.js";
 import { StartupStatus } from "./tui/startup-status.js";
 import { TuiThreads } from "./tui-threads.js";
@@ -25,7 +26,8 @@ export async function interactive(flags: AgentFlags, prompt: string, resumeFile?
   }
   const resumeId = resumeFile ? path.basename(resumeFile, ".jsonl") : undefined;
   const target = await attachTarget(flags);
-  if (target) return attachedTui(target, resumeId ? { threadId: resumeId } : {}, prompt);
+  if (target)
+    return attachedTui(target, resumeId ? { threadId: resumeId } : {}, prompt, flags.cd ?? process.cwd());
   const { localTui } = await import("./local-tui.js");
   return localTui(flags, prompt, resumeId);
 }
@@ -41,7 +43,7 @@ export async function attach(
     { flag: "--api-key", fileFlag: "--api-key-file", env: [] },
   );
   const target = await attachUrl(url, cwd, apiKey);
-  return attachedTui(target, { newest: path.resolve(cwd) }, "");
+  return attachedTui(target, { newest: path.resolve(cwd) }, "", cwd);
 }
 
 /**
@@ -53,6 +55,7 @@ async function attachedTui(
   target: HostTarget,
   open: { threadId?: string; newest?: string },
   prompt: string,
+  workspace: string,
 ): Promise<number> {
   const { runTui } = await loadTui();
   const client = await connectHost(target);
@@ -68,12 +71,13 @@ async function attachedTui(
     first.catch((error: unknown) =>
       startup.set({ phase: "failed", message: error instanceof Error ? error.message : String(error) }),
     );
-    await runTui({
+    const { thread: last } = await runTui({
       thread: first,
       mcp: client,
       startup,
       ...(prompt.trim() ? { prompt: prompt.trim() } : {}),
       modelId: "",
+      workspace: path.resolve(workspace),
       onModelChange: (model) => threads.changeModel(model),
       newThread: () => threads.open(),
       onFork: (itemId) => threads.fork(itemId),
@@ -82,6 +86,7 @@ async function attachedTui(
       () => false,
       () => true,
     );
+    process.stdout.write(resumeHint(last));
     return failed ? 1 : 0;
   } finally {
     threads.close();

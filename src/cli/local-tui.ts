@@ -1,11 +1,14 @@
 import path from "node:path";
+import { readSession, sessionsDir } from "../agent/transcript.js";
 import type { HostClient } from "../client-core/host-client.js";
 import { type LoadedConfig, loadConfig } from "../config/spark-config.js";
 import type { LocalAgentHost } from "../runtime/local-agent-host.js";
 import type { AgentFlags } from "./agent-flags.js";
 import type { HostThread } from "./host-thread.js";
+import { resumeHint } from "./resume-hint.js";
 import { loadTui } from "./tui/load-tui.js";
 import { StartupStatus } from "./tui/startup-status.js";
+import type { SavedSession } from "./tui/tui-session.js";
 import { TuiThreads } from "./tui-threads.js";
 
 /** Frames per second at most while the model streams: the engine shares this process's cores. */
@@ -31,6 +34,8 @@ export async function localTui(
   // A config file that cannot be read is an error before the view opens (reading it takes no time).
   const config = await loadConfig({ cwd: flags.cd ?? process.cwd(), env: process.env });
   const { mountTui } = await loadTui();
+  // A resumed session's history is on screen at once; the model takes its time to load.
+  const saved = resumeId ? await savedSession(resumeId) : null;
   const startup = new StartupStatus();
   const quit = new AbortController();
   let viewDrawn = () => {};
@@ -58,6 +63,8 @@ export async function localTui(
     ...(prompt.trim() ? { prompt: prompt.trim() } : {}),
     // Until the thread has started (then its own): --model's tier, or the file it names.
     modelId: path.basename(flags.model ?? "").replace(/\.gguf$/i, ""),
+    workspace: path.resolve(flags.cd ?? process.cwd()),
+    ...(saved ? { saved } : {}),
     models,
     maxFps: IN_PROCESS_MAX_FPS,
     // Both are offered only once the first thread is there, so `starting` has resolved.
@@ -73,7 +80,7 @@ export async function localTui(
   });
   // The prompt box is on the screen (Ink draws the first frame as it mounts): now the engine.
   viewDrawn();
-  await tui.exited;
+  const { thread: last } = await tui.exited;
   // Quitting during the start stops it at its next step (a model load in progress finishes first).
   quit.abort();
   startup.answer(false);
@@ -83,6 +90,7 @@ export async function localTui(
   started.client.dispose();
   // Stops the sub-agents still working (quietly: no turn starts for their ends), saves transcripts.
   await started.local.dispose();
+  process.stdout.write(resumeHint(last));
   return 0;
 }
 
@@ -130,5 +138,16 @@ async function startSession(
   } catch (error) {
     startup.set({ phase: "failed", message: error instanceof Error ? error.message : String(error) });
     throw error;
+  }
+}
+
+/** What a saved session's transcript holds, for the view to show while it starts; null if unreadable. */
+async function savedSession(id: string): Promise<SavedSession | null> {
+  try {
+    const { thread, items } = await readSession(path.join(sessionsDir(), `${id}.jsonl`));
+    return { info: thread, items };
+  } catch {
+    // The start reports a session that cannot be resumed, in its own words.
+    return null;
   }
 }

@@ -1,5 +1,6 @@
 import { type Instance, type RenderOptions, render } from "ink";
 import React from "react";
+import type { TerminalThread } from "../terminal-thread.js";
 import type { ConversationStoreOptions } from "./conversation-store.js";
 import { TuiApp } from "./tui-app.js";
 import type { TuiOptions } from "./tui-options.js";
@@ -11,8 +12,13 @@ export type { TuiOptions } from "./tui-options.js";
 const DEFAULT_MAX_FPS = 30;
 
 /** Renders until the user quits (Ctrl+C twice, or Ctrl+D on an empty prompt, or /exit); resolves then. */
-export async function runTui(options: TuiOptions): Promise<void> {
-  await mountTui(options).exited;
+export async function runTui(options: TuiOptions): Promise<TuiExit> {
+  return mountTui(options).exited;
+}
+
+/** How the view ended: the thread it showed last (null: none had started, or Ink failed). */
+export interface TuiExit {
+  thread: TerminalThread | null;
 }
 
 export interface MountTuiOptions {
@@ -24,16 +30,21 @@ export interface MountTuiOptions {
 export interface MountedTui {
   instance: Instance;
   /** Resolves once the person has quit and Ink has restored the terminal. */
-  exited: Promise<void>;
+  exited: Promise<TuiExit>;
 }
 
 /** {@link runTui} without the wait: mounts the view and returns at once. */
 export function mountTui(options: TuiOptions, mount: MountTuiOptions = {}): MountedTui {
   const stdout = options.stdout ?? process.stdout;
   const stdin = options.stdin ?? process.stdin;
-  let onExit = () => {};
+  let onExit: (last: TerminalThread | null) => void = () => {};
+  // Read by both ends of the race below: Ink's own exit resolves as the unmount below ends.
+  let lastThread: TerminalThread | null = null;
   const quit = new Promise<void>((resolve) => {
-    onExit = resolve;
+    onExit = (last) => {
+      lastThread = last;
+      resolve();
+    };
   });
   const maxFps = options.maxFps ?? DEFAULT_MAX_FPS;
   const storeOptions: ConversationStoreOptions = { frameMs: 1000 / maxFps, ...mount.store };
@@ -41,6 +52,7 @@ export function mountTui(options: TuiOptions, mount: MountTuiOptions = {}): Moun
     options.thread instanceof Promise ? null : options.thread,
     options.modelId,
     storeOptions,
+    options.saved,
   );
   const instance = render(React.createElement(TuiApp, { options, session, onExit, storeOptions }), {
     stdout,
@@ -64,9 +76,9 @@ export function mountTui(options: TuiOptions, mount: MountTuiOptions = {}): Moun
     await instance.waitUntilExit();
   });
   // Ink exits on its own only when rendering threw; that error is the caller's to see.
-  const exited = Promise.race([unmounted, instance.waitUntilExit().then(() => undefined)]).finally(() =>
-    session.close(),
-  );
+  const exited = Promise.race([unmounted, instance.waitUntilExit()])
+    .then(() => ({ thread: lastThread }))
+    .finally(() => session.close());
   return { instance, exited };
 }
 

@@ -1,3 +1,4 @@
+import path from "node:path";
 import { Box, Text, useWindowSize } from "ink";
 import React from "react";
 import type { ThreadView } from "../../client-core/thread-view.js";
@@ -17,6 +18,8 @@ export interface StatusBarProps {
   quitArmed: boolean;
   /** The next turns run in plan mode (Shift+Tab). */
   plan?: boolean;
+  /** The workspace and session (see {@link placeLabel}), first on the line when there is room. */
+  place?: string;
 }
 
 /** The line under the prompt: model, state, turn timing, and the keys that apply now. */
@@ -27,6 +30,7 @@ export function StatusBar({
   activity,
   quitArmed,
   plan,
+  place: fullPlace = "",
 }: StatusBarProps): React.ReactElement {
   const { columns } = useWindowSize();
   const state = activity ?? stateLabel(view, now);
@@ -36,9 +40,15 @@ export function StatusBar({
   const metrics = [...turnMetrics(view.thread, now), ...(subs ? [subs] : [])];
   const details = metrics.length > 0 ? ` · ${metrics.join(" · ")}` : "";
   // Padding 1 each side, and at least 2 spaces between the halves; hints shorten, then give way.
-  const room = columns - (model.length + 3 + state.length + details.length + 4 + (plan ? PLAN.length : 0));
+  const free = columns - (model.length + 3 + state.length + details.length + 4 + (plan ? PLAN.length : 0));
+  // The place gives way first: shown only where the whole of the rest fits beside it.
+  const place =
+    fullPlace && free - (fullPlace.length + 3) >= (quitArmed ? QUIT.length : hints(view).length)
+      ? `${fullPlace} · `
+      : "";
+  const room = free - place.length;
   const right = quitArmed
-    ? "Press Ctrl+C again to quit"
+    ? QUIT
     : ([hints(view), hints(view, true)].find((hint) => hint.length <= room) ?? "");
   const showRight = right !== "";
   return h(
@@ -50,6 +60,7 @@ export function StatusBar({
       h(
         Text,
         { wrap: "truncate-end" },
+        place ? h(Text, { dimColor: true }, place) : null,
         h(Text, { color: "cyan" }, model),
         h(Text, { dimColor: true }, " · "),
         h(Text, { color: busy ? "yellow" : "green" }, state),
@@ -68,6 +79,17 @@ export function StatusBar({
 }
 
 const PLAN = " · plan mode (Shift+Tab)";
+const QUIT = "Press Ctrl+C again to quit";
+
+/**
+ * Where the person is: the workspace folder's name and the session's short id (`spark resume`
+ * takes it as it is), e.g. `parser · thr_3f2a9c1d`; "" when neither is known yet.
+ */
+export function placeLabel(info: { id: string; cwd: string } | null, workspace?: string): string {
+  const folder = info?.cwd ?? workspace;
+  const parts = [folder ? path.basename(folder) || folder : "", info ? info.id.slice(0, 12) : ""];
+  return parts.filter((part) => part !== "").join(" · ");
+}
 
 /** Running sub-agents: `2 sub-agents (sub_ab12: read_file, 40 tok)`, or "" when none. */
 export function subAgentsLabel(view: ConversationView): string {

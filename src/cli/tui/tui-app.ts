@@ -15,7 +15,7 @@ import { runSlashCommand, type SlashCommandContext } from "./slash-command-actio
 import { parseSlashCommand } from "./slash-commands.js";
 import { type StartupState, startupLabel } from "./startup-status.js";
 import { StartupView } from "./startup-view.js";
-import { StatusBar } from "./status-bar.js";
+import { placeLabel, StatusBar } from "./status-bar.js";
 import type { McpServersFeed, TuiOptions } from "./tui-options.js";
 import { TuiSession } from "./tui-session.js";
 
@@ -31,8 +31,11 @@ const CLEAR_SCREEN = "\x1b[2J\x1b[3J\x1b[H";
 export interface TuiAppProps {
   options: TuiOptions;
   session: TuiSession;
-  /** Called once, when the person quits; the current session is already closed. */
-  onExit: () => void;
+  /**
+   * Called once, when the person quits, with the thread shown last (null: none had started); the
+   * current session is already closed.
+   */
+  onExit: (last: TerminalThread | null) => void;
   storeOptions?: ConversationStoreOptions;
 }
 
@@ -116,9 +119,10 @@ export function TuiApp({ options, session, onExit, storeOptions }: TuiAppProps):
   const quit = () => {
     if (s.exited) return;
     s.exited = true;
-    if (s.session.thread?.busy) s.session.thread.interrupt();
+    const last = s.session.thread;
+    if (last?.busy) last.interrupt();
     s.session.close();
-    onExit();
+    onExit(last);
   };
 
   const switchTo = (thread: TerminalThread, modelId: string, clear: boolean) => {
@@ -384,6 +388,7 @@ export function TuiApp({ options, session, onExit, storeOptions }: TuiAppProps):
       activity: s.activity ?? startupActivity,
       quitArmed: s.quitArmedAt !== null,
       plan: s.session.mode === "plan",
+      place: placeLabel(s.session.info, options.workspace),
     }),
   );
 }

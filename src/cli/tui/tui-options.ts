@@ -2,6 +2,7 @@ import type { McpServerInfo } from "../../protocol/agent.js";
 import type { DecodedCatalog } from "../../protocol/catalog.js";
 import type { TerminalThread } from "../terminal-thread.js";
 import type { StartupStatus } from "./startup-status.js";
+import type { SavedSession } from "./tui-session.js";
 
 export interface TuiOptions {
   /** Creates a new thread (for /new); the first one is passed in. */
@@ -21,6 +22,10 @@ export interface TuiOptions {
   /** Start-up progress (shown in the status bar) and questions (answered with y/n). Default: none. */
   startup?: StartupStatus;
   modelId: string;
+  /** The workspace, named in the status line until the thread names its own. Default: none. */
+  workspace?: string;
+  /** The saved session being resumed, shown at once while its thread starts. Default: none. */
+  saved?: SavedSession;
   /**
    * The models the user may switch to with /model (empty: /model just shows the current one).
    * Default: not known here; the agent host checks the name /model asks for.

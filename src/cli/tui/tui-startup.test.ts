@@ -123,7 +123,7 @@ describe("the terminal UI while the session starts (the thread is gated on a pro
     await h.stdin.press(KEYS.ctrlC);
     await h.stdout.waitForText("Press Ctrl+C again to quit");
     await h.stdin.press(KEYS.ctrlC);
-    await expect(mounted.exited).resolves.toBeUndefined();
+    await expect(mounted.exited).resolves.toEqual({ thread: null });
   });
 
   test("slash commands that need the session say so while it starts; /help works", async () => {
