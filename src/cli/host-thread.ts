@@ -212,6 +212,14 @@ export class HostThread implements TerminalThread {
     this.send({ type: "subagent.cancel", thread_id: this.id, subagent_id: id });
     return true;
   }
+  async compact(focus?: string): Promise<void> {
+    await this.client
+      .request({ type: "thread.compact", thread_id: this.id, ...(focus ? { focus } : {}) })
+      .catch((error: unknown) => {
+        throw asSparkError(error);
+      });
+  }
+
 
   cancelSubAgents(): void {
     for (const sub of this.subs.values()) if (sub.status === "running") this.cancelSubAgent(sub.id);

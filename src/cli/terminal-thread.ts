@@ -54,5 +54,10 @@ export interface TerminalThread {
   /** Resolves when no turn is running. */
   whenIdle(): Promise<void>;
   /** Resolves when no turn and no sub-agent is running. */
+  /**
+   * `/compact [focus]`: compacts the older turns now, keeping `focus` in view; the thread says how
+   * it went (a notice, `context.updated`). Throws a SparkError while a turn runs.
+   */
+  compact(focus?: string): Promise<unknown>;
   whenSettled(): Promise<void>;
 }

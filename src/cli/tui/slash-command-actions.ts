@@ -105,6 +105,18 @@ export function runSlashCommand(ctx: SlashCommandContext, command: SlashCommand)
       );
       return;
     }
+    case "compact":
+      if (thread.busy) return current.notice("A turn is running; compact once it ends.", "warn");
+      // The thread says how it went (a notice and the meter); only a failure is said here.
+      thread
+        .compact(command.args || undefined)
+        .catch((error: unknown) =>
+          current.notice(
+            `Compact failed: ${error instanceof Error ? error.message : String(error)}`,
+            "error",
+          ),
+        );
+      return;
     case "cancel": {
       const running = thread.subAgents.filter((sub) => sub.status === "running");
       const id = command.args || running.at(-1)?.id;

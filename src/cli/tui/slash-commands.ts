@@ -10,6 +10,7 @@ export type SlashCommandName =
   | "cancel"
   | "mcp"
   | "review"
+  | "compact"
   | "exit";
 
 export interface SlashCommand {
@@ -42,6 +43,11 @@ export const SLASH_COMMANDS: readonly { name: SlashCommandName; usage: string; d
     usage: "/review [--base B | --commit C]",
     description:
       "review the uncommitted changes (or a branch's, a commit's), read-only: findings by file and line",
+  },
+  {
+    name: "compact",
+    usage: "/compact [focus]",
+    description: "summarise older turns to free context, keeping FOCUS in view",
   },
   { name: "exit", usage: "/exit", description: "quit (also Ctrl+D on an empty prompt)" },
 ];

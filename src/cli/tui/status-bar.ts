@@ -1,6 +1,7 @@
 import path from "node:path";
 import { Box, Text, useWindowSize } from "ink";
 import React from "react";
+import { contextMeterText } from "../../client-core/context-meter.js";
 import type { ThreadView } from "../../client-core/thread-view.js";
 import { formatRate, liveMeter } from "../../client-core/turn-meter.js";
 import type { ConversationView } from "./conversation-store.js";
@@ -37,7 +38,8 @@ export function StatusBar({
   const busy = activity !== null || view.phase !== "idle";
   const model = modelId || "default model";
   const subs = subAgentsLabel(view);
-  const metrics = [...turnMetrics(view.thread, now), ...(subs ? [subs] : [])];
+  const context = contextMeterText(view.thread.context);
+  const metrics = [...(context ? [context] : []), ...turnMetrics(view.thread, now), ...(subs ? [subs] : [])];
   const details = metrics.length > 0 ? ` · ${metrics.join(" · ")}` : "";
   // Padding 1 each side, and at least 2 spaces between the halves; hints shorten, then give way.
   const free = columns - (model.length + 3 + state.length + details.length + 4 + (plan ? PLAN.length : 0));
