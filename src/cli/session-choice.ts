@@ -1,7 +1,7 @@
 import path from "node:path";
 import { listSessions, sessionsDir } from "../agent/transcript.js";
 import { SparkError } from "../protocol/errors.js";
-import { listSavedSessions, type SessionSummary } from "../runtime/session-list.js";
+import { listWorkspaceSessions, type SessionSummary } from "../runtime/session-list.js";
 
 /** Asks the person which session to continue; null when they cancelled. */
 export type SessionPick = (sessions: SessionSummary[]) => Promise<SessionSummary | null>;
@@ -23,7 +23,7 @@ export async function chooseSession(
       "spark resume needs a session id or --last when it is not on a terminal (spark sessions lists them).",
     );
   }
-  const sessions = await listSavedSessions({ workspace });
+  const sessions = await listWorkspaceSessions(workspace);
   if (sessions.length === 0) {
     throw new SparkError(
       "not_found",

@@ -1,7 +1,7 @@
 import path from "node:path";
 import type { Command } from "commander";
 import { sessionsDir } from "../agent/transcript.js";
-import { listSavedSessions, type SessionSummary } from "../runtime/session-list.js";
+import { listSavedSessions, listWorkspaceSessions, type SessionSummary } from "../runtime/session-list.js";
 import { integer } from "./integer-option.js";
 import { relativeTime } from "./relative-time.js";
 
@@ -22,7 +22,10 @@ export function registerSessionsCommand(program: Command): void {
     .option("-C, --cd <dir>", "workspace directory (default: the current directory)")
     .action(async (flags: SessionsFlags) => {
       const workspace = path.resolve(flags.cd ?? process.cwd());
-      const sessions = (await listSavedSessions(flags.all ? {} : { workspace })).slice(0, flags.limit);
+      const sessions = (await (flags.all ? listSavedSessions() : listWorkspaceSessions(workspace))).slice(
+        0,
+        flags.limit,
+      );
       if (flags.json) {
         process.stdout.write(
           `${JSON.stringify(
@@ -55,7 +58,7 @@ export function sessionsTable(
     relativeTime(new Date(session.updatedAt), options.now),
     String(session.turns),
     ...(options.workspaces ? [session.cwd] : []),
-    session.title,
+    session.worktree ? `${session.title} (worktree ${session.worktree})` : session.title,
   ]);
   const header = ["ID", "WHEN", "TURNS", ...(options.workspaces ? ["WORKSPACE"] : []), "TITLE"];
   const widths = header.map((title, column) =>

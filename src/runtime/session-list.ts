@@ -1,6 +1,8 @@
 import { realpath } from "node:fs/promises";
+import path from "node:path";
 import { listSessions, readSession, sessionsDir } from "../agent/transcript.js";
 import type { ThreadItem } from "../protocol/agent.js";
+import { SparkWorktrees } from "./spark-worktrees.js";
 
 /** A saved session as `spark sessions` and `spark resume`'s picker list it. */
 export interface SessionSummary {
@@ -13,8 +15,10 @@ export interface SessionSummary {
   createdAt: string;
   /** When its transcript last changed (ISO 8601). */
   updatedAt: string;
-  /** The person's messages that started turns (steers and rewound turns not counted). */
+  /** The person's messages (rewound ones not counted). */
   turns: number;
+  /** The Spark worktree it works in (`spark --worktree NAME`), if any. */
+  worktree?: string;
   file: string;
 }
 
@@ -23,6 +27,8 @@ export interface ListSessionsOptions {
   dir?: string;
   /** Only the sessions working in this folder (compared as real paths). Default: every workspace. */
   workspace?: string;
+  /** With `workspace`, also those working in a folder inside this one (its Spark worktrees). */
+  worktrees?: string;
   /** The newest transcripts read at most (each is read whole). Default: 200. */
   scan?: number;
 }
@@ -34,6 +40,7 @@ export interface ListSessionsOptions {
 export async function listSavedSessions(options: ListSessionsOptions = {}): Promise<SessionSummary[]> {
   const dir = options.dir ?? sessionsDir();
   const workspace = options.workspace === undefined ? undefined : await realpathOr(options.workspace);
+  const worktrees = options.worktrees === undefined ? undefined : await realpathOr(options.worktrees);
   const files = (await listSessions(dir)).slice(0, options.scan ?? 200);
   const summaries = await Promise.all(
     files.map(async ({ file, modified }) => {
@@ -41,7 +48,7 @@ export async function listSavedSessions(options: ListSessionsOptions = {}): Prom
         const { thread, items } = await readSession(file);
         const turns = items.filter(isTurnStart).length;
         if (turns === 0) return null;
-        if (workspace !== undefined && (await realpathOr(thread.cwd)) !== workspace) return null;
+        if (workspace !== undefined && !(await worksIn(thread.cwd, workspace, worktrees))) return null;
         return {
           id: thread.id,
           title: titleOf(thread.title, items),
@@ -50,6 +57,7 @@ export async function listSavedSessions(options: ListSessionsOptions = {}): Prom
           createdAt: thread.createdAt,
           updatedAt: modified.toISOString(),
           turns,
+          ...(thread.worktree ? { worktree: thread.worktree.name } : {}),
           file,
         } satisfies SessionSummary;
       } catch {
@@ -58,6 +66,34 @@ export async function listSavedSessions(options: ListSessionsOptions = {}): Prom
     }),
   );
   return summaries.filter((summary): summary is SessionSummary => summary !== null);
+}
+
+/**
+ * The sessions of `workspace` as `spark sessions` and `spark resume` mean it: those working there,
+ * and those in its repository's Spark worktrees (which `spark resume` continues in their worktree).
+ */
+export async function listWorkspaceSessions(
+  workspace: string,
+  options: { dir?: string; env?: NodeJS.ProcessEnv } = {},
+): Promise<SessionSummary[]> {
+  const worktrees = await SparkWorktrees.of(workspace, { env: options.env ?? process.env }).then(
+    (trees) => trees.dir,
+    // Not a git repository: no worktrees.
+    () => undefined,
+  );
+  return listSavedSessions({
+    workspace,
+    ...(worktrees ? { worktrees } : {}),
+    ...(options.dir ? { dir: options.dir } : {}),
+  });
+}
+
+async function worksIn(cwd: string, workspace: string, worktrees: string | undefined): Promise<boolean> {
+  const real = await realpathOr(cwd);
+  if (real === workspace) return true;
+  if (worktrees === undefined) return false;
+  const relative = path.relative(worktrees, real);
+  return relative !== "" && !relative.startsWith("..") && !path.isAbsolute(relative);
 }
 
 function isTurnStart(item: ThreadItem): boolean {
