@@ -208,6 +208,26 @@ describe("previewPatchText", () => {
     ]);
   });
 
+  test("a context line reading ' *** End Patch' is shown, as the tool applies it (the preview stopped there)", () => {
+    const text = patch(
+      "*** Begin Patch",
+      "*** Update File: a.ts",
+      "@@",
+      " *** End Patch",
+      "-x",
+      "*** End Patch",
+    );
+    expect(previewPatchText(text)[0]?.hunks[0]?.lines).toEqual([
+      { kind: "context", text: "*** End Patch" },
+      { kind: "remove", text: "x" },
+    ]);
+    const parsed = parsePatch(text).operations[0];
+    expect(parsed?.kind === "update" && parsed.hunks[0]?.lines).toEqual([
+      { op: " ", text: "*** End Patch" },
+      { op: "-", text: "x" },
+    ]);
+  });
+
   test("a line the parser would reject is shown as context, not dropped", () => {
     const files = previewPatchText(patch("*** Begin Patch", "*** Update File: a.ts", "@@", "oops", "+y"));
     expect(files[0]?.hunks[0]?.lines).toEqual([

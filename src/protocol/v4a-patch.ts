@@ -255,6 +255,7 @@ export class V4aPatchParser {
   /** The path of a `prefix` header line, or null for another line. A missing path is an error. */
   private header(text: string, prefix: string, number: number): string | null {
     // The prefix without its space: a header whose path is missing has lost it to trimming.
+    if (!text.startsWith("***")) return null;
     const line = text.trimEnd();
     if (!line.startsWith(prefix.trimEnd())) return null;
     const path = line.slice(prefix.length - 1).trim();
@@ -406,8 +407,11 @@ export class V4aPatchParser {
   }
 }
 
+/** The header prefixes without their space: a header whose path is missing has lost it to trimming. */
+const FILE_HEADERS = [ADD, DELETE, UPDATE].map((prefix) => prefix.trimEnd());
+
 function isFileHeader(text: string): boolean {
-  return [ADD, DELETE, UPDATE].some((prefix) => text.startsWith(prefix.trimEnd()));
+  return text.startsWith("***") && FILE_HEADERS.some((prefix) => text.startsWith(prefix));
 }
 
 function startMessage(): string {
