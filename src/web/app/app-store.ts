@@ -141,6 +141,12 @@ export class AppStore {
       return true;
     }
     const view = this.current;
+    // `/compact [focus]`, as in the terminal: the thread says what it freed (a notice, the meter).
+    const compact = /^\/compact(?:\s+([\s\S]*))?$/i.exec(text.trim());
+    if (compact && view) {
+      const focus = compact[1]?.trim();
+      return this.request({ type: "thread.compact", thread_id: view.id, ...(focus ? { focus } : {}) });
+    }
     if (!view) {
       // One new session however many messages arrive before it starts; each is sent once, in order.
       if (!this.awaitingNew && !this.newThread()) return false;

@@ -3,6 +3,7 @@ import type { ConnectionStatus } from "../../client-core/host-client.js";
 import type { AppStore } from "./app-store.js";
 import { CatalogPanel } from "./catalog-panel.js";
 import { Composer } from "./composer.js";
+import { ContextMeter } from "./context-meter-view.js";
 import { Conversation } from "./conversation.js";
 import type { DiffMode } from "./diff-view.js";
 import { McpServers } from "./mcp-servers.js";
@@ -113,6 +114,7 @@ export function App({ store }: { store: AppStore }) {
             </span>
           ) : null}
           <TurnMeter view={view} />
+          <ContextMeter view={view} />
           <button
             type="button"
             class="button small diff-toggle"
