@@ -1,4 +1,4 @@
-import { Box, render, Text, useInput } from "ink";
+import { Box, type RenderOptions, render, Text, useInput } from "ink";
 import React, { useState } from "react";
 import type { SessionSummary } from "../../runtime/session-list.js";
 import { relativeTime } from "../relative-time.js";
@@ -35,21 +35,28 @@ export function SessionPicker({ sessions, onDone, now }: SessionPickerProps): Re
   });
   const first = Math.max(0, Math.min(index - VISIBLE + 1, sessions.length - VISIBLE));
   const shown = sessions.slice(first, first + VISIBLE);
-  const whenWidth = Math.max(...sessions.map((s) => relativeTime(new Date(s.updatedAt), now).length));
+  // Aligned columns: the title, when, turns, and the id's start (which `spark resume` takes too).
+  const rows = sessions.map((session) => ({
+    title: session.title,
+    when: relativeTime(new Date(session.updatedAt), now),
+    turns: `${session.turns} turn${session.turns === 1 ? "" : "s"}`,
+  }));
+  const width = (column: "title" | "when" | "turns") => Math.max(...rows.map((row) => row[column].length));
+  const [titleWidth, whenWidth, turnsWidth] = [width("title"), width("when"), width("turns")];
   return h(
     Box,
     { flexDirection: "column" },
     h(Text, { bold: true }, "Resume which session? (Up/Down, Enter; Esc cancels)"),
     ...shown.map((session, offset) => {
       const selected = first + offset === index;
-      const when = relativeTime(new Date(session.updatedAt), now).padEnd(whenWidth);
-      const turns = `${session.turns} turn${session.turns === 1 ? "" : "s"}`;
+      const row = rows[first + offset]!;
+      const details = `  ${row.when.padEnd(whenWidth)}  ${row.turns.padEnd(turnsWidth)}  ${session.id.slice(0, 12)}`;
       return h(
         Text,
         { key: session.id, wrap: "truncate-end", ...(selected ? { color: "cyan" } : {}) },
         selected ? "> " : "  ",
-        session.title,
-        h(Text, { dimColor: true }, `  ${when}  ${turns}  ${session.id.slice(0, 12)}`),
+        row.title.padEnd(titleWidth),
+        h(Text, { dimColor: true }, details),
       );
     }),
     sessions.length > VISIBLE ? h(Text, { dimColor: true }, `  ${index + 1} of ${sessions.length}`) : null,
@@ -59,7 +66,7 @@ export function SessionPicker({ sessions, onDone, now }: SessionPickerProps): Re
 /** Shows the picker on the terminal until the person chooses or cancels; it leaves no trace. */
 export async function pickSession(
   sessions: readonly SessionSummary[],
-  io: { stdin?: NodeJS.ReadStream; stdout?: NodeJS.WriteStream } = {},
+  io: { stdin?: NodeJS.ReadStream; stdout?: NodeJS.WriteStream; ink?: Partial<RenderOptions> } = {},
 ): Promise<SessionSummary | null> {
   let resolve: (chosen: SessionSummary | null) => void = () => {};
   const chosen = new Promise<SessionSummary | null>((done) => {
@@ -69,6 +76,9 @@ export async function pickSession(
     stdout: io.stdout ?? process.stdout,
     stdin: io.stdin ?? process.stdin,
     exitOnCtrlC: false,
+    // Nothing logs while it is up; tests pass `debug: true` (each write a whole frame).
+    patchConsole: false,
+    ...io.ink,
   });
   const result = await chosen;
   instance.clear();
