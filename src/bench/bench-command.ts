@@ -4,7 +4,11 @@ import os from "node:os";
 import path from "node:path";
 import { type Command, Option } from "commander";
 import { LlamaEngine } from "../engine/llama/llama-engine.js";
-import { ensureSyntheticModel, type SyntheticQuant } from "../engine/synthetic/synthetic-model.js";
+import {
+  ensureSyntheticModel,
+  type SyntheticQuant,
+  type SyntheticShapeName,
+} from "../engine/synthetic/synthetic-model.js";
 import { ModelRegistry } from "../server/model-registry.js";
 import { SparkServer } from "../server/spark-server.js";
 import { StatusLine } from "../terminal/status-line.js";
@@ -17,6 +21,7 @@ import { agentPromptScenario } from "./scenarios/agent-prompt.js";
 import { agentStartScenario } from "./scenarios/agent-start.js";
 import { batchScenario } from "./scenarios/batch.js";
 import { decodeScenario } from "./scenarios/decode.js";
+import { firstAnswerScenario } from "./scenarios/first-answer.js";
 import { forkScenario } from "./scenarios/fork.js";
 import { loadScenario } from "./scenarios/load.js";
 import { peerScenario } from "./scenarios/peer.js";
@@ -46,7 +51,7 @@ const SCENARIOS = {
 type ScenarioName = keyof typeof SCENARIOS;
 
 /** Scenarios with servers and models of their own: run only when named. */
-type NamedOnly = "peer" | "agent" | "tui" | "routing";
+type NamedOnly = "peer" | "agent" | "tui" | "routing" | "first-answer";
 
 interface BenchOptions {
   quick: boolean;
@@ -65,8 +70,11 @@ export function registerBenchCommand(program: Command): void {
     .description("measure Spark's speed claims, each against its baseline in the same run (ratios)")
     .option("--quick", "fewer repetitions (a few minutes on a 2-core CPU)", false)
     .addOption(
-      new Option("--scenario <name...>", "scenarios to run (peer, agent, tui and routing only when named)")
-        .choices([...Object.keys(SCENARIOS), "peer", "agent", "tui", "routing"])
+      new Option(
+        "--scenario <name...>",
+        "scenarios to run (peer, agent, tui, routing and first-answer only when named)",
+      )
+        .choices([...Object.keys(SCENARIOS), "peer", "agent", "tui", "routing", "first-answer"])
         .default(Object.keys(SCENARIOS)),
     )
     .option(
@@ -116,7 +124,7 @@ async function bench(options: BenchOptions): Promise<void> {
   }
   const scenarios = options.scenario.filter(
     (name): name is ScenarioName =>
-      name !== "peer" && name !== "agent" && name !== "tui" && name !== "routing",
+      name !== "peer" && name !== "agent" && name !== "tui" && name !== "routing" && name !== "first-answer",
   );
   // Another busy process turns llama.cpp's spinning threads into a 10x slowdown: say so.
   const loadBefore = os.loadavg()[0]!;
@@ -156,6 +164,18 @@ async function bench(options: BenchOptions): Promise<void> {
     process.stderr.write("Scenario tui\n");
     const modelPath = await ensureSyntheticModel(options.modelsDir, "smollm2-135m", options.quant);
     rows.push(...(await tuiScenario({ modelPath, quick: options.quick, log })));
+  }
+  if (options.scenario.includes("first-answer")) {
+    process.stderr.write("Scenario first-answer\n");
+    rows.push(
+      ...(await firstAnswerScenario({
+        models: await firstAnswerModels(options, log),
+        llamaServer,
+        contextSize: 4096,
+        runs: options.quick ? 1 : 2,
+        log,
+      })),
+    );
   }
   if (routing && "binary" in llamaServer) {
     process.stderr.write("Scenario routing\n");
@@ -275,5 +295,22 @@ async function agentModels(options: BenchOptions, log: (line: string) => void): 
       editTokens: tokens(400, 96),
     });
   }
+  return models;
+}
+
+/** The 135M shape (and, unless quick, the 1.5B shape), and SmolLM2-135M-Instruct where it is. */
+async function firstAnswerModels(
+  options: BenchOptions,
+  log: (line: string) => void,
+): Promise<{ label: string; path: string }[]> {
+  const shapes = [["smollm2-135m", "135M shape"]] as [SyntheticShapeName, string][];
+  if (!options.quick) shapes.push(["qwen2.5-1.5b", "1.5B shape"]);
+  const models = [];
+  for (const [shape, label] of shapes) {
+    log(`first-answer: building synthetic ${shape} ${options.quant}`);
+    models.push({ label, path: await ensureSyntheticModel(options.modelsDir, shape, options.quant) });
+  }
+  const real = options.realModel ?? smollm2ModelPath();
+  if (real !== undefined) models.push({ label: path.basename(real, ".gguf"), path: real });
   return models;
 }

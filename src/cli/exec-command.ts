@@ -1,4 +1,5 @@
-import type { HostClient } from "../client-core/host-client.js";
+import type { HostClient, PromptProgress } from "../client-core/host-client.js";
+import { promptProgressLabel } from "../client-core/prompt-progress-label.js";
 import { SparkError } from "../protocol/errors.js";
 import type { AgentFlags } from "./agent-flags.js";
 import { EXIT_OUTPUT_CLOSED, OutputWatch } from "./closed-output.js";
@@ -40,7 +41,8 @@ export async function exec(flags: AgentFlags, prompt: string, resumeId?: string)
       });
     });
     try {
-      return await Promise.race([execOn(client, flags, prompt, output, "others", resumeId), lost]);
+      const progress: ProgressFeed = (listener) => client.on("prompt", listener);
+      return await Promise.race([execOn(client, flags, prompt, output, "others", resumeId, progress), lost]);
     } finally {
       offStatus();
       client.dispose();
@@ -53,11 +55,16 @@ export async function exec(flags: AgentFlags, prompt: string, resumeId?: string)
   await local.runtime.mcp.whenStarted();
   const client = await local.connect();
   try {
-    return await execOn(client, flags, prompt, output, "deny", resumeId);
+    const warmup = local.runtime.promptWarmup;
+    const progress: ProgressFeed = (listener) => warmup?.on(listener) ?? (() => {});
+    return await execOn(client, flags, prompt, output, "deny", resumeId, progress);
   } finally {
     client.dispose();
   }
 }
+
+/** Subscribes to how far the agent prompt's evaluation is; returns the unsubscribe function. */
+type ProgressFeed = (listener: (progress: PromptProgress) => void) => () => void;
 
 /** Runs the one task of `spark exec` as a new thread of the host `client` is connected to. */
 async function execOn(
@@ -67,10 +74,16 @@ async function execOn(
   output: OutputWatch,
   approvals: "deny" | "others",
   resumeId: string | undefined,
+  promptProgress: ProgressFeed,
 ): Promise<number> {
   const warming = process.stderr.isTTY === true && flags.prewarm;
-  if (warming) process.stderr.write("Warming up...");
-  const thread = await HostThread.open(client, resumeId);
+  const say = (progress: { evaluated: number; total: number }) => {
+    const label = promptProgressLabel(progress);
+    process.stderr.write(`\r${label.charAt(0).toUpperCase()}${label.slice(1)}...\x1b[K`);
+  };
+  if (warming) say({ evaluated: 0, total: 0 });
+  const off = warming ? promptProgress(say) : () => {};
+  const thread = await HostThread.open(client, resumeId).finally(off);
   if (warming) process.stderr.write("\r\x1b[K");
   if (flags.json) process.stdout.write(threadStartedLine(thread.info));
   const interrupt = new AbortController();
