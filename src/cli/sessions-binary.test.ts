@@ -3,7 +3,7 @@ import { mkdtemp, realpath } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { beforeAll, describe, expect, test } from "vitest";
-import { runSpark } from "./test-support/spark-binary.js";
+import { runSpark, startWorkspaceServe } from "./test-support/spark-binary.js";
 import { testEngineEnv } from "./test-support/test-engine.js";
 
 interface Listed {
@@ -118,5 +118,28 @@ describe("spark sessions, spark exec resume and thread.started (the real binary,
     const run = await runSpark(["exec", "help", "me"], repo, env);
     expect(run.code).toBe(0);
     expect(run.stdout.trim()).toBe("You said: help me");
+  });
+
+  test("on a running spark serve: exec --json begins with thread.started, and exec resume continues there", async () => {
+    const serve = await startWorkspaceServe([], testEngineEnv());
+    try {
+      const first = await runSpark(["exec", "--json", "on the server"], serve.repo, serve.env);
+      expect(first.code).toBe(0);
+      const started = jsonLines(first.stdout)[0]!;
+      expect(started).toEqual({ type: "thread.started", thread_id: expect.stringMatching(/^thr_/) });
+      const again = await runSpark(
+        ["exec", "resume", started.thread_id!, "--json", "again"],
+        serve.repo,
+        serve.env,
+      );
+      expect(again.stderr).toBe("");
+      expect(jsonLines(again.stdout)[0]).toEqual(started);
+      const listed = JSON.parse(
+        (await runSpark(["sessions", "--json"], serve.repo, serve.env)).stdout,
+      ) as Listed[];
+      expect(listed).toEqual([expect.objectContaining({ id: started.thread_id, turns: 2 })]);
+    } finally {
+      await serve.stop();
+    }
   });
 });
