@@ -231,6 +231,13 @@ export class ChatController implements vscode.Disposable {
     const input = text.trim();
     if (!input) return;
     const threadId = await this.ensureThread();
+    // `/compact [focus]`, as in the terminal: the thread says what it freed (a notice, the meter).
+    const compact = /^\/compact(?:\s+([\s\S]*))?$/i.exec(input);
+    if (compact) {
+      const focus = compact[1]?.trim();
+      await this.request({ type: "thread.compact", thread_id: threadId, ...(focus ? { focus } : {}) });
+      return;
+    }
     const type = !this.busy ? "turn.start" : mode === "queue" ? "turn.queue" : "turn.steer";
     // Set before the request goes out: a second message sent meanwhile (both waiting for a thread
     // that starts once the model has loaded) must steer or queue, not start a second turn.

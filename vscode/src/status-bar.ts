@@ -1,4 +1,5 @@
 import * as vscode from "vscode";
+import { contextMeterText } from "../../src/client-core/context-meter.js";
 import { meterText } from "../../src/client-core/turn-meter.js";
 import type { ChatController } from "./chat-controller.js";
 import type { SparkConnection } from "./spark-connection.js";
@@ -33,7 +34,7 @@ export class SparkStatusBar implements vscode.Disposable {
       clearInterval(this.timer);
       this.timer = null;
     }
-    const meter = meterText(view, Date.now());
+    const meter = [contextMeterText(view.context), meterText(view, Date.now())].filter(Boolean).join(" · ");
     switch (state.status) {
       case "connected":
         this.item.text = `${running ? "$(loading~spin)" : "$(zap)"} Spark${meter ? ` ${meter}` : ""}`;

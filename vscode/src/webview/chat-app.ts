@@ -1,4 +1,5 @@
 import { agentsLines, skillsLines } from "../../../src/client-core/catalog-lines.js";
+import { contextMeterText } from "../../../src/client-core/context-meter.js";
 import {
   type Entry,
   emptyView,
@@ -153,7 +154,7 @@ function render(): void {
   statusText.textContent = connectionLabel(connection);
   statusText.title = connection.detail;
   title.textContent = view.info?.title ?? "";
-  meter.textContent = meterText(view, Date.now());
+  meter.textContent = meterLine();
   const running = view.turn !== null;
   root.classList.toggle("running", running);
   sendButton.textContent = running ? "Steer" : "Send";
@@ -306,9 +307,14 @@ function renderTurnEnd(entry: TurnRecord): HTMLElement {
   return element;
 }
 
+/** How full the context is, then the turn's numbers: `ctx 12.3K/32.8K 38% · 1.2 s · ttft 120 ms`. */
+function meterLine(): string {
+  return [contextMeterText(view.context), meterText(view, Date.now())].filter(Boolean).join(" · ");
+}
+
 // The live meter moves while a turn runs, between events too.
 setInterval(() => {
-  if (view.turn) meter.textContent = meterText(view, Date.now());
+  if (view.turn) meter.textContent = meterLine();
 }, 100);
 
 render();
