@@ -54,7 +54,7 @@ test("a new session advertises its slash commands and offers mode and model as c
 
   await acp.until(() => acp.of(id, "available_commands_update").length > 0);
   const [advertised] = acp.of(id, "available_commands_update");
-  expect(advertised!.availableCommands.map((c) => c.name)).toEqual(["mode", "model", "undo"]);
+  expect(advertised!.availableCommands.map((c) => c.name)).toEqual(["mode", "model", "undo", "compact"]);
 });
 
 test("set_config_option switches the mode (announced) and the model; a bad value is refused, not clamped", async () => {
@@ -104,5 +104,11 @@ test("a slash command is answered without the model; other text, unknown command
   expect(await say("/model deep")).toBe("Model: deep, from the next turn.");
   expect(await say("/model fast")).toBe("Model: fast, from the next turn.");
   expect(await say("/undo")).toMatch(/Nothing to undo/);
+  expect(await say("/compact")).toMatch(/^_Nothing to compact yet: the conversation holds \d+ tokens/);
   expect(await say("/deploy now")).toContain("Answered by the model.");
+  // The context meter: ACP's usage_update after the model's response, tokens used of the window.
+  await acp.until(() => acp.of(sessionId, "usage_update").length > 0);
+  const usage = acp.of(sessionId, "usage_update").at(-1)!;
+  expect(usage.used).toBeGreaterThan(0);
+  expect(usage.size).toBeGreaterThan(usage.used);
 });

@@ -51,12 +51,18 @@ export const ACP_COMMANDS: AvailableCommand[] = [
     input: { hint: "name" },
   },
   { name: "undo", description: "Revert the last patch the agent applied" },
+  {
+    name: "compact",
+    description: "Summarise older turns to free context, keeping the focus in view",
+    input: { hint: "focus" },
+  },
 ];
 
 export type AcpCommand =
   | { name: "mode"; mode: AgentMode | null; arg: string }
   | { name: "model"; model: string }
-  | { name: "undo" };
+  | { name: "undo" }
+  | { name: "compact"; focus: string };
 
 /**
  * A prompt that is one of {@link ACP_COMMANDS} (`/name args`), or null: any other text, an
@@ -75,6 +81,8 @@ export function parseAcpCommand(input: string): AcpCommand | null {
       return { name: "model", model: arg };
     case "undo":
       return arg ? null : { name: "undo" };
+    case "compact":
+      return { name: "compact", focus: arg };
     default:
       return null;
   }

@@ -301,7 +301,7 @@ export class AcpSession {
         "A prompt of this session is running: wait for it, or cancel it.",
       );
     const answer = await this.commandAnswer(command).catch((error: unknown) => asRequestError(error).message);
-    this.send({ sessionUpdate: "agent_message_chunk", content: text(answer) });
+    if (answer) this.send({ sessionUpdate: "agent_message_chunk", content: text(answer) });
     this.lastMessage = null;
     await this.sending;
     return "end_turn";
@@ -327,6 +327,14 @@ export class AcpSession {
       case "undo":
         await this.client.request({ type: "thread.undo", thread_id: this.id });
         return "Reverted the last patch.";
+      case "compact":
+        // The thread's notice says what it freed (or that there was nothing to compact yet).
+        await this.client.request({
+          type: "thread.compact",
+          thread_id: this.id,
+          ...(command.focus ? { focus: command.focus } : {}),
+        });
+        return "";
       default: {
         const unknown: never = command;
         throw new Error(`Unknown command ${JSON.stringify(unknown)}`);
