@@ -193,7 +193,7 @@ function registerExecResume(exec: Command): void {
       "stop the task after this long (e.g. 90s, 5m, 1h; exit code 124) (default: no limit)",
       durationOption,
     )
-    .action(async (id: string | undefined, prompt: string[], flags: AgentFlags) => {
+    .action(async (id: string | undefined, prompt: string[], flags: AgentFlags, command: Command) => {
       const { exec: run } = await import("./exec-command.js");
       const { chooseSession, sessionIdOf } = await import("./session-choice.js");
       const last = flags.last === true;
@@ -204,7 +204,14 @@ function registerExecResume(exec: Command): void {
           'spark exec resume needs a session id (or --last), then the task: spark exec resume ID "..."',
         );
       const file = await chooseSession(last ? undefined : id, { last, cd: flags.cd });
-      process.exitCode = await run(flags, task, sessionIdOf(file!));
+      // `spark exec --json resume ...`: exec's own --json (and --timeout) count too.
+      const outer = command.parent?.opts<AgentFlags>();
+      const merged = {
+        ...flags,
+        json: flags.json === true || outer?.json === true,
+        ...(flags.timeout === undefined && outer?.timeout !== undefined ? { timeout: outer.timeout } : {}),
+      };
+      process.exitCode = await run(merged, task, sessionIdOf(file!));
     });
 }
 

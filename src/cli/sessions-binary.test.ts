@@ -47,7 +47,8 @@ describe("spark sessions, spark exec resume and thread.started (the real binary,
     expect(events.slice(1).some((event) => event.type === "thread.started")).toBe(false);
     const id = events[0]!.thread_id!;
 
-    const again = await runSpark(["exec", "resume", id, "--json", "and the tests"], repo, env);
+    // exec's own --json counts too: `spark exec --json resume ID ...`.
+    const again = await runSpark(["exec", "--json", "resume", id, "and the tests"], repo, env);
     expect(again.stderr).toBe("");
     expect(again.code).toBe(0);
     const resumed = jsonLines(again.stdout);
