@@ -325,11 +325,16 @@ export class AgentThread {
   /**
    * Starts a turn and resolves when it (and anything queued behind it) has finished.
    * `toolChoice` forces its first model response to call a tool (or that one); `mode` becomes the
-   * thread's mode (see setMode) from this turn on.
+   * thread's mode (see setMode) from this turn on; `outputSchema` is the JSON Schema every model
+   * response of this turn is asked to answer in (`text.format`), so its final message conforms.
    */
   startTurn(
     input: string,
-    options: { toolChoice?: TurnToolChoice | undefined; mode?: AgentMode | undefined } = {},
+    options: {
+      toolChoice?: TurnToolChoice | undefined;
+      mode?: AgentMode | undefined;
+      outputSchema?: Record<string, unknown> | undefined;
+    } = {},
   ): Promise<void> {
     if (this.active)
       throw new SparkError(
@@ -337,7 +342,7 @@ export class AgentThread {
         "A turn is already running; steer it or queue the message.",
       );
     if (options.mode) this.setMode(options.mode);
-    this.idle = this.runTurns({ id: newTurnId(), input }, options.toolChoice);
+    this.idle = this.runTurns({ id: newTurnId(), input }, options.toolChoice, options.outputSchema);
     return this.idle;
   }
 
@@ -431,12 +436,18 @@ export class AgentThread {
     return rewound;
   }
 
-  private async runTurns(first: QueuedTurn, toolChoice: TurnToolChoice | undefined): Promise<void> {
+  private async runTurns(
+    first: QueuedTurn,
+    toolChoice: TurnToolChoice | undefined,
+    outputSchema: Record<string, unknown> | undefined,
+  ): Promise<void> {
     let next: QueuedTurn | undefined = first;
     let choice = toolChoice;
+    let schema = outputSchema;
     while (next !== undefined) {
-      await this.runTurn(next, choice);
+      await this.runTurn(next, choice, schema);
       choice = undefined;
+      schema = undefined;
       // A listener of `turn.completed` may have started the next turn: that turn's loop runs the
       // queue after it (two loops would run two turns at once).
       if (this.active) return this.idle;
@@ -444,7 +455,11 @@ export class AgentThread {
     }
   }
 
-  private async runTurn({ id, input }: QueuedTurn, toolChoice?: TurnToolChoice): Promise<void> {
+  private async runTurn(
+    { id, input }: QueuedTurn,
+    toolChoice?: TurnToolChoice,
+    outputSchema?: Record<string, unknown>,
+  ): Promise<void> {
     const turn: ActiveTurn = {
       id,
       controller: new AbortController(),
@@ -453,6 +468,7 @@ export class AgentThread {
       closed: false,
       firstTokenAt: null,
       toolChoice,
+      ...(outputSchema ? { outputSchema } : {}),
       mode: this.mode,
     };
     this.active = turn;

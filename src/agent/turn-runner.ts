@@ -35,6 +35,8 @@ export interface ActiveTurn {
   firstTokenAt: number | null;
   /** What the turn's next model response must call (see `turn.start`); used once. */
   toolChoice?: TurnToolChoice | undefined;
+  /** The JSON Schema every model response of the turn answers in (see `turn.start`). */
+  outputSchema?: Record<string, unknown>;
   /** `plan`: only read-only tools run (see plan-mode.ts). */
   mode: AgentMode;
 }
@@ -289,6 +291,13 @@ export class TurnRunner {
           : {
               tool_choice: choice === "required" ? choice : { type: "function" as const, name: choice.name },
             }),
+        ...(turn.outputSchema
+          ? {
+              text: {
+                format: { type: "json_schema", name: "output", schema: turn.outputSchema, strict: true },
+              },
+            }
+          : {}),
       },
       { signal: turn.controller.signal },
     );

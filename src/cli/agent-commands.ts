@@ -122,6 +122,10 @@ export function registerAgentCommands(program: Command): void {
       'the first model response must call a tool ("required") or the tool named (e.g. list_dir); later ones choose freely (default: auto)',
       toolChoiceOption,
     )
+    .option(
+      "--output-schema <file>",
+      "a JSON Schema file: the final answer is JSON conforming to it (an unreadable or invalid file exits 2)",
+    )
     .option("--plan", "plan mode: edits and commands are refused, the answer is a plan", false)
     .option(
       "--timeout <duration>",

@@ -21,6 +21,8 @@ export interface AgentFlags {
   timeout?: number;
   json?: boolean;
   toolChoice?: TurnToolChoice;
+  /** `spark exec --output-schema FILE`: the file of the JSON Schema the final answer conforms to. */
+  outputSchema?: string;
   plan?: boolean;
   last?: boolean;
   /** False with `--no-attach`. */

@@ -8,6 +8,7 @@ import { threadStartedLine } from "./exec-session.js";
 import { attachTarget, connectHost } from "./host-target.js";
 import { HostThread } from "./host-thread.js";
 import { startLocalHost } from "./local-host-start.js";
+import { EXIT_USAGE, readOutputSchema } from "./output-schema-file.js";
 import { runPlain } from "./tui/plain-output.js";
 
 /** `spark exec`'s exit status when `--timeout` ended the task (as timeout(1) exits). */
@@ -15,8 +16,8 @@ export const EXIT_TIMEOUT = 124;
 
 /**
  * `spark exec`: one task, on this user's `spark serve` for the workspace or on an agent of its own.
- * Exits 0 when the turn completed, 1 when it failed (a limit ended it, or an error), 124 when
- * `--timeout` ran out, 141 when its reader went away. `resumeId` continues that saved session
+ * Exits 0 when the turn completed, 1 when it failed (a limit ended it, or an error), 2 when the
+ * `--output-schema` file cannot be used, 124 when `--timeout` ran out, 141 when its reader went away. `resumeId` continues that saved session
  * (`spark exec resume ID`) instead of starting a new one.
  */
 export async function exec(flags: AgentFlags, prompt: string, resumeId?: string): Promise<number> {
@@ -25,6 +26,15 @@ export async function exec(flags: AgentFlags, prompt: string, resumeId?: string)
       "invalid_request",
       'spark exec needs a task, e.g. spark exec "fix the failing import".',
     );
+  let outputSchema: Record<string, unknown> | undefined;
+  if (flags.outputSchema !== undefined) {
+    try {
+      outputSchema = await readOutputSchema(flags.outputSchema);
+    } catch (error) {
+      process.stderr.write(`spark: ${(error as Error).message}\n`);
+      return EXIT_USAGE;
+    }
+  }
   const target = await attachTarget(flags);
   // A reader that goes away (`spark exec ... | head -1`) stops the turn quietly.
   using output = new OutputWatch({ stdout: process.stdout, stderr: process.stderr });
@@ -42,7 +52,10 @@ export async function exec(flags: AgentFlags, prompt: string, resumeId?: string)
     });
     try {
       const progress: ProgressFeed = (listener) => client.on("prompt", listener);
-      return await Promise.race([execOn(client, flags, prompt, output, "others", resumeId, progress), lost]);
+      return await Promise.race([
+        execOn(client, flags, prompt, output, "others", resumeId, progress, outputSchema),
+        lost,
+      ]);
     } finally {
       offStatus();
       client.dispose();
@@ -57,7 +70,7 @@ export async function exec(flags: AgentFlags, prompt: string, resumeId?: string)
   try {
     const warmup = local.runtime.promptWarmup;
     const progress: ProgressFeed = (listener) => warmup?.on(listener) ?? (() => {});
-    return await execOn(client, flags, prompt, output, "deny", resumeId, progress);
+    return await execOn(client, flags, prompt, output, "deny", resumeId, progress, outputSchema);
   } finally {
     client.dispose();
   }
@@ -75,6 +88,7 @@ async function execOn(
   approvals: "deny" | "others",
   resumeId: string | undefined,
   promptProgress: ProgressFeed,
+  outputSchema: Record<string, unknown> | undefined,
 ): Promise<number> {
   const warming = process.stderr.isTTY === true && flags.prewarm;
   const say = (progress: { evaluated: number; total: number }) => {
@@ -96,6 +110,7 @@ async function execOn(
       stderr: output.stderr,
       json: flags.json === true,
       toolChoice: flags.toolChoice,
+      outputSchema,
       mode: flags.plan ? "plan" : "default",
       signal: AbortSignal.any([interrupt.signal, output.signal]),
       ...(timeout

@@ -148,7 +148,11 @@ export class HostThread implements TerminalThread {
 
   async startTurn(
     input: string,
-    options: { toolChoice?: TurnToolChoice | undefined; mode?: AgentMode | undefined } = {},
+    options: {
+      toolChoice?: TurnToolChoice | undefined;
+      mode?: AgentMode | undefined;
+      outputSchema?: Record<string, unknown> | undefined;
+    } = {},
   ): Promise<void> {
     const toolChoice = options.toolChoice === undefined ? {} : { tool_choice: options.toolChoice };
     if (options.mode) this.current = { ...this.current, mode: options.mode };
@@ -159,6 +163,7 @@ export class HostThread implements TerminalThread {
         input,
         ...toolChoice,
         ...(options.mode ? { mode: options.mode } : {}),
+        ...(options.outputSchema ? { output_schema: options.outputSchema } : {}),
       })
       .catch((error: unknown) => {
         throw asSparkError(error);

@@ -31,7 +31,12 @@ export interface TerminalThread {
   /** Starts a turn (in `mode`, which becomes the thread's); resolves when it (and anything queued behind it) has finished. */
   startTurn(
     input: string,
-    options?: { toolChoice?: TurnToolChoice | undefined; mode?: AgentMode | undefined },
+    options?: {
+      toolChoice?: TurnToolChoice | undefined;
+      mode?: AgentMode | undefined;
+      /** The JSON Schema the turn's answer conforms to (`spark exec --output-schema`). */
+      outputSchema?: Record<string, unknown> | undefined;
+    },
   ): Promise<void>;
   /** The mode of the next turns (Shift+Tab in the terminal toggles plan mode). */
   readonly mode: AgentMode;

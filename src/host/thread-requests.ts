@@ -52,7 +52,11 @@ export async function handleThreadRequest(
     case "turn.start":
       if (thread.busy)
         throw new SparkError("response_in_progress", "A turn is running; steer it, queue, or interrupt it.");
-      void thread.startTurn(request.input, { toolChoice: request.tool_choice, mode: request.mode });
+      void thread.startTurn(request.input, {
+        toolChoice: request.tool_choice,
+        mode: request.mode,
+        outputSchema: request.output_schema,
+      });
       // `turn.started` went out synchronously: the ack names the turn before its next event.
       context.acknowledge({ turn_id: thread.turnId! });
       return;

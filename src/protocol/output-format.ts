@@ -24,14 +24,14 @@ export const MAX_SCHEMA_DEPTH = 24;
 const formatName = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, "a format name is 1-64 letters, digits, _ or -");
 
 /** A JSON Schema object, bounded in size and nesting (reject, never clamp). */
-const jsonSchema = z.record(z.string(), z.unknown()).superRefine((schema, context) => {
+export const jsonSchemaObject = z.record(z.string(), z.unknown()).superRefine((schema, context) => {
   const problem = schemaBoundsProblem(schema);
   if (problem) context.addIssue({ code: "custom", message: problem });
 });
 
 const jsonSchemaFields = {
   name: formatName,
-  schema: jsonSchema,
+  schema: jsonSchemaObject,
   description: z
     .string()
     .max(64 * 1024)

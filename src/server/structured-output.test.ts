@@ -41,7 +41,7 @@ describe("structured output over the Responses API (scripted engine)", () => {
     expect(formats).toEqual([
       { type: "json_schema", name: "weather", schema: WEATHER_FORMAT.schema, strict: true },
     ]);
-    expect(response.text.format).toEqual({
+    expect(response.text?.format).toEqual({
       type: "json_schema",
       name: "weather",
       schema: WEATHER_FORMAT.schema,
@@ -75,7 +75,7 @@ describe("structured output over the Responses API (scripted engine)", () => {
     });
     const plain = await t.client.responses.create({ model: "scripted", input: "x" });
     expect(formats).toEqual([{ type: "json_object" }, undefined]);
-    expect(plain.text.format).toEqual({ type: "text" });
+    expect(plain.text?.format).toEqual({ type: "text" });
   });
 
   test("WebSocket mode: response.create carries text.format to the engine and the response echoes it", async () => {

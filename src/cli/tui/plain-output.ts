@@ -10,6 +10,8 @@ export interface PlainOptions {
   input: string;
   /** What the turn's first model response must call (`spark exec --tool-choice`). */
   toolChoice?: TurnToolChoice | undefined;
+  /** The JSON Schema the final answer conforms to (`spark exec --output-schema`). Default: free text. */
+  outputSchema?: Record<string, unknown> | undefined;
   /** The turn's mode (`spark exec --plan`). Default: the thread's. */
   mode?: AgentMode | undefined;
   /** Agent text (text mode) or one JSON line per event (`json`). */
@@ -123,7 +125,11 @@ export async function runPlain(thread: TerminalThread, options: PlainOptions): P
   timeout?.signal.addEventListener("abort", interrupt, { once: true });
   try {
     if (options.signal?.aborted || timeout?.signal.aborted) return "interrupted";
-    await thread.startTurn(options.input, { toolChoice: options.toolChoice, mode: options.mode });
+    await thread.startTurn(options.input, {
+      toolChoice: options.toolChoice,
+      mode: options.mode,
+      outputSchema: options.outputSchema,
+    });
     // Sub-agents it delegated to report back in turns of their own; the task ends with them.
     if (!options.signal?.aborted && !timeout?.signal.aborted) await thread.whenSettled();
   } finally {
