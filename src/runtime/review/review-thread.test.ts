@@ -142,7 +142,24 @@ describe("a review thread", () => {
     expect(events.some((e) => e.type === "approval.requested")).toBe(false);
   });
 
-  it("an answer that is not findings JSON fails the review with what the model said", async () => {
+  it("an engine that lets the model answer in prose beside the tools: the findings are asked for again with no tools, under the schema", async () => {
+    const requests: GenerateRequest[] = [];
+    const { report } = await reviewWith((request) => {
+      requests.push(request);
+      return request.tools?.length
+        ? { text: "The loop bound is off by one on line 3." }
+        : { text: JSON.stringify({ findings: [bugFinding] }) };
+    });
+    expect(report.findings).toEqual([bugFinding]);
+    expect(requests).toHaveLength(2);
+    expect(requests[1]!.tools ?? []).toEqual([]);
+    expect(requests[1]!.format).toMatchObject({ type: "json_schema", name: "review_findings" });
+    expect(requests[1]!.messages.at(-1)!.content).toContain(
+      "Your notes from reading it:\nThe loop bound is off by one on line 3.",
+    );
+  });
+
+  it("an answer that is still not findings JSON fails the review with what the model said", async () => {
     await expect(reviewWith(() => ({ text: "Looks good to me!" }))).rejects.toThrow(
       /the model's answer is not JSON: "Looks good to me!"/,
     );

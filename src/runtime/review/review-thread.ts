@@ -1,4 +1,5 @@
 import { AgentThread } from "../../agent/agent-thread.js";
+import { defaultMaxOutputTokens } from "../../agent/request-settings.js";
 import { toolsFor } from "../../agent/tools/index.js";
 import { Workspace } from "../../agent/workspace.js";
 import type { ResponsesClient } from "../../client/responses-client.js";
@@ -10,6 +11,7 @@ import {
   type DroppedFinding,
   REVIEW_ANSWER_SCHEMA,
   type ReviewReport,
+  UnreadableAnswerError,
 } from "./review-findings.js";
 
 /**
@@ -20,6 +22,12 @@ import {
 export const REVIEW_TOOLS: readonly string[] = toolsFor()
   .filter((tool) => tool.readOnly === true)
   .map((tool) => tool.name);
+
+/**
+ * Output tokens of one review response, at most (a small context's share is less): the longest
+ * findings answer fits (8 full findings are about 1,500).
+ */
+const REVIEW_OUTPUT_TOKENS = 2048;
 
 /** Model responses with tool calls one review may run before it must answer. */
 const REVIEW_TOOL_ROUNDS = 6;
@@ -45,6 +53,7 @@ export function reviewThreadOptions(options: {
     contextBudget: options.contextBudget,
     allowedTools: REVIEW_TOOLS,
     maxToolRounds: REVIEW_TOOL_ROUNDS,
+    maxOutputTokens: Math.min(REVIEW_OUTPUT_TOKENS, defaultMaxOutputTokens(options.contextBudget)),
     textFormat: {
       type: "json_schema" as const,
       name: "review_findings",
@@ -96,7 +105,16 @@ export async function runReview(
     const why = ended?.error?.message ?? ended?.reason ?? ended?.status ?? "it did not end";
     throw new SparkError("server_error", `The review did not complete: ${why}.`);
   }
-  const { findings, dropped } = checkFindings(answer, diff.files);
+  let checked: ReturnType<typeof checkFindings>;
+  try {
+    checked = checkFindings(answer, diff.files);
+  } catch (error) {
+    if (!(error instanceof UnreadableAnswerError)) throw error;
+    // The engine let the model answer in prose beside the tools (or ignored the schema): the
+    // findings are asked for once more, with no tools at all, under the schema alone.
+    checked = checkFindings(await answerUnderSchema(diff, answer, model, options.signal), diff.files);
+  }
+  const { findings, dropped } = checked;
   return {
     version: 1,
     target: describeTarget(diff.target),
@@ -105,4 +123,37 @@ export async function runReview(
     truncated: diff.truncated,
     droppedReasons: dropped,
   };
+}
+
+/** Characters of the first answer passed on to {@link answerUnderSchema} as notes. */
+const NOTES_CHARS = 2000;
+
+/**
+ * One request with no tools, under the findings schema: the diff and what the model said the first
+ * time, to be written as findings. Returns the answer's text.
+ */
+async function answerUnderSchema(
+  diff: ReviewDiff,
+  notes: string,
+  model: { client: ResponsesClient; model: string; contextBudget: number },
+  signal: AbortSignal | undefined,
+): Promise<string> {
+  const said = notes.trim() ? `\n\nYour notes from reading it:\n${notes.trim().slice(0, NOTES_CHARS)}` : "";
+  const { textFormat, maxOutputTokens } = reviewThreadOptions({ ...model, root: diff.root });
+  const stream = model.client.create(
+    {
+      model: model.model,
+      instructions: REVIEW_INSTRUCTIONS,
+      input: `${reviewMessage(diff)}${said}\n\nNow answer with the findings as JSON.`,
+      text: { format: textFormat },
+      max_output_tokens: maxOutputTokens,
+      store: false,
+    },
+    signal ? { signal } : {},
+  );
+  let text = "";
+  for await (const event of stream) if (event.type === "response.output_text.delta") text += event.delta;
+  // A failed response rejects here; one cut short leaves JSON that does not parse, said as such.
+  await stream.final;
+  return text;
 }
