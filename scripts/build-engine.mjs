@@ -8,8 +8,8 @@
 // cached build back in seconds instead of compiling again (a few minutes on 2 cores). Without a
 // compiler it changes nothing and Spark keeps the prebuilt binary. Never run by `npm test`.
 // `npm install` / `npm ci` of a checkout, and `npm install` of the package, run it as their
-// postinstall (`--install`): it applies the patch first (patch-package, wherever npm put
-// node-llama-cpp: under this package, or hoisted beside it).
+// postinstall (`--install`): it applies the patch first, wherever npm put node-llama-cpp (under
+// this package, or hoisted beside it).
 //
 //   npm run build:engine                     (in a checkout)
 //   node <spark package>/scripts/build-engine.mjs   (an installed Spark)
@@ -24,11 +24,12 @@ import {
   renameSync,
   rmSync,
   statSync,
+  writeFileSync,
 } from "node:fs";
-import { createRequire } from "node:module";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { applyPatch as applyUnifiedPatch, parsePatch, reversePatch } from "diff";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 // node-llama-cpp's folder (its dist/index.js, two up): under this package, or hoisted above it.
@@ -127,18 +128,30 @@ cpSync(patch, path.join(cached, "done"));
 say(`built and cached in ${cached}`);
 
 /**
- * Applies patches/ to node-llama-cpp with patch-package, run in the folder whose node_modules holds
- * it (patch-package looks only there); exits with patch-package's status when that fails.
+ * Applies the patch to node-llama-cpp's files wherever npm put the package (under this package,
+ * or hoisted beside it in a project or npx's cache, where no package.json may exist yet: what
+ * patch-package's own command needs). A file already patched is left as it is.
  */
 function applyPatch() {
-  const appRoot = path.dirname(path.dirname(packageDir));
-  const patchPackage = createRequire(import.meta.url).resolve("patch-package/index.js");
-  const applied = spawnSync(
-    process.execPath,
-    [patchPackage, "--patch-dir", path.relative(appRoot, path.join(root, "patches"))],
-    { cwd: appRoot, stdio: "inherit" },
-  );
-  if (applied.status !== 0) process.exit(applied.status ?? 1);
+  const prefix = "node_modules/node-llama-cpp/";
+  for (const filePatch of parsePatch(readFileSync(patch, "utf8"))) {
+    const name = [filePatch.newFileName, filePatch.oldFileName]
+      .map((file) => file?.replace(/^[ab]\//, ""))
+      .find((file) => file?.startsWith(prefix));
+    if (!name)
+      throw new Error(`The engine patch changes a file outside node-llama-cpp: ${filePatch.newFileName}`);
+    const file = path.join(packageDir, name.slice(prefix.length));
+    const current = existsSync(file) ? readFileSync(file, "utf8") : "";
+    const patched = applyUnifiedPatch(current, filePatch);
+    if (patched !== false) {
+      mkdirSync(path.dirname(file), { recursive: true });
+      writeFileSync(file, patched);
+    } else if (applyUnifiedPatch(current, reversePatch(filePatch)) === false) {
+      say(`the engine patch does not apply to ${file}: reinstall node-llama-cpp@${version}`);
+      process.exit(1);
+    }
+  }
+  say(`applied ${path.basename(patch)}`);
 }
 
 /** Copies each build folder (not the lock files of a build in progress). */

@@ -1,3 +1,4 @@
+import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import os from "node:os";
@@ -38,6 +39,7 @@ let installed: string;
 let packed: PackedFile[];
 let tarballBytes: number;
 let install: ProcessRun;
+let tarball: string;
 
 /** This process's environment without npm's and Spark's own settings, with a fresh HOME. */
 function freshEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
@@ -74,7 +76,7 @@ beforeAll(async () => {
   const [info] = JSON.parse(pack.stdout) as [{ filename: string; size: number; files: PackedFile[] }];
   packed = info.files;
   tarballBytes = info.size;
-  const tarball = path.join(tmp, info.filename);
+  tarball = path.join(tmp, info.filename);
   const installEnv = freshEnv({
     npm_config_cache: npmCache,
     SPARK_ENGINE_CACHE: engineCache,
@@ -189,6 +191,55 @@ describe("npm install -g of the tarball, in a fresh prefix and HOME", () => {
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout.trim().length).toBeGreaterThan(0);
   }, 300_000);
+
+  test("npx -y <package> acp starts the ACP agent: an editor's initialize is answered with Spark's auth method", async () => {
+    // As an editor (or the ACP registry) launches it: npx installs the package into its own cache,
+    // with node-llama-cpp hoisted beside it and no package.json above (the engine patch applies there too).
+    const child = spawn(
+      "npx",
+      ["--yes", "--prefer-offline", "--omit=optional", `--package=${tarball}`, "--", "spark", "acp"],
+      {
+        cwd: path.join(tmp, "workspace"),
+        env: freshEnv({
+          npm_config_cache: npmCache,
+          SPARK_ENGINE_CACHE: engineCache,
+          SPARK_ENGINE_BUILD: "cached",
+          NODE_LLAMA_CPP_SKIP_DOWNLOAD: "true",
+        }),
+        stdio: ["pipe", "pipe", "pipe"],
+        timeout: 300_000,
+        killSignal: "SIGKILL",
+      },
+    );
+    let stdout = "";
+    let stderr = "";
+    child.stderr.on("data", (chunk) => {
+      stderr += chunk;
+    });
+    const answered = new Promise<string>((resolve) => {
+      child.stdout.on("data", (chunk) => {
+        stdout += chunk;
+        if (stdout.includes("\n")) resolve(stdout.split("\n")[0]!);
+      });
+      child.once("close", () => resolve(stdout));
+    });
+    const closed = new Promise<number | null>((resolve) => child.once("close", resolve));
+    child.stdin.write(
+      `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1, clientCapabilities: {} } })}\n`,
+    );
+    const line = await answered;
+    child.stdin.end();
+    const code = await closed;
+    expect(line, stderr).not.toBe("");
+    const reply = JSON.parse(line) as {
+      id: number;
+      result: { agentInfo: { name: string }; authMethods: { id: string }[] };
+    };
+    expect(reply.id).toBe(1);
+    expect(reply.result.agentInfo.name).toBe("spark");
+    expect(reply.result.authMethods.map((m) => m.id)).toEqual(["spark-local"]);
+    expect(code, stderr).toBe(0);
+  }, 360_000);
 
   test("without a compiler the engine step still succeeds, saying what Spark runs on and how to get the fast engine", async () => {
     const script = path.join(installed, "scripts", "build-engine.mjs");
