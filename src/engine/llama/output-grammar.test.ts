@@ -144,6 +144,7 @@ describe("structured output grammar", () => {
     [{ type: "array", items: { type: "string", maxLength: 100_000 } }, "schema.items.maxLength"],
     [{ $ref: "https://example.com/s.json" }, "schema.$ref"],
     [{ $ref: "#/$defs/missing" }, "schema.$ref"],
+    [{ $ref: "#/$defs/s", maxLength: 3, $defs: { s: { type: "string" } } }, "schema.maxLength"],
     [{ $ref: "#/$defs/a", $defs: { a: { anyOf: [{ $ref: "#/$defs/a" }] } } }, "schema.$ref.anyOf[0].$ref"],
     [{ type: "integer", minimum: 5, maximum: 4 }, "schema.minimum"],
     [{ type: "color" }, "schema.type"],

@@ -65,6 +65,23 @@ const UNENFORCEABLE = new Set([
   "$recursiveRef",
 ]);
 
+/** What may sit beside `$ref`: the reference itself, definitions and annotations. */
+const BESIDE_REF = new Set([
+  "$ref",
+  "$defs",
+  "definitions",
+  "$schema",
+  "$id",
+  "$comment",
+  "title",
+  "description",
+  "default",
+  "examples",
+  "deprecated",
+  "readOnly",
+  "writeOnly",
+]);
+
 const SAFE = Number.MAX_SAFE_INTEGER;
 
 class SchemaConverter {
@@ -87,7 +104,12 @@ class SchemaConverter {
     const unenforceable = Object.keys(schema).find((keyword) => UNENFORCEABLE.has(keyword));
     if (unenforceable)
       refuse(`${path}.${unenforceable}`, `uses '${unenforceable}', which cannot be enforced`);
-    if (typeof schema.$ref === "string") return this.ref(schema.$ref, `${path}.$ref`, depth);
+    if (typeof schema.$ref === "string") {
+      // The reference is what gets enforced: a constraint beside it would silently not be.
+      const beside = Object.keys(schema).find((keyword) => !BESIDE_REF.has(keyword));
+      if (beside) refuse(`${path}.${beside}`, "sits beside '$ref', where it cannot be enforced");
+      return this.ref(schema.$ref, `${path}.$ref`, depth);
+    }
     if ("$ref" in schema) refuse(`${path}.$ref`, "is not a string");
     if ("const" in schema) return gbnfLiteral(JSON.stringify(schema.const));
     if ("enum" in schema) {
