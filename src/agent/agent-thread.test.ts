@@ -25,6 +25,10 @@ describe("the agent on a temporary git repository (scripted model, real server a
     expect(toolMessage?.content).toContain("return a - b;");
     const done = h.events.find((e) => e.type === "turn.completed");
     expect(done).toMatchObject({ status: "completed" });
+    // Stats read as a person reads them (exec --json printed 6529.6187979999995 ms).
+    const stats = done?.type === "turn.completed" ? done.stats : undefined;
+    expect(Number.isInteger(stats?.timeToFirstTokenMs)).toBe(true);
+    expect(Number.isInteger((stats?.tokensPerSecond ?? 0) * 10)).toBe(true);
     const patchItem = h.events.find(
       (e) => e.type === "item.completed" && e.item.type === "tool_call" && e.item.name === "apply_patch",
     );

@@ -257,8 +257,9 @@ export class TurnRunner {
       chain.owedOutputs = [];
       chain.startOver(historyFromItems(log.items));
     }
-    if (turn.firstTokenAt !== null) stats.timeToFirstTokenMs = turn.firstTokenAt - started;
-    if (decodeMs > 0) stats.tokensPerSecond = (stats.outputTokens * 1000) / decodeMs;
+    // Whole milliseconds and tenths of a token: what a person reads, and what JSON should carry.
+    if (turn.firstTokenAt !== null) stats.timeToFirstTokenMs = Math.round(turn.firstTokenAt - started);
+    if (decodeMs > 0) stats.tokensPerSecond = Math.round((stats.outputTokens * 10_000) / decodeMs) / 10;
     return {
       status,
       stats,

@@ -71,9 +71,9 @@ describe("spark doctor (the real binary)", () => {
     );
   }, 30_000);
 
-  test("a missing model is reported with how to fix it, not a crash", async () => {
+  test("a missing model is reported with how to fix it, not a crash, and fails the check (exit 1)", async () => {
     const run = await spark(["doctor", "--json", "--model", "/nowhere/model.gguf"]);
-    expect(run.code).toBe(0);
+    expect(run.code).toBe(1);
     const report = JSON.parse(run.stdout);
     expect(report.model).toEqual({
       spec: "/nowhere/model.gguf",

@@ -106,6 +106,9 @@ export function registerDoctorCommand(program: Command): void {
     .action(async (options: DoctorOptions) => {
       const report = await diagnose(options);
       process.stdout.write(options.json ? `${JSON.stringify(report, null, 2)}\n` : formatReport(report));
+      // A model the person named and Spark cannot read fails the check (the default model not yet
+      // downloaded is a state the report explains, not a failure).
+      if (options.model !== undefined && "error" in report.model) process.exitCode = 1;
     });
 }
 

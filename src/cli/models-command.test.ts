@@ -122,6 +122,18 @@ describe("spark models", () => {
     expect((error as SparkError).message).toContain("hf:owner/repo:Q4_K_M");
   });
 
+  it("alone, prints its help on stdout and succeeds (it used to exit 1)", async () => {
+    let out = "";
+    const program = new Command("spark").exitOverride();
+    program.configureOutput({ writeOut: (s) => (out += s), writeErr: (s) => (out += `ERR ${s}`) });
+    registerModelsCommand(program);
+    await program.parseAsync(["models"], { from: "user" });
+    expect(out).toMatch(/^Usage: spark models/);
+    expect(out).toContain("pull");
+    const extra = await program.parseAsync(["models", "fetch"], { from: "user" }).catch((e: unknown) => e);
+    expect(extra).toMatchObject({ code: "commander.excessArguments" });
+  });
+
   it("documents itself", async () => {
     const help = await spark("models", "--help").catch(() => undefined);
     expect(help).toBeUndefined(); // commander exits (overridden) after printing help

@@ -74,7 +74,11 @@ export function registerModelsCommand(program: Command, io: ModelsCommandIo = {}
   const models = program
     .command("models")
     .description("list, download and remove the GGUF models in Spark's cache")
-    .addHelpText("after", MODELS_HELP);
+    .addHelpText("after", MODELS_HELP)
+    // `spark models` alone asks what there is to do: its help, on stdout, and success.
+    .action(() => {
+      models.outputHelp({ error: false });
+    });
 
   models
     .command("list")
