@@ -16,6 +16,7 @@ import { type ConversationInput, historyFromItems } from "./conversation-history
 import type { EditJournal } from "./edit-journal.js";
 import type { HookToolCall, ThreadHooks } from "./hooks/thread-hooks.js";
 import { type ItemLog, newItemId } from "./item-log.js";
+import { expandMentions } from "./mentions/file-mentions.js";
 import { planModeRefusal, runsInPlanMode, withPlanNote } from "./plan-mode.js";
 import { type Repetition, RepetitionGuard } from "./repetition-guard.js";
 import type { requestSettings } from "./request-settings.js";
@@ -115,10 +116,14 @@ export class TurnRunner {
     }
     const message = log.recordUserMessage(turn.id, input, turn.mode);
     chain.mark(message);
+    // `@path` mentions: the files go to the model after the message; the message shows as typed.
+    const mentions = await expandMentions(input, this.options.toolContext(turn).workspace);
+    for (const text of mentions.notices) log.complete(turn.id, { type: "notice", id: newItemId(), text });
     /** The turn's message until its first request is sent (a compaction before it leaves the message to that request). */
     let pending: string | undefined = message;
 
-    const content = (turn.mode === "plan" ? withPlanNote(input) : input) + submitted.context;
+    const content =
+      (turn.mode === "plan" ? withPlanNote(input) : input) + mentions.attachments + submitted.context;
     let next: ConversationInput[] = [...chain.owedOutputs, { role: "user", content }];
     chain.owedOutputs = [];
     let status: TurnStatus = "completed";
