@@ -62,9 +62,13 @@ async function attachedTui(
   const threads = new TuiThreads(client);
   try {
     const startup = new StartupStatus();
+    // A server started moments ago may still be evaluating the agent prompt: say how far.
+    const offPrompt = client.on("prompt", ({ evaluated, total, done }) => {
+      if (!done) startup.set({ phase: "warming", evaluated, total });
+    });
     const first = (async () => {
       const threadId = open.threadId ?? (open.newest ? (await client.list(open.newest))[0]?.id : undefined);
-      const thread = await threads.open(threadId);
+      const thread = await threads.open(threadId).finally(offPrompt);
       startup.set({ phase: "ready" });
       return thread;
     })();
