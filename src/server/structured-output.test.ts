@@ -124,6 +124,16 @@ describe("structured output over the Responses API (scripted engine)", () => {
       error: { type: "invalid_request_error", param: "text.format.schema.properties.to.format" },
     });
     expect(formats).toEqual([]);
+    // Streamed, the refusal is the HTTP answer too: nothing was started, so no event stream opens.
+    await expect(
+      t.client.responses.create({
+        model: "scripted",
+        input: "x",
+        stream: true,
+        text: { format: zodTextFormat(Email, "mail") },
+      }),
+    ).rejects.toMatchObject({ status: 400, error: { param: "text.format.schema.properties.to.format" } });
+    expect(formats).toEqual([]);
   });
 });
 
@@ -143,6 +153,22 @@ describe("structured output over Chat Completions (scripted engine)", () => {
       schema: zodResponseFormat(Weather, "weather").json_schema.schema,
       strict: true,
     });
+  });
+
+  test("streamed: content deltas, and the final completion parsed", async () => {
+    const { engine, formats } = jsonEngine();
+    await using t = await startTestServer(engine);
+    const stream = t.client.chat.completions.stream({
+      model: "scripted",
+      messages: [{ role: "user", content: "Weather in Oslo?" }],
+      response_format: zodResponseFormat(Weather, "weather"),
+    });
+    let streamed = "";
+    for await (const chunk of stream) streamed += chunk.choices[0]?.delta.content ?? "";
+    const final = await stream.finalChatCompletion();
+    expect(streamed).toBe(JSON.stringify(ANSWER));
+    expect(final.choices[0]?.message.parsed).toEqual(ANSWER);
+    expect(formats).toHaveLength(1);
   });
 
   test("an unenforceable feature is a 400 naming it under response_format.json_schema", async () => {
