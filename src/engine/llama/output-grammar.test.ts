@@ -136,6 +136,71 @@ describe("structured output grammar", () => {
     );
   });
 
+  test("any value of a generated schema matches its grammar; one with a required key left out does not (property)", () => {
+    type Gen = { schema: Record<string, unknown>; value: fc.Arbitrary<unknown> };
+    const leaf: fc.Arbitrary<Gen> = fc.oneof(
+      fc.constant({ schema: { type: "boolean" }, value: fc.boolean() }),
+      fc.constant({ schema: { type: "null" }, value: fc.constant(null) }),
+      fc.integer({ min: -50, max: 50 }).chain((low) =>
+        fc.integer({ min: low, max: low + 200 }).map((high) => ({
+          schema: { type: "integer", minimum: low, maximum: high },
+          value: fc.integer({ min: low, max: high }),
+        })),
+      ),
+      fc.integer({ min: 0, max: 6 }).map((max) => ({
+        schema: { type: "string", maxLength: max },
+        value: fc.string({ maxLength: max, unit: "grapheme-ascii" }),
+      })),
+      fc.uniqueArray(fc.string({ maxLength: 4 }), { minLength: 1, maxLength: 4 }).map((options) => ({
+        schema: { enum: options },
+        value: fc.constantFrom(...options),
+      })),
+      fc.constant({ schema: { type: "number", minimum: 0 }, value: fc.integer({ min: 0, max: 10_000 }) }),
+    );
+    const gen: fc.Arbitrary<Gen> = fc.letrec<{ node: Gen }>((tie) => ({
+      node: fc.oneof(
+        { depthSize: "small", withCrossShrink: true },
+        leaf,
+        fc.tuple(tie("node"), fc.integer({ min: 0, max: 3 })).map(([item, max]) => ({
+          schema: { type: "array", items: item.schema, maxItems: max },
+          value: fc.array(item.value, { maxLength: max }),
+        })),
+        fc
+          .uniqueArray(fc.tuple(fc.stringMatching(/^[a-z]{1,5}$/), tie("node")), {
+            minLength: 1,
+            maxLength: 4,
+            selector: ([key]) => key,
+          })
+          .map((props) => ({
+            schema: {
+              type: "object",
+              properties: Object.fromEntries(props.map(([key, node]) => [key, node.schema])),
+              required: props.map(([key]) => key),
+              additionalProperties: false,
+            },
+            value: fc
+              .tuple(...props.map(([, node]) => node.value))
+              .map((values) => Object.fromEntries(props.map(([key], i) => [key, values[i]]))),
+          })),
+      ),
+    })).node;
+    fc.assert(
+      fc.property(
+        gen.chain((g) => fc.tuple(fc.constant(g.schema), g.value)),
+        ([generated, value]) => {
+          const grammar = outputGrammar(schema(generated));
+          expect(gbnfMatches(grammar, layout(value))).toBe(true);
+          if (value !== null && typeof value === "object" && !Array.isArray(value)) {
+            const [first] = Object.keys(value);
+            const { [first!]: _, ...missing } = value as Record<string, unknown>;
+            expect(gbnfMatches(grammar, layout(missing))).toBe(false);
+          }
+        },
+      ),
+      { numRuns: 150 },
+    );
+  });
+
   test.each([
     [{ type: "string", pattern: "^a+$" }, "schema.pattern"],
     [{ type: "string", format: "email" }, "schema.format"],
