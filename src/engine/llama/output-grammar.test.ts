@@ -104,6 +104,12 @@ describe("structured output grammar", () => {
       },
     };
     const grammar = outputGrammar(schema(tree));
+    // zod's nullable reference: a $ref as one option of an anyOf, definitions beside it.
+    const nullable = outputGrammar(
+      schema({ anyOf: [{ $ref: "#/$defs/node" }, { type: "null" }], $defs: tree.$defs }),
+    );
+    expect(gbnfMatches(nullable, "null")).toBe(true);
+    expect(gbnfMatches(nullable, layout({ v: 1, kids: [] }))).toBe(true);
     expect(gbnfMatches(grammar, layout({ v: 1, kids: [{ v: 2, kids: [] }] }))).toBe(true);
     expect(gbnfMatches(grammar, layout({ v: 1, kids: [{ v: 2 }] }))).toBe(false);
   });
@@ -210,6 +216,7 @@ describe("structured output grammar", () => {
     [{ $ref: "https://example.com/s.json" }, "schema.$ref"],
     [{ $ref: "#/$defs/missing" }, "schema.$ref"],
     [{ $ref: "#/$defs/s", maxLength: 3, $defs: { s: { type: "string" } } }, "schema.maxLength"],
+    [{ type: "string", anyOf: [{ $ref: "#/$defs/n" }], $defs: { n: { type: "null" } } }, "schema.type"],
     [{ $ref: "#/$defs/a", $defs: { a: { anyOf: [{ $ref: "#/$defs/a" }] } } }, "schema.$ref.anyOf[0].$ref"],
     [{ type: "integer", minimum: 5, maximum: 4 }, "schema.minimum"],
     [{ type: "color" }, "schema.type"],

@@ -128,6 +128,13 @@ class SchemaConverter {
       const parts = options.map((option, i) => {
         const where = `${path}.anyOf[${i}]`;
         if (!isObject(option)) return this.value(option, where, `${hint}-${i}`, depth + 1);
+        if (typeof option.$ref === "string") {
+          // A reference takes nothing from around it (see $ref above), so there must be nothing.
+          const around = Object.keys(rest).find((keyword) => !BESIDE_REF.has(keyword));
+          if (around)
+            refuse(`${path}.${around}`, "sits beside an anyOf of '$ref's, where it cannot be enforced");
+          return this.value(option, where, `${hint}-${i}`, depth + 1);
+        }
         return this.value({ ...rest, ...option }, where, `${hint}-${i}`, depth + 1);
       });
       return this.rules.add(`${hint}-any`, parts.join(" | "));
