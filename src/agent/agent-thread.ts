@@ -19,11 +19,14 @@ import { namedAgentRun } from "./definitions/agent-definitions.js";
 import { EditJournal } from "./edit-journal.js";
 import { ThreadHooks } from "./hooks/thread-hooks.js";
 import { ItemLog, newTurnId, type ThreadListener } from "./item-log.js";
+import { rankFiles } from "./mentions/fuzzy-file-rank.js";
+import { WorkspaceFileList } from "./mentions/workspace-files.js";
 import { PatchReview } from "./patch-review.js";
 import { PendingApprovals } from "./pending-approvals.js";
 import { defaultMaxOutputTokens, requestSettings } from "./request-settings.js";
 import { ResponseChain } from "./response-chain.js";
 import { CommandSandbox } from "./sandbox/command-sandbox.js";
+import { type SessionDiff, sessionDiff } from "./session-diff.js";
 import { SubAgents } from "./sub-agents.js";
 import { type Rewound, ThreadRewind } from "./thread-rewind.js";
 import { toolsFor } from "./tools/index.js";
@@ -66,7 +69,14 @@ export class AgentThread {
   private readonly tools: Tool[];
   private toolsFixed = false;
 
+  /** The workspace's files for `@` mentions, listed on first use. */
+  private fileList: WorkspaceFileList | null = null;
+  /** Every turn's edits, for rewinding code and for the session's diff. */
+  private readonly checkpoints: Checkpoints;
+
   constructor(private readonly options: AgentThreadOptions<AgentThread>) {
+    this.checkpoints =
+      options.checkpoints ?? Checkpoints.inMemory({ name: (path) => options.workspace.relative(path) });
     const now = new Date().toISOString();
     this.info = options.resume?.thread ?? {
       id: `thr_${randomUUID().replaceAll("-", "").slice(0, 20)}`,
@@ -100,8 +110,7 @@ export class AgentThread {
       log: this.log,
       chain: this.chain,
       journal: this.journal,
-      checkpoints:
-        options.checkpoints ?? Checkpoints.inMemory({ name: (path) => options.workspace.relative(path) }),
+      checkpoints: this.checkpoints,
       workspace: options.workspace,
     });
     // A sub-agent answers its parent in prose: the thread's structured output is not theirs.
@@ -344,6 +353,20 @@ export class AgentThread {
     if (options.mode) this.setMode(options.mode);
     this.idle = this.runTurns({ id: newTurnId(), input }, options.toolChoice, options.outputSchema);
     return this.idle;
+  }
+
+  /**
+   * The workspace files that match `query` best (fuzzy, for an `@` mention), best first, relative to
+   * the workspace; the listing is read again once it is a few seconds old. `limit` default: 8.
+   */
+  async workspaceFiles(query: string, limit?: number): Promise<string[]> {
+    this.fileList ??= new WorkspaceFileList(this.options.workspace.root);
+    return rankFiles(await this.fileList.files(), query, limit);
+  }
+
+  /** `/diff`: each file the session's edits changed, from before its first edit to now (bounded). */
+  sessionDiff(): Promise<SessionDiff> {
+    return sessionDiff(this.checkpoints.originals(), this.options.workspace);
   }
 
   /** Resolves when no turn is running. */

@@ -202,6 +202,17 @@ export class Checkpoints {
     return this.edits.reduce((sum, edit) => sum + editBytes(edit.files), 0);
   }
 
+  /**
+   * Each file the kept edits changed (absolute path), with its content before the earliest of them
+   * (null: it did not exist), in the order first changed; and how many turns' edits were not kept.
+   */
+  originals(): { files: Map<string, Buffer | null>; unkept: number } {
+    const files = new Map<string, Buffer | null>();
+    for (const edit of [...this.edits].sort((a, b) => a.seq - b.seq))
+      for (const file of edit.files) if (!files.has(file.path)) files.set(file.path, file.before);
+    return { files, unkept: this.unrewindable.size };
+  }
+
   /** An edit was made during turn `turn`. */
   recorded(turn: string, entry: JournalEntry): void {
     if (this.unrewindable.has(turn)) return;

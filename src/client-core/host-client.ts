@@ -1,5 +1,5 @@
-import type { HostEvent, McpServerInfo, ThreadInfo } from "../protocol/agent.js";
-import type { HostRequest, ThreadMcpServer } from "../protocol/agent-requests.js";
+import type { HostEvent, McpServerInfo, SessionDiff, ThreadInfo } from "../protocol/agent.js";
+import { type HostRequest, MAX_FILE_MATCHES, type ThreadMcpServer } from "../protocol/agent-requests.js";
 import { type DecodedCatalog, decodeCatalog } from "../protocol/catalog.js";
 import type { WireError } from "../protocol/errors.js";
 import { decodeMcpServers } from "../protocol/mcp-servers.js";
@@ -60,6 +60,9 @@ export interface PromptProgress {
   done: boolean;
 }
 
+/** Host events that answer one request of one client, ahead of its `ack`. */
+type AnswerType = "workspace.files" | "thread.diff";
+
 type Listener<K extends keyof HostClientEventMap> = (value: HostClientEventMap[K]) => void;
 
 /** Requests a person makes while a thread runs; `thread.start`, `.resume` and `.list` have methods. */
@@ -72,7 +75,9 @@ export type ThreadRequest = Exclude<
       | "thread.list"
       | "turn.draft"
       | "thread.fork"
-      | "thread.unsubscribe";
+      | "thread.unsubscribe"
+      | "workspace.files"
+      | "thread.diff";
   }
 >;
 
@@ -86,6 +91,8 @@ export type ThreadRequest = Exclude<
 export class HostClient {
   private readonly connection: HostConnection;
   private readonly requests: PendingRequests;
+  /** Answers (`workspace.files`, `thread.diff`) that arrived before their request's `ack`, by request id. */
+  private readonly answers = new Map<string, HostEvent>();
   private readonly followed: FollowedThreads;
   private readonly listeners: { [K in keyof HostClientEventMap]?: Set<Listener<K>> } = {};
   private servers: McpServerInfo[] = [];
@@ -277,6 +284,33 @@ export class HostClient {
     return await this.send(request);
   }
 
+  /**
+   * The files of the thread's workspace that match `query` best (for an `@` mention picker), best
+   * first, relative to the workspace. `limit` default: 8 (at most 50).
+   */
+  async workspaceFiles(threadId: string, query: string, limit?: number): Promise<string[]> {
+    const request = { type: "workspace.files" as const, thread_id: threadId, query };
+    const answer = await this.ask(limit === undefined ? request : { ...request, limit }, "workspace.files");
+    const valid =
+      Array.isArray(answer.files) &&
+      answer.files.length <= MAX_FILE_MATCHES &&
+      answer.files.every((file) => typeof file === "string" && file.length <= 4096);
+    if (!valid)
+      throw new HostClientError("host_error", "The host answered workspace.files with no list of files.");
+    return answer.files;
+  }
+
+  /** What the thread's session changed so far (`/diff`). */
+  async sessionDiff(threadId: string): Promise<SessionDiff> {
+    const { files, omitted, notes } = await this.ask(
+      { type: "thread.diff", thread_id: threadId },
+      "thread.diff",
+    );
+    if (!Array.isArray(files) || !Array.isArray(omitted) || !Array.isArray(notes))
+      throw new HostClientError("host_error", "The host answered thread.diff with no diff.");
+    return { files, omitted, notes };
+  }
+
   /** Type-ahead: the message being typed, as a draft. Nothing waits for an answer. */
   draft(threadId: string, input: string): void {
     this.connection.send(
@@ -294,6 +328,25 @@ export class HostClient {
     const requestId = this.requests.nextId();
     this.connection.send(JSON.stringify({ ...request, request_id: requestId }));
     return this.requests.wait(requestId, timeoutMs);
+  }
+
+  /** Sends a request the host answers with an event of `type` before its `ack`; resolves with that event. */
+  private async ask<T extends AnswerType>(
+    request: HostRequest,
+    type: T,
+  ): Promise<Extract<HostEvent, { type: T }>> {
+    const requestId = this.requests.nextId();
+    this.connection.send(JSON.stringify({ ...request, request_id: requestId }));
+    let answer: HostEvent | undefined;
+    try {
+      await this.requests.wait(requestId);
+    } finally {
+      answer = this.answers.get(requestId);
+      this.answers.delete(requestId);
+    }
+    if (answer?.type !== type)
+      throw new HostClientError("host_error", `The host acknowledged ${request.type} without answering it.`);
+    return answer as Extract<HostEvent, { type: T }>;
   }
 
   /** Resumes a followed thread on this connection; its answer is the replay itself. */
@@ -328,6 +381,12 @@ export class HostClient {
         return;
       case "thread.list":
         this.emit("list", frame.threads);
+        return;
+      case "workspace.files":
+      case "thread.diff":
+        // Kept for the request waiting for it (see ask); an answer nobody waits for is dropped.
+        if (typeof frame.request_id === "string" && this.requests.waiting(frame.request_id))
+          this.answers.set(frame.request_id, frame);
         return;
       case "thread.listed":
         this.emit("listed", frame.thread);

@@ -55,6 +55,11 @@ export class PendingRequests {
     return entry !== undefined;
   }
 
+  /** True while the request sent with `requestId` waits for its answer. */
+  waiting(requestId: string): boolean {
+    return this.pending.has(requestId);
+  }
+
   /** Fails every waiting request (the connection they were sent on is gone). */
   failAll(error: HostClientError): void {
     const entries = [...this.pending.values()];

@@ -93,6 +93,8 @@ describe("agent host: request ids", () => {
       "thread.rename": { ...thread, title: "Renamed" },
       "thread.set_model": { ...thread, model: "scripted" },
       "thread.set_mode": { ...thread, mode: "default" },
+      "workspace.files": { ...thread, query: "a", limit: 3 },
+      "thread.diff": thread,
       "thread.fork": thread,
       "thread.unsubscribe": thread,
       "thread.delete": thread,

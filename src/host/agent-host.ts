@@ -264,6 +264,28 @@ export class AgentHost {
         });
         break;
       }
+      case "workspace.files": {
+        const { thread } = this.get(request.thread_id);
+        const files = await thread.workspaceFiles(request.query, request.limit);
+        this.answer(socket, {
+          type: "workspace.files",
+          request_id: request.request_id,
+          query: request.query,
+          files,
+        });
+        break;
+      }
+      case "thread.diff": {
+        const { thread } = this.get(request.thread_id);
+        const diff = await thread.sessionDiff();
+        this.answer(socket, {
+          type: "thread.diff",
+          request_id: request.request_id,
+          thread_id: request.thread_id,
+          ...diff,
+        });
+        break;
+      }
       case "thread.rename": {
         const hosted = this.threads.get(request.thread_id);
         if (hosted) hosted.thread.info.title = request.title;
@@ -302,6 +324,11 @@ export class AgentHost {
       }
     }
     return request.thread_id;
+  }
+
+  /** Sends one client the event that answers its request (before the request's `ack`). */
+  private answer(socket: HostSocket, event: HostEvent): void {
+    this.clients.send(socket, JSON.stringify(event));
   }
 
   /**

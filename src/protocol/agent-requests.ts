@@ -11,6 +11,10 @@ const itemId = z.string().min(1).max(128);
 const path = z.string().min(1).max(4096);
 /** Longest `thread.compact` focus, in UTF-16 code units. */
 export const MAX_COMPACT_FOCUS = 2000;
+/** Longest `workspace.files` query, in UTF-16 code units. */
+export const MAX_FILE_QUERY = 256;
+/** Most files one `workspace.files` answer lists. */
+export const MAX_FILE_MATCHES = 50;
 /** Largest turn input (`turn.start`, `turn.steer`, `turn.queue`), in UTF-8 bytes: 1 MiB. */
 export const MAX_TURN_INPUT_BYTES = 1024 * 1024;
 const input = z
@@ -209,6 +213,17 @@ export const HOST_REQUEST_SCHEMAS = {
     thread_id: threadId,
     subagent_id: z.string().min(1).max(128),
   }),
+  /**
+   * The files of the thread's workspace that match `query` best (fuzzy, as for an `@` mention):
+   * answered with `workspace.files`, then the `ack`. `limit` default: 8.
+   */
+  "workspace.files": request("workspace.files", {
+    thread_id: threadId,
+    query: z.string().max(MAX_FILE_QUERY),
+    limit: z.number().int().min(1).max(MAX_FILE_MATCHES).optional(),
+  }),
+  /** What the session changed so far (`/diff`): answered with `thread.diff`, then the `ack`. */
+  "thread.diff": request("thread.diff", { thread_id: threadId }),
   "approval.respond": request("approval.respond", {
     thread_id: threadId,
     approval_id: z.string().min(1).max(128),

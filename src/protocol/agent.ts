@@ -37,6 +37,17 @@ export interface FileDiff {
   removed: number;
 }
 
+/**
+ * What a session changed (`thread.diff`, `/diff`): each file its edits touched, from before the
+ * first edit to now. `omitted`: files changed but not shown (over the bounds, binary, too big);
+ * `notes`: what else the person should know (edits too big to keep).
+ */
+export interface SessionDiff {
+  files: FileDiff[];
+  omitted: string[];
+  notes: string[];
+}
+
 /** An error a language server reported in a file an edit changed, introduced by that edit (1-based). */
 export interface EditDiagnostic {
   path: string;
@@ -350,6 +361,13 @@ export type HostEvent =
    */
   | ((ThreadEvent | HostThreadEvent) & { thread_id: string; seq: number; epoch: string })
   | { type: "thread.list"; threads: ThreadInfo[] }
+  /**
+   * The answer to `workspace.files` (before its `ack`): the workspace files that match `query` best,
+   * best first, as paths relative to the thread's workspace. Never stamped.
+   */
+  | { type: "workspace.files"; request_id?: string; query: string; files: string[] }
+  /** The answer to `thread.diff` (before its `ack`): what the session changed. Never stamped. */
+  | ({ type: "thread.diff"; request_id?: string; thread_id: string } & SessionDiff)
   /**
    * A session to add to the list a client holds, or to replace there (same `id`): sent to every
    * client when a session gets its first user message, a new title, or a finished turn, unless
