@@ -159,6 +159,22 @@ describe("a review thread", () => {
     );
   });
 
+  it("a model that keeps reading until a limit stops it is still asked for its findings", async () => {
+    const requests: GenerateRequest[] = [];
+    const { report } = await reviewWith((request) => {
+      requests.push(request);
+      return request.tools?.length
+        ? { toolCalls: [{ name: "read_file", arguments: JSON.stringify({ path: "sum.ts" }) }] }
+        : { text: JSON.stringify({ findings: [bugFinding] }) };
+    });
+    expect(report.findings).toEqual([bugFinding]);
+    // A limit stopped the reads (the same call repeated, else 6 rounds), then came the request with no tools.
+    const withTools = requests.filter((request) => request.tools?.length).length;
+    expect(withTools).toBeGreaterThan(1);
+    expect(withTools).toBeLessThanOrEqual(7);
+    expect(requests.at(-1)!.tools ?? []).toEqual([]);
+  });
+
   it("an answer that is still not findings JSON fails the review with what the model said", async () => {
     await expect(reviewWith(() => ({ text: "Looks good to me!" }))).rejects.toThrow(
       /the model's answer is not JSON: "Looks good to me!"/,

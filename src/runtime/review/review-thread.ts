@@ -101,7 +101,10 @@ export async function runReview(
     off();
     options.signal?.removeEventListener("abort", abort);
   }
-  if (ended?.status !== "completed") {
+  // A limit that stopped the model (it repeated itself, ran out of tokens or tool rounds) still
+  // leaves a review to ask for; an interrupt or an error does not.
+  const limited = ended?.status === "failed" && ended.error?.code === "limit_reached";
+  if (ended?.status !== "completed" && !limited) {
     const why = ended?.error?.message ?? ended?.reason ?? ended?.status ?? "it did not end";
     throw new SparkError("server_error", `The review did not complete: ${why}.`);
   }
