@@ -85,6 +85,8 @@ async function attachedTui(
       onModelChange: (model) => threads.changeModel(model),
       newThread: () => threads.open(),
       onFork: (itemId) => threads.fork(itemId),
+      files: (threadId, query, limit) => client.workspaceFiles(threadId, query, limit),
+      onDiff: (threadId) => client.sessionDiff(threadId),
     });
     const failed = await first.then(
       () => false,

@@ -71,6 +71,8 @@ export async function localTui(
     onModelChange: async (model) => (await starting).threads.changeModel(model),
     newThread: async () => (await starting).threads.open(),
     onFork: async (itemId) => (await starting).threads.fork(itemId),
+    files: async (threadId, query, limit) => (await starting).client.workspaceFiles(threadId, query, limit),
+    onDiff: async (threadId) => (await starting).client.sessionDiff(threadId),
     onReview: async (args) => {
       const { runtime } = (await starting).local;
       const { terminalReview } = await import("./review-command.js");

@@ -12,7 +12,13 @@ import {
   type ThreadView,
   type Tone,
 } from "../../client-core/thread-view.js";
-import type { HostThreadEvent, McpServerInfo, ThreadEvent, ThreadItem } from "../../protocol/agent.js";
+import type {
+  HostThreadEvent,
+  McpServerInfo,
+  SessionDiff,
+  ThreadEvent,
+  ThreadItem,
+} from "../../protocol/agent.js";
 import { fenceOpenAfter } from "./agent-markdown.js";
 import { FramePacer } from "./frame-pacer.js";
 import type { ToolCallItem } from "./tool-summary.js";
@@ -33,7 +39,9 @@ export type Entry =
   | { kind: "tool"; key: string; item: ToolCallItem }
   | { kind: "notice"; key: string; text: string; tone: Tone }
   /** The agent's MCP servers as `/mcp` lists them. */
-  | { kind: "mcp"; key: string; servers: McpServerInfo[] };
+  | { kind: "mcp"; key: string; servers: McpServerInfo[] }
+  /** What the session changed, as `/diff` shows it. */
+  | { kind: "diff"; key: string; diff: SessionDiff };
 
 export type Phase =
   | "idle"
@@ -194,6 +202,13 @@ export class ConversationStore {
   showMcpServers(servers: readonly McpServerInfo[]): void {
     this.print();
     this.push({ kind: "mcp", servers: [...servers] });
+    this.changed();
+  }
+
+  /** Prints what the session changed (`/diff`) after everything finished so far. */
+  showDiff(diff: SessionDiff): void {
+    this.print();
+    this.push({ kind: "diff", diff });
     this.changed();
   }
 

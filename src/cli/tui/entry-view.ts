@@ -3,8 +3,10 @@ import React from "react";
 import { patchPreviewOf } from "../../client-core/streaming-patch.js";
 import { styleAgentText } from "./agent-markdown.js";
 import type { Entry, Tone } from "./conversation-store.js";
+import { RowView } from "./display-row-view.js";
 import { type DisplayRow, diagnosticRows, diffRows, outputRows, previewRows } from "./display-rows.js";
 import { McpServersView } from "./mcp-servers-view.js";
+import { SessionDiffView } from "./session-diff-view.js";
 import { firstLine, summarizeToolCall, type ToolCallItem } from "./tool-summary.js";
 
 const h = React.createElement;
@@ -30,6 +32,8 @@ export function EntryView({ entry }: { entry: Entry }): React.ReactElement {
       return h(Box, { marginTop: 1 }, h(Text, toneStyle(entry.tone), entry.text));
     case "mcp":
       return h(McpServersView, { servers: entry.servers });
+    case "diff":
+      return h(SessionDiffView, { diff: entry.diff });
     default: {
       const unknown: never = entry;
       return unknown;
@@ -131,47 +135,6 @@ export function ToolCallView({
         )
       : null,
   );
-}
-
-function RowView({
-  row,
-  failed,
-  oneLine,
-}: {
-  row: DisplayRow;
-  failed: boolean;
-  oneLine: boolean;
-}): React.ReactElement {
-  const line = oneLine ? { wrap: "truncate-end" as const } : {};
-  switch (row.kind) {
-    case "file":
-      return h(
-        Text,
-        line,
-        h(Text, { bold: true }, row.path),
-        " ",
-        h(Text, { color: "green" }, `+${row.added}`),
-        " ",
-        h(Text, { color: "red" }, `-${row.removed}`),
-        row.label ? h(Text, { dimColor: true }, ` (${row.label})`) : null,
-      );
-    case "hunk":
-      return h(Text, { ...line, color: "cyan", dimColor: true }, row.text);
-    case "add":
-      return h(Text, { ...line, color: "green" }, row.text);
-    case "remove":
-      return h(Text, { ...line, color: "red" }, row.text);
-    case "context":
-      return h(Text, { ...line, dimColor: true }, row.text);
-    case "output":
-      return h(Text, { ...line, ...(failed ? { color: "red" } : { dimColor: true }) }, row.text || " ");
-    case "omitted":
-      return h(Text, { ...line, dimColor: true, italic: true }, row.text);
-    default: {
-      const unknown: never = row;
-      return unknown;
-    }
-  }
 }
 
 function exitLabel(code: number | null): React.ReactElement {

@@ -136,6 +136,16 @@ export function runSlashCommand(ctx: SlashCommandContext, command: SlashCommand)
       );
       return;
     }
+    case "diff": {
+      const diff = options.onDiff;
+      if (!diff) return current.notice("/diff is not available here.", "warn");
+      diff(thread.info.id).then(
+        (changes) => current.showDiff(changes),
+        (error: unknown) =>
+          current.notice(`Diff failed: ${error instanceof Error ? error.message : String(error)}`, "error"),
+      );
+      return;
+    }
     default: {
       const unknown: never = command.name;
       void unknown;

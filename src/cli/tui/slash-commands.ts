@@ -11,6 +11,7 @@ export type SlashCommandName =
   | "mcp"
   | "review"
   | "compact"
+  | "diff"
   | "exit";
 
 export interface SlashCommand {
@@ -49,6 +50,11 @@ export const SLASH_COMMANDS: readonly { name: SlashCommandName; usage: string; d
     usage: "/compact [focus]",
     description: "summarise older turns to free context, keeping FOCUS in view",
   },
+  {
+    name: "diff",
+    usage: "/diff",
+    description: "show what the session changed: a diff of each file since it began",
+  },
   { name: "exit", usage: "/exit", description: "quit (also Ctrl+D on an empty prompt)" },
 ];
 
@@ -56,7 +62,8 @@ const ALIASES: Record<string, SlashCommandName> = { quit: "exit", clear: "new", 
 
 export const KEYS: readonly [key: string, description: string][] = [
   ["Enter", "send; while the model works, steer it with the message"],
-  ["Tab", "queue the message to run after the current turn"],
+  ["Tab", "complete a /command or @file; otherwise queue the message to run after the current turn"],
+  ["@", "mention a file: pick it from the list, its contents go with the message"],
   ["Shift+Tab", "plan mode on / off: edits and commands refused, the model answers with a plan"],
   ["Esc", "interrupt the model"],
   ["Up / Down", "previous / next message you typed"],

@@ -3,6 +3,15 @@ import React, { useEffect, useReducer, useRef, useSyncExternalStore } from "reac
 import type { McpServerInfo, McpServerState } from "../../protocol/agent.js";
 import { DraftPacer } from "../../protocol/draft-pacer.js";
 import type { TerminalThread } from "../terminal-thread.js";
+import {
+  applyCompletion,
+  type CompletionMenu,
+  commandCompletions,
+  completionTarget,
+  MAX_COMPLETIONS,
+  moveSelection,
+} from "./completion-menu.js";
+import { CompletionMenuView } from "./completion-menu-view.js";
 import type { ConversationStoreOptions, Entry } from "./conversation-store.js";
 import { EntryView } from "./entry-view.js";
 import { editKey, pickerKeyOf } from "./key-bindings.js";
@@ -59,6 +68,12 @@ interface AppState {
   mcpSeen: Map<string, McpServerState>;
   /** `/rewind`'s picker while it is open: it takes the arrows, Enter and Esc. */
   rewind: RewindPicker | null;
+  /** The `/command` or `@file` candidates for the word at the cursor: they take the arrows, Tab, Enter and Esc. */
+  menu: CompletionMenu | null;
+  /** The prompt's text when Esc closed the menu: it stays closed until the text changes. */
+  menuClosedAt: string | null;
+  /** Counts `@` file queries, so only the answer to the latest one opens the menu. */
+  fileQueries: number;
 }
 
 const NO_STARTUP: StartupState = { phase: "starting" };
@@ -85,6 +100,9 @@ export function TuiApp({ options, session, onExit, storeOptions }: TuiAppProps):
     mcp: null,
     mcpSeen: new Map(),
     rewind: null,
+    menu: null,
+    menuClosedAt: null,
+    fileQueries: 0,
   };
   // Key handlers read and write this object, never a render's closure: several keys can arrive
   // before React renders again.
@@ -110,10 +128,77 @@ export function TuiApp({ options, session, onExit, storeOptions }: TuiAppProps):
     return () => clearInterval(timer);
   }, [busy]);
 
-  const setEditor = (editor: EditorState) => {
+  /** Sets the prompt; `complete: false` (history, a rewound message) leaves the completion menu closed. */
+  const setEditor = (editor: EditorState, { complete = true }: { complete?: boolean } = {}) => {
     s.editor = editor;
     s.drafts.update(editor.text);
+    if (complete) refreshMenu();
+    else s.menu = null;
     rerender();
+  };
+
+  /** Opens, updates or closes the completion menu for the word at the cursor. */
+  const refreshMenu = () => {
+    const target = completionTarget(s.editor);
+    if (s.menuClosedAt !== null && s.menuClosedAt !== s.editor.text) s.menuClosedAt = null;
+    if (!target || s.menuClosedAt !== null) {
+      s.menu = null;
+      return;
+    }
+    if (target.kind === "command") {
+      const items = commandCompletions(target.query);
+      const complete = items.length === 1 && items[0]!.value === `/${target.query.toLowerCase()}`;
+      s.menu = items.length > 0 && !complete ? { target, items, selected: 0 } : null;
+      return;
+    }
+    const thread = s.session.thread;
+    if (!options.files || !thread) {
+      s.menu = null;
+      return;
+    }
+    const query = ++s.fileQueries;
+    // The menu shown stays (on its old word) until the answer: typing does not flicker it.
+    options.files(thread.info.id, target.query, MAX_COMPLETIONS).then(
+      (files) => {
+        if (query !== s.fileQueries || s.exited) return;
+        const current = completionTarget(s.editor);
+        if (current?.kind !== "file" || s.menuClosedAt !== null) return;
+        s.menu =
+          files.length > 0
+            ? { target: current, items: files.map((file) => ({ value: `@${file}` })), selected: 0 }
+            : null;
+        rerender();
+      },
+      () => {}, // no list: no menu
+    );
+  };
+
+  /** A key while the completion menu is open; false: not one of its keys. */
+  const onMenuKey = (menu: CompletionMenu, key: Key): boolean => {
+    if (key.upArrow || key.downArrow) {
+      s.menu = moveSelection(menu, key.upArrow ? -1 : 1);
+      rerender();
+      return true;
+    }
+    if (key.escape) {
+      s.menu = null;
+      s.menuClosedAt = s.editor.text;
+      rerender();
+      return true;
+    }
+    if ((key.tab && !key.shift) || (key.return && !key.meta)) {
+      const completed = applyCompletion(s.editor, menu);
+      s.menu = null;
+      if (menu.target.kind === "command" && key.return) {
+        // Enter runs the command chosen, as typed in full.
+        s.editor = edit.set(completed.text.trimEnd());
+        submit("send");
+        return true;
+      }
+      setEditor(completed);
+      return true;
+    }
+    return false;
   };
 
   const quit = () => {
@@ -199,7 +284,7 @@ export function TuiApp({ options, session, onExit, storeOptions }: TuiAppProps):
     thread.rewind(chosen.point.id, chosen.restore).then(
       ({ text }) => {
         // The conversation went back: the message returns to the prompt, to edit and send again.
-        if (chosen.restore !== "code" && s.editor.text === "") setEditor(edit.set(text));
+        if (chosen.restore !== "code" && s.editor.text === "") setEditor(edit.set(text), { complete: false });
       },
       (error: unknown) => current.notice(`Rewind refused: ${messageOf(error)}`, "error"),
     );
@@ -269,6 +354,7 @@ export function TuiApp({ options, session, onExit, storeOptions }: TuiAppProps):
       s.session.thread?.respondToApproval(approval.approval_id, input.toLowerCase() === "y");
       return;
     }
+    if (s.menu && onMenuKey(s.menu, key)) return;
     if (key.escape) return interrupt();
     if (key.return) {
       const before = s.editor.text.slice(0, s.editor.cursor);
@@ -285,12 +371,12 @@ export function TuiApp({ options, session, onExit, storeOptions }: TuiAppProps):
     if (key.tab) return submit("queue");
     if (key.upArrow) {
       const previous = s.history.previous(s.editor.text);
-      if (previous !== null) setEditor(edit.set(previous));
+      if (previous !== null) setEditor(edit.set(previous), { complete: false });
       return;
     }
     if (key.downArrow) {
       const next = s.history.next();
-      if (next !== null) setEditor(edit.set(next));
+      if (next !== null) setEditor(edit.set(next), { complete: false });
       return;
     }
     const editing = editKey(input, key);
@@ -381,6 +467,7 @@ export function TuiApp({ options, session, onExit, storeOptions }: TuiAppProps):
     starting ? h(StartupView, { state: startup, pending: s.pending }) : null,
     s.rewind ? h(RewindPickerView, { state: s.rewind }) : null,
     h(PromptBox, { editor: s.editor, placeholder }),
+    s.menu ? h(CompletionMenuView, { menu: s.menu }) : null,
     h(StatusBar, {
       modelId: s.session.modelId,
       view,

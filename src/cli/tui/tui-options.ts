@@ -1,4 +1,4 @@
-import type { McpServerInfo } from "../../protocol/agent.js";
+import type { McpServerInfo, SessionDiff } from "../../protocol/agent.js";
 import type { DecodedCatalog } from "../../protocol/catalog.js";
 import type { TerminalThread } from "../terminal-thread.js";
 import type { StartupStatus } from "./startup-status.js";
@@ -43,6 +43,13 @@ export interface TuiOptions {
    * with the findings as text. Default: `/review` refused.
    */
   onReview?: (args: string) => Promise<string>;
+  /**
+   * The files of thread `threadId`'s workspace that match `query` best, best first (the `@` picker).
+   * Default: no picker.
+   */
+  files?: (threadId: string, query: string, limit: number) => Promise<string[]>;
+  /** `/diff`: what thread `threadId`'s session changed. Default: `/diff` refused. */
+  onDiff?: (threadId: string) => Promise<SessionDiff>;
   /**
    * A first message, sent once the view is up (so its whole turn is shown). Default: none. A turn
    * started on `thread` before `runTui` is shown too, from the point the view opens.
