@@ -105,7 +105,7 @@ export async function review(flags: ReviewFlags): Promise<number> {
   const status = process.stderr.isTTY ? new StatusLine(`Reviewing ${describeTarget(target)}`) : null;
   if (!status)
     process.stderr.write(
-      `spark: reviewing ${fitted.files.length} files (${describeTarget(target)}) on ${runtime.modelId || "the server's model"}\n`,
+      `spark: reviewing ${fitted.files.length} file${fitted.files.length === 1 ? "" : "s"} (${describeTarget(target)}) on ${runtime.modelId || "the server's model"}\n`,
     );
   let report: Awaited<ReturnType<typeof runReview>>;
   try {
