@@ -141,7 +141,15 @@ export async function terminalReview(
   const diff = await collectDiff(cwd, target);
   if (diff.files.length === 0) return `Nothing to review: no changed lines in ${describeTarget(target)}.`;
   const fitted = fitDiff(diff, Math.floor(model.contextBudget * DIFF_SHARE * BYTES_PER_TOKEN));
-  const { droppedReasons, ...report } = await runReview(fitted, model);
+  // A lane of the session's connection: the review runs beside the session's turn, not behind it.
+  const lane = model.client.lane();
+  let result: Awaited<ReturnType<typeof runReview>>;
+  try {
+    result = await runReview(fitted, { ...model, client: lane });
+  } finally {
+    await lane.close();
+  }
+  const { droppedReasons, ...report } = result;
   const dropped = droppedReasons.map((d) => `Dropped a finding: ${d.reason}\n`).join("");
   return (dropped + formatReview(report, "text", VERSION)).trimEnd();
 }
