@@ -41,7 +41,8 @@ import { TurnSteers } from "./turn-steers.js";
  * host and `spark exec` all listen to the same events). It knows nothing of any UI.
  *
  * The concerns live beside it: the item log and its events (item-log.ts), the response chain
- * (response-chain.ts), the turn loop with tool dispatch and compaction (turn-runner.ts), approvals
+ * (response-chain.ts), the turn loop with tool dispatch (turn-runner.ts), the context meter and
+ * compaction (context-compaction.ts), approvals
  * (pending-approvals.ts), patch review (patch-review.ts), the settings every request repeats
  * (request-settings.ts), sub-agents (sub-agents.ts), input steered into or queued behind the running
  * turn (turn-inbox.ts) and rewinds (thread-rewind.ts). This class starts and interrupts turns and is
@@ -285,7 +286,16 @@ export class AgentThread {
         param: "thread_id",
       });
     const turn = { id: "", controller: new AbortController(), mode: this.mode };
-    const compacted = await this.context.compact(turn, { trigger: "manual", ...(focus ? { focus } : {}) });
+    const compacted = await this.context.compact(turn, {
+      trigger: "manual",
+      ...(focus ? { focus } : {}),
+      // A turn that started while the PreCompact hooks ran has the chain now.
+      stillWanted: () => !this.active,
+    });
+    if (compacted === "cancelled")
+      throw new SparkError("response_in_progress", "A turn started; compact once it ends.", {
+        param: "thread_id",
+      });
     if (!compacted)
       this.notice(
         `Nothing to compact yet: the conversation holds ${this.chain.lastTokens.toLocaleString("en-US")} tokens and its last turn stays whole.`,

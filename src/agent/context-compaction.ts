@@ -88,8 +88,14 @@ export class ContextCompaction {
    */
   async compact(
     turn: HookTurn,
-    how: { trigger: "auto" | "manual"; focus?: string; pending?: string },
-  ): Promise<Compacted | null> {
+    how: {
+      trigger: "auto" | "manual";
+      focus?: string;
+      pending?: string;
+      /** Asked after the hooks ran (they take time): false leaves everything as it was. */
+      stillWanted?: () => boolean;
+    },
+  ): Promise<Compacted | "cancelled" | null> {
     const { chain, log } = this.options;
     const items = log.items.filter((item) => item.id !== how.pending);
     const focus = how.focus ? { focus: how.focus } : {};
@@ -104,6 +110,7 @@ export class ContextCompaction {
     // Automatically, only when it helps (else every request would compact again); by hand, as asked.
     if (how.trigger === "auto" && compactedSize >= fullSize) return null;
     await this.options.hooks?.beforeCompact(turn, how.trigger, how.focus ?? "");
+    if (how.stillWanted && !how.stillWanted()) return "cancelled";
     const beforeTokens = chain.lastTokens;
     // Tokens per character as the last response measured them; a rough 4 characters a token before any.
     const afterTokens =

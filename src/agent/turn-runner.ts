@@ -145,7 +145,7 @@ export class TurnRunner {
     try {
       for (;;) {
         const { context } = this.options;
-        if (context.due && (await context.compact(turn, { trigger: "auto", pending }))) {
+        if (context.due && (await context.compact(turn, { trigger: "auto", pending })) !== null) {
           // The outputs `next` carries are in the compacted conversation (each call's item has its output).
           next = next.filter((entry) => !("type" in entry && entry.type === "function_call_output"));
           // A new chain: the server no longer adds the steers it held for the old one.

@@ -17,7 +17,7 @@ let h: WebHarness;
 
 beforeAll(async () => {
   browser = await launchChromium();
-  h = await startWebHarness(browser, { files: {}, script });
+  h = await startWebHarness(browser, { files: {}, script, tokensPerSecond: 0 });
 });
 
 afterAll(async () => {

@@ -1,5 +1,6 @@
+import { execFileSync } from "node:child_process";
 import { existsSync, watch } from "node:fs";
-import { mkdtemp, readFile } from "node:fs/promises";
+import { mkdtemp, readFile, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, test } from "vitest";
@@ -254,6 +255,26 @@ describe("hooks around a turn (scripted model, real server, hooks in the sandbox
     await h.thread.compact("the parser");
     const input = JSON.parse(await readFile(path.join(h.dir, ".compact.json"), "utf8"));
     expect(input).toMatchObject({ trigger: "manual", custom_instructions: "the parser" });
+  });
+
+  test("regression (a turn started while /compact's PreCompact hooks ran had its chain swapped): the compaction stands down", async () => {
+    // The third answer streams for about two seconds: the turn still runs when the hook ends.
+    const model = recorded([{ text: "one" }, { text: "two" }, { text: "word ".repeat(40).trim() }]);
+    // The hook says it started, then waits for the test's go.
+    const set = await hooks({ PreCompact: [command("echo up > .started; cat .go > /dev/null")] });
+    await using h = await agentHarness({}, { script: model.script, tokensPerSecond: 20 }, { hooks: set });
+    execFileSync("mkfifo", [".started", ".go"], { cwd: h.dir });
+    await h.thread.startTurn("first");
+    await h.thread.startTurn("second");
+    const compacting = h.thread.compact().catch((caught: unknown) => caught);
+    await readFile(path.join(h.dir, ".started"));
+    const turn = h.thread.startTurn("third");
+    await writeFile(path.join(h.dir, ".go"), "go\n");
+    expect(await compacting).toMatchObject({ code: "response_in_progress" });
+    await turn;
+    expect(notices(h.events)).toEqual([]);
+    // The turn continued its own chain.
+    expect(JSON.parse(h.sent.at(-1)!).previous_response_id).toMatch(/^resp_/);
   });
 
   test("a hook past its time budget is killed, a notice says so, and the turn goes on", async () => {
