@@ -1,8 +1,9 @@
+import { MAX_MENTION_CHOICES, mentionAtCursor } from "../../client-core/file-mention.js";
 import type { EditorState } from "./line-editor.js";
 import { SLASH_COMMANDS } from "./slash-commands.js";
 
 /** Candidates a completion menu shows at most. */
-export const MAX_COMPLETIONS = 8;
+export const MAX_COMPLETIONS = MAX_MENTION_CHOICES;
 
 /** What the word at the cursor is being completed as. */
 export interface CompletionTarget {
@@ -37,9 +38,8 @@ export function completionTarget(editor: EditorState): CompletionTarget | null {
   if (after !== "" && !/^\s/.test(after)) return null; // inside a word
   const command = /^\/(\S*)$/.exec(before);
   if (command) return { kind: "command", start: 0, query: command[1]! };
-  const mention = /(^|\s)@(\S*)$/.exec(before);
-  if (mention) return { kind: "file", start: before.length - mention[2]!.length - 1, query: mention[2]! };
-  return null;
+  const mention = mentionAtCursor(editor.text, editor.cursor);
+  return mention ? { kind: "file", ...mention } : null;
 }
 
 /** The slash commands whose name starts with `query`, as `/help` lists them. */

@@ -182,6 +182,13 @@ export class AppStore {
     return this.state.plan ? ("plan" as const) : ("default" as const);
   }
 
+  /** The open thread's workspace files matching an `@` mention's `query`, best first (none without a thread). */
+  async files(query: string): Promise<string[]> {
+    const view = this.current;
+    if (!view || this.client.status !== "open") return [];
+    return this.client.workspaceFiles(view.id, query);
+  }
+
   /** Tab: runs the message after the current turn (at once when idle). */
   queue(text: string): boolean {
     this.drafts.reset();

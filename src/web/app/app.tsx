@@ -187,6 +187,7 @@ export function App({ store }: { store: AppStore }) {
           plan={state.plan}
           onPlan={(plan) => store.setPlan(plan)}
           refill={state.refill}
+          onFiles={(query) => store.files(query)}
         />
       </main>
     </div>

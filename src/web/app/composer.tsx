@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import type { ThreadView } from "../../client-core/thread-view.js";
 import { sandboxLabel } from "../../protocol/agent.js";
+import { useMentionPicker } from "./mention-picker.js";
 
 export interface ComposerProps {
   view: ThreadView | null;
@@ -17,6 +18,8 @@ export interface ComposerProps {
   onPlan(plan: boolean): void;
   /** A message to put back in the box (a rewound turn's, to edit); a new `n` each time. */
   refill: { text: string; n: number } | null;
+  /** The workspace files matching an `@` mention's query, best first. Default: no `@` picker. */
+  onFiles?(query: string): Promise<string[]>;
 }
 
 /**
@@ -35,9 +38,11 @@ export function Composer({
   plan,
   onPlan,
   refill,
+  onFiles,
 }: ComposerProps) {
   const [text, setText] = useState("");
   const input = useRef<HTMLTextAreaElement>(null);
+  const mentions = useMentionPicker(onFiles);
   useEffect(() => {
     if (!refill) return;
     setText(refill.text);
@@ -51,6 +56,14 @@ export function Composer({
     input.current?.focus();
   };
   const onKeyDown = (event: KeyboardEvent) => {
+    const box = event.target as HTMLTextAreaElement;
+    const inserted = mentions.onKeyDown(event, box.value, box.selectionStart, (next) => {
+      setText(next.text);
+      onType(next.text);
+      // Once the new text is in the box, the cursor goes after the inserted path.
+      requestAnimationFrame(() => box.setSelectionRange(next.cursor, next.cursor));
+    });
+    if (inserted) return;
     if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
       event.preventDefault();
       send(false);
@@ -111,6 +124,7 @@ export function Composer({
           ))}
         </ul>
       ) : null}
+      {mentions.view}
       <div class="composer-row">
         <label class="visually-hidden" for="prompt">
           Message
@@ -131,6 +145,7 @@ export function Composer({
             const value = (event.target as HTMLTextAreaElement).value;
             setText(value);
             onType(value);
+            mentions.update(value, (event.target as HTMLTextAreaElement).selectionStart);
           }}
           onKeyDown={onKeyDown}
           autofocus
