@@ -5,8 +5,7 @@ import { type Skill, skillLine } from "./definitions/skills.js";
 
 // Each rule is said once: here what holds for every tool, in a tool's description what holds for it.
 const BASE = `You are Spark, a coding assistant in the user's repository. Be brief unless asked for more.
-Read the code before changing it; change only what the task needs, in the file's style.
-Paths are relative to the workspace root.`;
+Read the code before changing it; change only what the task needs, in the file's style.`;
 
 export interface SystemPromptOptions {
   /** Skills the model may load (`load_skill`): only their names and descriptions are listed. Default: none. */
@@ -26,7 +25,7 @@ export function buildSystemPrompt(
   agentsFiles: readonly AgentsFile[],
   options: SystemPromptOptions = {},
 ): string {
-  const parts = [BASE, `Workspace: ${workspaceRoot}`];
+  const parts = [BASE, `Workspace (paths are relative to it): ${workspaceRoot}`];
   for (const file of agentsFiles) {
     const where = path.relative(workspaceRoot, file.path) || "AGENTS.md";
     parts.push(`Instructions from ${where}:\n${file.content.trim()}`);

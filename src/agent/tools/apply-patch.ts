@@ -30,7 +30,7 @@ function) to place it. "*** Move to: <path>" after "*** Update File:" renames. I
 file again and retry.`;
 
 const schema = z.strictObject({
-  patch: z.string().min(1),
+  patch: z.string().min(1).describe('The whole patch, from "*** Begin Patch" to "*** End Patch".'),
 });
 
 export const applyPatchTool: Tool<z.infer<typeof schema>> = {

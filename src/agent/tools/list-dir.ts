@@ -10,7 +10,7 @@ const description = `List a directory as a tree (directories end with "/"; at mo
 entries; skips .git, node_modules and ignored files).`;
 
 const schema = z.strictObject({
-  path: z.string().default("."),
+  path: z.string().default(".").describe("The directory to list."),
   depth: z.number().int().min(1).max(4).default(2).describe("Levels to show, 1 to 4."),
 });
 

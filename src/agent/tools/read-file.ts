@@ -18,7 +18,7 @@ ${READ_MAX_LINES} lines or ${READ_MAX_BYTES / 1024} KiB a call: for more, give s
 (1-based, inclusive).`;
 
 const schema = z.strictObject({
-  path: z.string().min(1),
+  path: z.string().min(1).describe("The file to read."),
   start_line: z.number().int().min(1).optional(),
   end_line: z.number().int().min(1).optional(),
 });
@@ -120,7 +120,7 @@ async function openOrNotFound(absolute: string, shown: string): ReturnType<typeo
     if (code === "ENOENT" || code === "ENOTDIR") {
       throw new ToolError(
         "not_found",
-        `${shown} does not exist. Use list_dir or search to find the right path.`,
+        `No file or directory "${shown}" in the workspace. Use list_dir or search to find the right path.`,
         {
           cause: error,
         },

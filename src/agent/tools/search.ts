@@ -16,10 +16,10 @@ const MAX_LINE_CHARS = 300;
 /** Files read at once. */
 const CONCURRENCY = 16;
 
-const description = `Search text files line by line; prints "path:line: text" per match. pattern is plain \
-text, or with regex an RE2 regular expression (no backreferences or lookaround; (?i) ignores case). \
-Skips .git, .spark, node_modules, ignored and binary files and files over \
-${SEARCH_MAX_FILE_BYTES / 1024 / 1024} MiB; stops after ${SEARCH_TIME_BUDGET_MS / 1000} s.`;
+const description = `Search text files; prints "path:line: text" per matching line. pattern is plain text, \
+or with regex an RE2 regular expression (no backreferences or lookaround; (?i) ignores case). Skips \
+ignored, binary and over-${SEARCH_MAX_FILE_BYTES / 1024 / 1024}-MiB files, .git, .spark and node_modules; \
+stops after ${SEARCH_TIME_BUDGET_MS / 1000} s.`;
 
 const schema = z.strictObject({
   pattern: z.string().min(1).max(1000),
