@@ -103,6 +103,32 @@ describe("context meter and compaction", () => {
     expect(prompt).toContain(AGENTS_MD);
   });
 
+  test("regression (a compaction between a tool call and its answer sent the call's output twice): mid-turn, each output goes once", async () => {
+    // compact_at 0.3 is 1200 tokens: the long answer stays below it, the next turn's first response passes it.
+    const model = recorded([
+      { text: "D'accord." },
+      { text: long(900) },
+      { text: long(400), toolCalls: [{ name: "read_file", arguments: JSON.stringify({ path: "a.txt" }) }] },
+      { text: "It says alpha." },
+    ]);
+    await using h = await agentHarness(
+      { "a.txt": "alpha\n" },
+      { script: model.script },
+      { ...options(0.3), allowedTools: ["read_file"] },
+    );
+    await h.thread.startTurn(STANDING);
+    await h.thread.startTurn("write it all out");
+    expect(meters(h.events).at(-1)!.used_tokens).toBeLessThan(1200);
+    await h.thread.startTurn("read a.txt");
+    expect(notices(h.events)).toEqual([expect.stringMatching(/^Context compacted: /)]);
+    const request = JSON.parse(h.sent.at(-1)!);
+    expect(request.previous_response_id).toBeUndefined();
+    const outputs = request.input.filter((entry: { type?: string }) => entry.type === "function_call_output");
+    expect(outputs).toHaveLength(1);
+    expect(h.events.findLast((e) => e.type === "turn.completed")).toMatchObject({ status: "completed" });
+    expect(model.requests).toHaveLength(4);
+  });
+
   test("below compact_at nothing is compacted", async () => {
     const model = script();
     await using h = await agentHarness({}, { script: model.script }, options(0.8));

@@ -99,16 +99,20 @@ export class ContextCompaction {
     const { chain, log } = this.options;
     const items = log.items.filter((item) => item.id !== how.pending);
     const focus = how.focus ? { focus: how.focus } : {};
-    // By hand the person asks for room now: only the last turn stays whole.
-    const compacted =
-      (how.trigger === "auto" ? compactHistory(items, focus) : null) ??
-      compactHistory(items, { ...focus, keepTurns: 1 });
+    const fullSize = this.size(historyFromItems(items));
+    // The last two turns stay whole, or the last one when that is what frees room; by hand the
+    // person asks for room now: the last one. Automatically, only a compaction that makes the
+    // conversation smaller (else every request would compact again); by hand, as asked.
+    let compacted: ConversationInput[] | null = null;
+    for (const keepTurns of how.trigger === "auto" ? [2, 1] : [1]) {
+      const candidate = compactHistory(items, { ...focus, keepTurns });
+      if (candidate && (how.trigger === "manual" || this.size(candidate) < fullSize)) {
+        compacted = candidate;
+        break;
+      }
+    }
     if (!compacted) return null;
-    const full = historyFromItems(items);
-    const fullSize = this.size(full);
     const compactedSize = this.size(compacted);
-    // Automatically, only when it helps (else every request would compact again); by hand, as asked.
-    if (how.trigger === "auto" && compactedSize >= fullSize) return null;
     await this.options.hooks?.beforeCompact(turn, how.trigger, how.focus ?? "");
     if (how.stillWanted && !how.stillWanted()) return "cancelled";
     const beforeTokens = chain.lastTokens;
