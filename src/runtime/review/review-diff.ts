@@ -55,7 +55,7 @@ export async function collectDiff(
 ): Promise<ReviewDiff> {
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
   const root = await repositoryRoot(cwd);
-  const text = await diffText(root, target);
+  const text = await diffText(root, target, maxBytes);
   const cut = cutAt(text, maxBytes);
   return { root, target, text: cut, files: parseUnifiedDiff(cut), truncated: cut.length < text.length };
 }
@@ -78,7 +78,7 @@ async function repositoryRoot(cwd: string): Promise<string> {
   }
 }
 
-async function diffText(root: string, target: ReviewTarget): Promise<string> {
+async function diffText(root: string, target: ReviewTarget, maxBytes: number): Promise<string> {
   const diff = ["diff", ...DIFF_FLAGS, "--unified=3", "--no-renames"];
   if (target.kind === "base") {
     const base = await commitOf(root, target.base, "--base");
@@ -91,15 +91,17 @@ async function diffText(root: string, target: ReviewTarget): Promise<string> {
   }
   const head = await git(root, ["rev-parse", "--verify", "--quiet", "HEAD"]).catch(() => EMPTY_TREE);
   const tracked = await git(root, [...diff, head.trim(), "--"]);
-  return tracked + (await untrackedDiff(root));
+  return tracked + (await untrackedDiff(root, maxBytes - tracked.length));
 }
 
 /** New files not yet added: `git diff HEAD` leaves them out, but they are part of the change. */
-async function untrackedDiff(root: string): Promise<string> {
+async function untrackedDiff(root: string, room: number): Promise<string> {
   const listed = await git(root, ["ls-files", "--others", "--exclude-standard", "-z"]);
   const files = listed.split("\0").filter(Boolean).slice(0, MAX_UNTRACKED);
   let text = "";
   for (const file of files) {
+    // Past the bound the diff is cut anyway: the rest is not read.
+    if (text.length > room) break;
     // --no-index exits 1 when the files differ, which they always do here.
     text += await git(root, ["diff", ...DIFF_FLAGS, "--no-index", "--", "/dev/null", file], {
       okCodes: [0, 1],
