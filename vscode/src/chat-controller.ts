@@ -50,6 +50,14 @@ export class ChatController implements vscode.Disposable {
     );
   });
 
+  /** The shown thread's workspace files that match an `@` mention's `query`, best first; none without a thread. */
+  async workspaceFiles(query: string): Promise<string[]> {
+    const threadId = this.threadId;
+    if (!threadId || this.connection.state.status !== "connected") return [];
+    const client = await this.connection.ensureConnected();
+    return client.workspaceFiles(threadId, query);
+  }
+
   /** Events of the thread shown, after the view took them in. */
   readonly onEvent = this.eventEmitter.event;
   readonly onDidChangeView = this.viewEmitter.event;

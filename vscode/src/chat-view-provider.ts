@@ -70,6 +70,11 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, ViewSink, v
     this.post({ type: "focus", ...(text ? { text } : {}) });
   }
 
+  /** Answers the chat's `@` query `id` with the files that match. */
+  files(id: number, files: string[]): void {
+    this.post({ type: "files", id, files });
+  }
+
   /** Puts a rewound message back into the input. */
   refill(text: string): void {
     this.post({ type: "refill", text });

@@ -75,6 +75,13 @@ export function activate(context: vscode.ExtensionContext): void {
       case "command":
         void vscode.commands.executeCommand(message.command);
         return;
+      case "files":
+        // No list (no thread yet, disconnected): no picker.
+        controller.workspaceFiles(message.query).then(
+          (files) => chat.files(message.id, files),
+          () => chat.files(message.id, []),
+        );
+        return;
       default: {
         const unreachable: never = message;
         return unreachable;

@@ -12,6 +12,7 @@ import type { McpServerInfo, RewindRestore } from "../../../src/protocol/agent.j
 import type { DecodedCatalog } from "../../../src/protocol/catalog.js";
 import { button, h } from "./dom.js";
 import { MarkdownView } from "./markdown.js";
+import { MentionPicker } from "./mention-picker.js";
 import type { ConnectionState, ToWebview } from "./messages.js";
 import { renderApproval, renderMcpServers, renderSubAgent } from "./side-panels.js";
 import { renderTool } from "./tool-card.js";
@@ -56,6 +57,7 @@ const approvals = h("section", { className: "approvals", id: "approvals" });
 const queued = h("ul", { className: "queued", id: "queued" });
 const input = h("textarea", { id: "composer" });
 input.rows = 3;
+const mentions = new MentionPicker(input, post);
 const sendButton = button("Send", "primary", () => submit("auto"));
 sendButton.id = "send";
 const queueButton = button("Queue", "secondary", () => submit("queue"), "Run after the current turn (Tab)");
@@ -78,6 +80,7 @@ const footer = h(
   "footer",
   {},
   queued,
+  mentions.element,
   input,
   h("div", { className: "actions" }, planButton, stopButton, queueButton, sendButton),
 );
@@ -98,6 +101,7 @@ function submit(mode: "auto" | "queue"): void {
 
 input.addEventListener("input", () => post({ type: "typing", text: input.value }));
 input.addEventListener("keydown", (event) => {
+  if (mentions.onKeyDown(event)) return;
   if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
     event.preventDefault();
     submit("auto");
@@ -144,6 +148,9 @@ window.addEventListener("message", (event: MessageEvent<ToWebview>) => {
       input.value = message.text;
       input.focus();
       break;
+    case "files":
+      mentions.answer(message.id, message.files);
+      return;
   }
   render();
 });

@@ -22,7 +22,9 @@ export type ToWebview =
   | { type: "catalog"; catalog: DecodedCatalog }
   | { type: "focus"; text?: string }
   /** A conversation rewind took this message back: it goes into the input, to edit and send again. */
-  | { type: "refill"; text: string };
+  | { type: "refill"; text: string }
+  /** The answer to the `files` query `id`: the workspace files that match best, best first. */
+  | { type: "files"; id: number; files: string[] };
 
 /** From the chat view to the extension. */
 export type FromWebview =
@@ -41,6 +43,8 @@ export type FromWebview =
   | { type: "fork"; itemId: string }
   /** Back to before user message `itemId`: its code, the conversation, or both (`thread.rewind`). */
   | { type: "rewind"; itemId: string; restore: RewindRestore }
+  /** An `@` mention being typed: the workspace files matching `query` (answered by `files` with `id`). */
+  | { type: "files"; id: number; query: string }
   | {
       type: "command";
       command: "spark.undo" | "spark.newThread" | "spark.resumeThread" | "spark.reconnect" | "spark.showLog";
