@@ -1,6 +1,7 @@
 import { mkdir, mkdtemp, symlink, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
+import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import { Workspace } from "../workspace.js";
 import { expandMentions, findMentions, MAX_MENTION_BYTES, MAX_MENTIONED_FILES } from "./file-mentions.js";
@@ -90,6 +91,33 @@ describe("expandMentions", () => {
     expect(notices).toEqual([
       `@f${MAX_MENTIONED_FILES}.txt not attached: a message attaches 8 files at most.`,
     ]);
+  });
+
+  it("property: whatever the mentioned path (.., absolute, symlinks, .git in any case), nothing outside the workspace or in .git is attached", async () => {
+    const segment = fc.constantFrom(
+      "..",
+      ".",
+      "src",
+      ".git",
+      ".GIT",
+      ".spark",
+      "link.txt",
+      "config",
+      "secret.txt",
+    );
+    const mentioned = fc.tuple(
+      fc.constantFrom("", `${outside}/`, `${root}/`, "/"),
+      fc.array(segment, { minLength: 1, maxLength: 5 }),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.array(mentioned, { minLength: 1, maxLength: 4 }), async (paths) => {
+        const text = paths.map(([prefix, parts]) => `@${prefix}${parts.join("/")}`).join(" ");
+        const { attachments } = await expandMentions(text, workspace);
+        expect(attachments).not.toContain("SECRET");
+        expect(attachments).not.toContain("[core]");
+      }),
+      { numRuns: 200 },
+    );
   });
 
   it("a message without mentions attaches nothing", async () => {
