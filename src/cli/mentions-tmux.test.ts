@@ -24,6 +24,8 @@ test("the real spark binary in tmux: @ opens a fuzzy file picker whose file goes
   await writeFile(path.join(repo, "src", "parser.ts"), "export const parse = 'PARSER-BODY';\n");
   await writeFile(path.join(repo, "src", "printer.ts"), "export const print = 1;\n");
   await writeFile(path.join(repo, "README.md"), "hello\n");
+  // Edited by the session (not a .ts file: no language server is waited for after the edit).
+  await writeFile(path.join(repo, "NOTES.md"), "print 1\n");
   const script = path.join(sessions, "script.json");
   await writeFile(
     script,
@@ -36,10 +38,10 @@ test("the real spark binary in tmux: @ opens a fuzzy file picker whose file goes
           {
             name: "apply_patch",
             arguments: patch([
-              "*** Update File: src/printer.ts",
+              "*** Update File: NOTES.md",
               "@@",
-              "-export const print = 1;",
-              "+export const print = 2;",
+              "-print 1",
+              "+print 2",
             ]),
           },
         ],
@@ -84,6 +86,6 @@ test("the real spark binary in tmux: @ opens a fuzzy file picker whose file goes
   type("/diff");
   key("Enter");
   const diff = await waitForScreen(/Session changes: 1 file/);
-  expect(diff).toContain("-export const print = 1;");
-  expect(diff).toContain("+export const print = 2;");
+  expect(diff).toContain("-print 1");
+  expect(diff).toContain("+print 2");
 }, 60_000);

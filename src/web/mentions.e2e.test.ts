@@ -4,10 +4,22 @@ import type { Script } from "../engine/scripted/scripted-engine.js";
 import { launchChromium, screenshot } from "./test-support/browser.js";
 import { startWebHarness, type WebHarness } from "./test-support/web-harness.js";
 
-/** Answers "Saw the parser." only when the file's contents came with the message. */
+const PATCH = [
+  "*** Begin Patch",
+  "*** Update File: NOTES.md",
+  "@@",
+  "-print 1",
+  "+print 2",
+  "*** End Patch",
+].join("\n");
+
+/** Answers "Saw the parser." only when the file's contents came with the message; "change it" edits. */
 const script: Script = (request) => {
   const last = request.messages.at(-1);
+  if (last?.role === "tool") return { text: "Changed." };
   const content = last?.role === "user" ? last.content : "";
+  if (content === "change it")
+    return { toolCalls: [{ name: "apply_patch", arguments: JSON.stringify({ patch: PATCH }) }] };
   return { text: content.includes("PARSER-BODY") ? "Saw the parser." : "ok" };
 };
 
@@ -21,6 +33,8 @@ beforeAll(async () => {
       "src/parser.ts": "export const parse = 'PARSER-BODY';\n",
       "src/printer.ts": "export const print = 1;\n",
       "README.md": "hello\n",
+      // Not a .ts file: no language server is waited for after the edit.
+      "NOTES.md": "print 1\n",
     },
     script,
     tokensPerSecond: 2000,
@@ -63,4 +77,21 @@ test("@ in the web app's message box lists the workspace's files that match, Tab
   await prompt.press("Escape");
   await files.waitFor({ state: "detached" });
   await expect(prompt.inputValue()).resolves.toBe("@READ");
+});
+
+test("/diff in the web app's message box shows what the session changed, until closed", async () => {
+  const page = await h.open();
+  await page.locator(".connection.is-open").waitFor();
+  const prompt = page.getByRole("textbox", { name: "Message" });
+  await prompt.fill("change it");
+  await prompt.press("Enter");
+  await page.getByText("Changed.").waitFor();
+  await prompt.fill("/diff");
+  await prompt.press("Enter");
+  const panel = page.getByRole("region", { name: "Session changes" });
+  await panel.getByText("Session changes (1 file, +1 −1)").waitFor();
+  await expect(panel.textContent()).resolves.toContain("print 2");
+  await screenshot(page, "session-diff");
+  await panel.getByRole("button", { name: "Close session changes" }).click();
+  await panel.waitFor({ state: "detached" });
 });

@@ -7,7 +7,7 @@ import {
 } from "../../client-core/host-client.js";
 import { browserSocketFactory } from "../../client-core/socket.js";
 import { emptyView, reduceView, type StampedEvent, type ThreadView } from "../../client-core/thread-view.js";
-import type { McpServerInfo, RewindRestore, ThreadInfo } from "../../protocol/agent.js";
+import type { McpServerInfo, RewindRestore, SessionDiff, ThreadInfo } from "../../protocol/agent.js";
 import type { DecodedCatalog } from "../../protocol/catalog.js";
 import { DraftPacer } from "../../protocol/draft-pacer.js";
 import type { CatalogShown } from "./catalog-panel.js";
@@ -42,6 +42,8 @@ export interface AppState {
   prompt: PromptProgress | null;
   /** The listing `/skills` or `/agents` opened above the composer; null: none. */
   catalogShown: CatalogShown | null;
+  /** What `/diff` showed above the composer (the session's changes); null: none. */
+  sessionDiff: SessionDiff | null;
   /** Plan mode, the toggle by the message box: the turns it starts only read and answer with a plan. */
   plan: boolean;
   /** The message a conversation rewind took back, for the message box to edit (a new `n` each time). */
@@ -93,6 +95,7 @@ export class AppStore {
       catalog: { skills: [], agents: [] },
       prompt: null,
       catalogShown: null,
+      sessionDiff: null,
       plan: false,
       refill: null,
     };
@@ -147,6 +150,14 @@ export class AppStore {
       const focus = compact[1]?.trim();
       return this.request({ type: "thread.compact", thread_id: view.id, ...(focus ? { focus } : {}) });
     }
+    // `/diff`, as in the terminal: what the session changed, shown above the composer.
+    if (/^\/diff$/i.test(text.trim()) && view) {
+      this.client.sessionDiff(view.id).then(
+        (sessionDiff) => this.update({ sessionDiff }),
+        (error: unknown) => this.pushError(messageOf(error)),
+      );
+      return true;
+    }
     if (!view) {
       // One new session however many messages arrive before it starts; each is sent once, in order.
       if (!this.awaitingNew && !this.newThread()) return false;
@@ -155,6 +166,11 @@ export class AppStore {
     }
     if (view.turn) return this.request({ type: "turn.steer", thread_id: view.id, input: text });
     return this.request({ type: "turn.start", thread_id: view.id, input: text, mode: this.mode });
+  }
+
+  /** Closes what `/diff` showed. */
+  closeDiff(): void {
+    this.update({ sessionDiff: null });
   }
 
   /** Closes the `/skills` or `/agents` listing. */

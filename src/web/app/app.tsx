@@ -8,6 +8,7 @@ import { Conversation } from "./conversation.js";
 import type { DiffMode } from "./diff-view.js";
 import { McpServers } from "./mcp-servers.js";
 import { modelLoadLabel, promptLabel } from "./model-status.js";
+import { SessionDiffPanel } from "./session-diff-panel.js";
 import { SessionList } from "./session-list.js";
 import { LatencyChart, TurnMeter } from "./stats-view.js";
 import { SubAgents } from "./sub-agents.js";
@@ -174,6 +175,9 @@ export function App({ store }: { store: AppStore }) {
             shown={state.catalogShown}
             onClose={() => store.closeCatalog()}
           />
+        ) : null}
+        {state.sessionDiff ? (
+          <SessionDiffPanel diff={state.sessionDiff} mode={diffMode} onClose={() => store.closeDiff()} />
         ) : null}
         <Composer
           view={view}
