@@ -212,11 +212,6 @@ export class HostThread implements TerminalThread {
     return this.lastRewound;
   }
 
-  cancelSubAgent(id: string): boolean {
-    if (this.subs.get(id)?.status !== "running") return false;
-    this.send({ type: "subagent.cancel", thread_id: this.id, subagent_id: id });
-    return true;
-  }
   async compact(focus?: string): Promise<void> {
     await this.client
       .request({ type: "thread.compact", thread_id: this.id, ...(focus ? { focus } : {}) })
@@ -225,6 +220,11 @@ export class HostThread implements TerminalThread {
       });
   }
 
+  cancelSubAgent(id: string): boolean {
+    if (this.subs.get(id)?.status !== "running") return false;
+    this.send({ type: "subagent.cancel", thread_id: this.id, subagent_id: id });
+    return true;
+  }
 
   cancelSubAgents(): void {
     for (const sub of this.subs.values()) if (sub.status === "running") this.cancelSubAgent(sub.id);

@@ -54,15 +54,15 @@ export interface TerminalThread {
    * restored and the message's text. Throws a SparkError when refused (nothing changed then).
    */
   rewind(itemId: string, restore: RewindRestore): Promise<{ paths: string[]; text: string }>;
-  cancelSubAgent(id: string): boolean;
-  cancelSubAgents(): void;
-  /** Resolves when no turn is running. */
-  whenIdle(): Promise<void>;
-  /** Resolves when no turn and no sub-agent is running. */
   /**
    * `/compact [focus]`: compacts the older turns now, keeping `focus` in view; the thread says how
    * it went (a notice, `context.updated`). Throws a SparkError while a turn runs.
    */
   compact(focus?: string): Promise<unknown>;
+  cancelSubAgent(id: string): boolean;
+  cancelSubAgents(): void;
+  /** Resolves when no turn is running. */
+  whenIdle(): Promise<void>;
+  /** Resolves when no turn and no sub-agent is running. */
   whenSettled(): Promise<void>;
 }
