@@ -64,8 +64,10 @@ describe("list_dir", () => {
     expect(await runTool(listDirTool, '{"path":"package.json"}', t.context())).toMatchObject({
       errorCode: "invalid_arguments",
     });
-    expect(await runTool(listDirTool, '{"path":"nope"}', t.context())).toMatchObject({
+    // The path quoted: "list_dir does not exist" read as if the tool were missing.
+    expect(await runTool(listDirTool, '{"path":"list_dir"}', t.context())).toMatchObject({
       errorCode: "not_found",
+      output: expect.stringMatching(/^No file or directory "list_dir" in the workspace\./),
     });
     expect(await runTool(listDirTool, '{"depth":9}', t.context())).toMatchObject({
       errorCode: "invalid_arguments",

@@ -20,6 +20,8 @@ describe("summarizeToolCall", () => {
     expect(summarizeToolCall(call("shell", { command: "npm test\n  -- --watch" }))).toBe(
       "$ npm test -- --watch",
     );
+    // A call without a command (its arguments refused) shows what the model sent, not a bare "shell".
+    expect(summarizeToolCall(call("shell", { cmd_line: "ls -la" }))).toBe('shell {"cmd_line":"ls -la"}');
     expect(
       summarizeToolCall(
         call("apply_patch", { patch: "*** Begin Patch\n*** Update File: a.ts\n*** Add File: b.ts\n" }),

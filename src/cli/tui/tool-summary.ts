@@ -44,7 +44,8 @@ export function summarizeToolCall(
     }
     case "shell": {
       const command = commandField(args);
-      return command === null ? "shell" : `$ ${cut(oneLine(command))}`;
+      // Arguments without a command (a small model's `{"cmd_line": ...}`) are shown as sent.
+      return command === null ? `shell ${cut(oneLine(item.arguments.trim()))}`.trimEnd() : `$ ${cut(oneLine(command))}`;
     }
     case "apply_patch": {
       // The files named so far, while the model still writes the call.

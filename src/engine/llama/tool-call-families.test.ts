@@ -135,7 +135,7 @@ const FAMILIES: Family[] = [
   {
     // No tool support in the template: Spark's own documented syntax.
     template: "google-gemma-2-2b-it.jinja",
-    family: "hermes",
+    family: "spark",
     trigger: "<tool_call>",
     shaped: [
       {

@@ -11,7 +11,7 @@ export async function statOrNotFound(absolute: string, shown: string): Promise<S
     if (code === "ENOENT" || code === "ENOTDIR") {
       throw new ToolError(
         "not_found",
-        `${shown} does not exist. Use list_dir or search to find the right path.`,
+        `No file or directory "${shown}" in the workspace. Use list_dir or search to find the right path.`,
         { cause: error },
       );
     }

@@ -147,6 +147,26 @@ describe("OutputParser", () => {
     expect(parser.stopped).toBe(true);
   });
 
+  test.each(SIZES)(
+    "regression: blank lines a reply opens with, and echoed </tool_response> framing, are not the answer (pieces of %i)",
+    (size) => {
+      // SmolLM2 after a forced list_dir answered `</tool_response>`; answers began with a blank line.
+      expect(parse("</tool_response>\n\nThe folder has a.ts.", size, hermes)).toEqual([
+        { type: "text", text: "The folder has a.ts." },
+      ]);
+      expect(parse("\n  \nHello.", size, hermes)).toEqual([{ type: "text", text: "Hello." }]);
+      // A first line's indentation is kept; framing later in an answer is dropped in place.
+      expect(parse("    x = 1\n</tool_response>done", size, hermes)).toEqual([
+        { type: "text", text: "    x = 1\ndone" },
+      ]);
+      // Opening a tool response makes one up: the reply ends there.
+      expect(parse("Done.\n<tool_response>\n{fake}", size, hermes)).toEqual([
+        { type: "text", text: "Done.\n" },
+        { type: "stop" },
+      ]);
+    },
+  );
+
   test("unfinished text at the end is flushed", () => {
     expect(parse("partial <|im", 3, null, ["<|im_end|>"])).toEqual([{ type: "text", text: "partial <|im" }]);
   });

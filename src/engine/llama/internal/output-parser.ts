@@ -34,8 +34,12 @@ export class OutputParser {
   private mode: Mode = "text";
   private readonly markers: string[];
   private paused = false;
-  /** False right after reasoning, until the answer's first visible character. */
-  private answerStarted = true;
+  /**
+   * What is skipped before the answer's first visible character: blank lines at the start of the
+   * reply (and after template framing a model echoed there), any white space after reasoning; null
+   * once the answer started.
+   */
+  private answerStart: "blank-lines" | "space" | null = "blank-lines";
   private calls: CallsParser | undefined;
   /** In text: how much of the buffer's start is known to hold no marker (scanned before, held back). */
   private clean = 0;
@@ -57,6 +61,7 @@ export class OutputParser {
       ...(calls ? [calls.trigger] : []),
       ...(syntax?.reasoning ? [syntax.reasoning.open] : []),
       ...(messages ? [messages.start, messages.header, messages.end] : []),
+      ...(syntax?.framing ?? []),
     ];
     this.tools = new Map((options.tools ?? []).map((tool) => [tool.name, tool.parameters]));
     this.work = options.work ?? { chars: 0 };
@@ -151,13 +156,17 @@ export class OutputParser {
   }
 
   private scanText(out: ParsedOutput[]): boolean {
-    if (!this.answerStarted) {
-      // The answer starts after the white space that separates it from the reasoning.
-      const space = /^\s*/.exec(this.buffer)![0].length;
-      this.work.chars += space + 1;
-      this.consume(space);
-      if (this.buffer === "") return false;
-      this.answerStarted = true;
+    if (this.answerStart) {
+      // The answer starts after the white space that separates it from the reasoning, or after the
+      // blank lines a reply opens with (a first line's indentation is kept).
+      const blank = this.answerStart === "space" ? /^\s*/ : /^(?:[ \t]*\r?\n)*/;
+      const skip = blank.exec(this.buffer)![0].length;
+      this.work.chars += skip + 1;
+      this.consume(skip);
+      // Spaces alone may still end a blank line: wait for what follows them.
+      if (this.buffer === "" || (this.answerStart === "blank-lines" && /^[ \t]*$/.test(this.buffer)))
+        return false;
+      this.answerStart = null;
     }
     const markers = this.active();
     const found = firstMarker(this.buffer, markers, this.clean, this.work);
@@ -193,6 +202,13 @@ export class OutputParser {
       this.consume(marker.length);
       this.mode = "reasoning";
       this.forgetScan();
+      return true;
+    }
+    if (syntax?.framing?.includes(marker)) {
+      // Template framing a model echoes (SmolLM2's `</tool_response>` after a tool's result): never text.
+      this.emit(out, "text", at);
+      this.consume(marker.length);
+      if (!this.answered) this.answerStart = "blank-lines";
       return true;
     }
     if (messages && (marker === messages.start || marker === messages.end)) {
@@ -253,7 +269,7 @@ export class OutputParser {
     this.consume(close.length);
     this.mode = "text";
     this.forgetScan();
-    this.answerStarted = false;
+    this.answerStart = "space";
     return true;
   }
 

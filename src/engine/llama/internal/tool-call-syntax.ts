@@ -54,6 +54,8 @@ export interface CallSyntax {
   messages?: { start: string; header: string; headerEnd: string; end: string; reasoning: string[] };
   /** Markers that end the turn once a call may follow (Gemma 4's `<|tool_response>`). */
   stops?: string[];
+  /** Template framing a model may echo into its reply: dropped, never text. */
+  framing?: string[];
 }
 
 /**
@@ -70,6 +72,10 @@ export const SPARK_CALL_SYNTAX: CallSyntax = Object.freeze({
   between: "",
   sectionClose: "",
   jsonObject: true,
+  // A tool's result is rendered between these (see withSparkCallSyntax): a reply that opens one
+  // makes up a result, and one that closes it echoes the framing (SmolLM2 answered `</tool_response>`).
+  stops: ["<tool_response>"],
+  framing: ["</tool_response>"],
 });
 
 /** Wrappers given Spark's syntax by {@link withSparkCallSyntax}. */

@@ -139,11 +139,23 @@ const HERMES: Omit<CallFamily, "name" | "syntax" | "write"> = {
   reorders: true,
 };
 
+/**
+ * Qwen2.5's syntax: Spark's own (for templates without one: SmolLM2, Gemma 2) without the
+ * tool-result framing only Spark's rendering of results puts in the model's own turn.
+ */
+const { stops: _sparkStops, framing: _sparkFraming, ...HERMES_SYNTAX } = SPARK_CALL_SYNTAX;
+
 export const CALL_FAMILIES: CallFamily[] = [
   {
     ...HERMES,
-    // Qwen2.5, and Spark's own syntax for templates without one (SmolLM2, Gemma 2).
     name: "hermes",
+    syntax: HERMES_SYNTAX,
+    write: (reply) => reply.before + hermesCalls(reply.calls) + after(reply.after),
+  },
+  {
+    ...HERMES,
+    // Spark's own, for templates without one (Gemma 2, SmolLM2): results are framed in the model's turn.
+    name: "spark",
     syntax: SPARK_CALL_SYNTAX,
     write: (reply) => reply.before + hermesCalls(reply.calls) + after(reply.after),
   },
@@ -151,7 +163,7 @@ export const CALL_FAMILIES: CallFamily[] = [
     ...HERMES,
     name: "qwen3",
     syntax: {
-      ...SPARK_CALL_SYNTAX,
+      ...HERMES_SYNTAX,
       family: "JinjaTemplate",
       reasoning: { open: "<think>", close: "</think>" },
     },
