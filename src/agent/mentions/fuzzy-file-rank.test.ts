@@ -27,6 +27,14 @@ describe("rankFiles", () => {
     expect(rankFiles(FILES, "pbox")).toEqual(["src/cli/tui/prompt-box.ts"]);
   });
 
+  it("matches at the segments the query names, not at the first letters that fit", () => {
+    const files = ["packages/pkg17/src/module217/file-217.ts", "packages/pkg7/src/module12/file-12.ts"];
+    expect(rankFiles(files, "pkg7mod12")[0]).toBe("packages/pkg7/src/module12/file-12.ts");
+    // A jump to a word start that leaves no room for the rest still matches (leftmost).
+    expect(fuzzyScore("a-b/xab", "ab")).not.toBeNull();
+    expect(fuzzyScore("xa_ya", "aa")).not.toBeNull();
+  });
+
   it("is case-insensitive and leaves out files that do not match", () => {
     expect(rankFiles(FILES, "README")).toEqual(["README.md"]);
     expect(rankFiles(FILES, "zzz")).toEqual([]);
