@@ -18,6 +18,7 @@ interface ReviewFlags {
   commit?: string;
   format: ReviewFormat;
   output?: string;
+  diffOnly?: boolean;
   model?: string;
   server?: string;
   apiKey?: string;
@@ -44,6 +45,10 @@ export function registerReviewCommand(program: Command): void {
       new Option("--format <format>", "how findings are written").choices(REVIEW_FORMATS).default("text"),
     )
     .option("-o, --output <file>", "write the findings to FILE instead of stdout")
+    .option(
+      "--diff-only",
+      "the model sees the diff alone, in one request with no tools: less work on a CPU, less context",
+    )
     .option(
       "-m, --model <model>",
       "a tier of the config file, a GGUF path or hf: URI for the embedded engine; with --server, the model id",
@@ -109,11 +114,11 @@ export async function review(flags: ReviewFlags): Promise<number> {
     );
   let report: Awaited<ReturnType<typeof runReview>>;
   try {
-    report = await runReview(fitted, {
-      client: runtime.client,
-      model: runtime.modelId,
-      contextBudget: runtime.contextBudget,
-    });
+    report = await runReview(
+      fitted,
+      { client: runtime.client, model: runtime.modelId, contextBudget: runtime.contextBudget },
+      { readFiles: flags.diffOnly !== true },
+    );
   } finally {
     status?.done(`Reviewed ${describeTarget(target)}`);
   }

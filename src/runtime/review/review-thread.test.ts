@@ -175,6 +175,34 @@ describe("a review thread", () => {
     expect(requests.at(-1)!.tools ?? []).toEqual([]);
   });
 
+  it("--diff-only: one request with no tools at all, under the schema", async () => {
+    const requests: GenerateRequest[] = [];
+    const dir = await plantedBugRepo();
+    const runtime = await AgentRuntime.start({
+      cwd: dir,
+      loadTier: scriptedTiers({
+        "*": {
+          script: (request) => {
+            requests.push(request);
+            return { text: JSON.stringify({ findings: [bugFinding] }) };
+          },
+        },
+      }),
+      prewarm: false,
+      userDir: null,
+      hooks: { hooks: [], notices: [] },
+    });
+    cleanup.push(() => runtime.dispose());
+    const model = { client: runtime.client, model: runtime.modelId, contextBudget: runtime.contextBudget };
+    const diff = await collectDiff(dir, { kind: "uncommitted" });
+    const report = await runReview(diff, model, { readFiles: false });
+    expect(report.findings).toEqual([bugFinding]);
+    expect(requests).toHaveLength(1);
+    expect(requests[0]!.tools ?? []).toEqual([]);
+    expect(requests[0]!.format).toMatchObject({ type: "json_schema", name: "review_findings" });
+    expect(requests[0]!.messages[0]!.content).toContain("Review from the diff shown; there are no tools.");
+  });
+
   it("an answer that is still not findings JSON fails the review with what the model said", async () => {
     await expect(reviewWith(() => ({ text: "Looks good to me!" }))).rejects.toThrow(
       /the model's answer is not JSON: "Looks good to me!"/,

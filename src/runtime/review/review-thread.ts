@@ -32,8 +32,11 @@ const REVIEW_OUTPUT_TOKENS = 2048;
 /** Model responses with tool calls one review may run before it must answer. */
 const REVIEW_TOOL_ROUNDS = 6;
 
+const READ_LINE =
+  "You may read files (read_file, list_dir, search) to understand the change; you cannot edit files or run commands.";
+
 export const REVIEW_INSTRUCTIONS = `You are Spark, reviewing a change to a git repository. Find real defects the change introduces: wrong logic, off-by-one errors, unhandled errors, security problems, broken contracts. Do not report style or praise.
-You may read files (read_file, list_dir, search) to understand the change; you cannot edit files or run commands.
+${READ_LINE}
 Answer with JSON only: {"findings": [...]}, each finding {"file", "start_line", "end_line", "severity", "title", "explanation"}.
 file is the path as written in the diff after "+++ b/". start_line and end_line are line numbers of the new file, on lines the diff shows (added or context lines of a hunk). severity is "error" for a bug, "warning" for a likely problem, "note" for a minor one. title is one short line; explanation says why it is wrong and how to fix it.
 If the change has no defects, answer {"findings": []}.`;
@@ -74,6 +77,11 @@ export interface ReviewRunOptions {
   /** Every event of the review thread (tool calls, the answer as it streams), for progress. */
   onEvent?: (event: ThreadEvent) => void;
   signal?: AbortSignal;
+  /**
+   * `false`: the model sees the diff alone, in one request with no tools (`spark review
+   * --diff-only`): half the work where the engine would answer in prose beside tools. Default: true.
+   */
+  readFiles?: boolean;
 }
 
 /**
@@ -85,6 +93,39 @@ export async function runReview(
   model: { client: ResponsesClient; model: string; contextBudget: number },
   options: ReviewRunOptions = {},
 ): Promise<ReviewReport & { droppedReasons: DroppedFinding[] }> {
+  const answer =
+    options.readFiles === false
+      ? await answerUnderSchema(diff, "", model, options.signal)
+      : await threadAnswer(diff, model, options);
+  let checked: ReturnType<typeof checkFindings>;
+  try {
+    checked = checkFindings(answer.text, diff.files);
+  } catch (error) {
+    if (!(error instanceof UnreadableAnswerError) || !answer.tools) throw error;
+    // The engine let the model answer in prose beside the tools (or ignored the schema), or a
+    // limit stopped it: the findings are asked for once more, with no tools, under the schema alone.
+    checked = checkFindings(
+      (await answerUnderSchema(diff, answer.text, model, options.signal)).text,
+      diff.files,
+    );
+  }
+  const { findings, dropped } = checked;
+  return {
+    version: 1,
+    target: describeTarget(diff.target),
+    findings,
+    dropped: dropped.length,
+    truncated: diff.truncated,
+    droppedReasons: dropped,
+  };
+}
+
+/** The answer of a review thread's one turn (read-only tools offered). */
+async function threadAnswer(
+  diff: ReviewDiff,
+  model: { client: ResponsesClient; model: string; contextBudget: number },
+  options: ReviewRunOptions,
+): Promise<{ text: string; tools: boolean }> {
   const thread = new AgentThread(reviewThreadOptions({ ...model, root: diff.root }));
   let ended: Extract<ThreadEvent, { type: "turn.completed" }> | undefined;
   let answer = "";
@@ -108,24 +149,7 @@ export async function runReview(
     const why = ended?.error?.message ?? ended?.reason ?? ended?.status ?? "it did not end";
     throw new SparkError("server_error", `The review did not complete: ${why}.`);
   }
-  let checked: ReturnType<typeof checkFindings>;
-  try {
-    checked = checkFindings(answer, diff.files);
-  } catch (error) {
-    if (!(error instanceof UnreadableAnswerError)) throw error;
-    // The engine let the model answer in prose beside the tools (or ignored the schema): the
-    // findings are asked for once more, with no tools at all, under the schema alone.
-    checked = checkFindings(await answerUnderSchema(diff, answer, model, options.signal), diff.files);
-  }
-  const { findings, dropped } = checked;
-  return {
-    version: 1,
-    target: describeTarget(diff.target),
-    findings,
-    dropped: dropped.length,
-    truncated: diff.truncated,
-    droppedReasons: dropped,
-  };
+  return { text: answer, tools: true };
 }
 
 /** Characters of the first answer passed on to {@link answerUnderSchema} as notes. */
@@ -140,13 +164,13 @@ async function answerUnderSchema(
   notes: string,
   model: { client: ResponsesClient; model: string; contextBudget: number },
   signal: AbortSignal | undefined,
-): Promise<string> {
+): Promise<{ text: string; tools: boolean }> {
   const said = notes.trim() ? `\n\nYour notes from reading it:\n${notes.trim().slice(0, NOTES_CHARS)}` : "";
   const { textFormat, maxOutputTokens } = reviewThreadOptions({ ...model, root: diff.root });
   const stream = model.client.create(
     {
       model: model.model,
-      instructions: REVIEW_INSTRUCTIONS,
+      instructions: REVIEW_INSTRUCTIONS.replace(READ_LINE, "Review from the diff shown; there are no tools."),
       input: `${reviewMessage(diff)}${said}\n\nNow answer with the findings as JSON.`,
       text: { format: textFormat },
       max_output_tokens: maxOutputTokens,
@@ -158,5 +182,5 @@ async function answerUnderSchema(
   for await (const event of stream) if (event.type === "response.output_text.delta") text += event.delta;
   // A failed response rejects here; one cut short leaves JSON that does not parse, said as such.
   await stream.final;
-  return text;
+  return { text, tools: false };
 }
