@@ -2,6 +2,7 @@ import { execFileSync } from "node:child_process";
 import { mkdtemp, realpath } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
+import type { McpServer } from "@agentclientprotocol/sdk";
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { trustProject } from "../../config/project-trust.js";
 import type { ScriptFileEntry } from "../test-support/scripted-script.js";
@@ -27,10 +28,10 @@ async function workspace(): Promise<string> {
   return repo;
 }
 
-const editorServers = [
+const editorServers: McpServer[] = [
   // Named as an editor might: made config-safe (everything).
   { name: "Everything", command: process.execPath, args: [EVERYTHING, "stdio"], env: [] },
-  { type: "sse" as const, name: "legacy", url: "http://127.0.0.1:9/sse", headers: [] },
+  { type: "sse", name: "legacy", url: "http://127.0.0.1:9/sse", headers: [] },
 ];
 
 beforeAll(async () => {
