@@ -134,6 +134,7 @@ say(`built and cached in ${cached}`);
  */
 function applyPatch() {
   const prefix = "node_modules/node-llama-cpp/";
+  let changed = 0;
   for (const filePatch of parsePatch(readFileSync(patch, "utf8"))) {
     const name = [filePatch.newFileName, filePatch.oldFileName]
       .map((file) => file?.replace(/^[ab]\//, ""))
@@ -146,12 +147,13 @@ function applyPatch() {
     if (patched !== false) {
       mkdirSync(path.dirname(file), { recursive: true });
       writeFileSync(file, patched);
+      changed++;
     } else if (applyUnifiedPatch(current, reversePatch(filePatch)) === false) {
       say(`the engine patch does not apply to ${file}: reinstall node-llama-cpp@${version}`);
       process.exit(1);
     }
   }
-  say(`applied ${path.basename(patch)}`);
+  if (changed > 0) say(`applied ${path.basename(patch)}`);
 }
 
 /** Copies each build folder (not the lock files of a build in progress). */
