@@ -49,7 +49,7 @@ export async function attach(
 /**
  * The terminal UI on a running `spark serve`: the model is loaded and warm already. Opens the
  * thread `open` names (a saved session's id, or the newest of a workspace, else a new one).
- * `/model` goes through the host, which knows its tiers.
+ * `/model` switches among the tiers the host lists, through the host.
  */
 async function attachedTui(
   target: HostTarget,
@@ -82,6 +82,8 @@ async function attachedTui(
       ...(prompt.trim() ? { prompt: prompt.trim() } : {}),
       modelId: "",
       workspace: path.resolve(workspace),
+      // As the host lists them (its `models` event, sent as the client connects).
+      models: () => client.models,
       onModelChange: (model) => threads.changeModel(model),
       newThread: () => threads.open(),
       onFork: (itemId) => threads.fork(itemId),

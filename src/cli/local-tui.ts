@@ -51,21 +51,21 @@ export async function localTui(
   // Its failure is shown through the first thread; this promise must not count as unhandled.
   const mcpFeed = starting.then((started) => started.client);
   mcpFeed.catch(() => {});
-  const models: string[] = [];
+  let models: readonly string[] = [];
   const tui = mountTui({
     thread: starting.then((started) => {
-      models.push(...started.local.runtime.models);
+      models = started.local.runtime.models;
       return started.first;
     }),
     // The MCP servers of the agent host (/mcp), once it runs.
     mcp: mcpFeed,
     startup,
     ...(prompt.trim() ? { prompt: prompt.trim() } : {}),
-    // Until the thread has started (then its own): --model's tier, or the file it names.
-    modelId: path.basename(flags.model ?? "").replace(/\.gguf$/i, ""),
+    // Until the thread has started (then its own): the tier it will start on, by the same name.
+    modelId: startingTier(flags, config),
     workspace: path.resolve(flags.cd ?? process.cwd()),
     ...(saved ? { saved } : {}),
-    models,
+    models: () => models,
     maxFps: IN_PROCESS_MAX_FPS,
     // Both are offered only once the first thread is there, so `starting` has resolved.
     onModelChange: async (model) => (await starting).threads.changeModel(model),
@@ -152,4 +152,13 @@ async function savedSession(id: string): Promise<SavedSession | null> {
     // The start reports a session that cannot be resumed, in its own words.
     return null;
   }
+}
+
+/**
+ * The tier the session starts on, as chooseTiers (runtime/tier-engines.ts) picks it without
+ * importing the engine: `--model` naming a tier, else the default tier (a GGUF path given to
+ * `--model` runs on it). Every face names a model by its tier: the thread, `/model`, the web app.
+ */
+function startingTier(flags: AgentFlags, config: LoadedConfig): string {
+  return flags.model && config.tiers[flags.model] ? flags.model : config.defaultTier;
 }

@@ -158,13 +158,18 @@ function changeModel(ctx: SlashCommandContext, name: string): void {
   const { state: s, options } = ctx;
   const { modelId, store: current, thread } = s.session;
   if (!thread) return;
-  // Unknown list: the agent host has it, and refuses a name it does not serve.
-  const models = options.models;
-  const others = models && models.length > 0 ? ` Available: ${models.join(", ")}.` : "";
-  const change = models?.length === 0 ? undefined : options.onModelChange;
+  // No list (a host that sends none): the agent host has it, and refuses a name it does not serve.
+  const listed = options.models?.() ?? [];
+  const models = listed.length > 0 ? listed : undefined;
+  const only = models?.length === 1;
+  const others = models && !only ? ` Available: ${models.join(", ")}.` : "";
+  const change = only ? undefined : options.onModelChange;
+  const shown = modelId || "the server's default";
   if (!name) {
     current.notice(
-      `Model: ${modelId || "the server's default"}.${others}${change ? " Switch with /model <name>." : ""}`,
+      only
+        ? `Model: ${shown}, the only model here (more are declared as [tiers] in config.toml).`
+        : `Model: ${shown}.${others}${change ? " Switch with /model <name>." : ""}`,
     );
     return;
   }
@@ -174,8 +179,10 @@ function changeModel(ctx: SlashCommandContext, name: string): void {
   }
   if (!change) {
     current.notice(
-      `Switching models is not available here; the model is ${modelId || "the server's default"}.`,
-      "warn",
+      only
+        ? `Unknown model '${name}': ${shown} is the only model here (more are declared as [tiers] in config.toml).`
+        : `Switching models is not available here; the model is ${shown}.`,
+      only ? "error" : "warn",
     );
     return;
   }

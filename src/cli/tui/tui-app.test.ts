@@ -255,7 +255,7 @@ describe("commands and keys", () => {
     await using h = await tuiHarness({}, {});
     const switched: string[] = [];
     h.mount({
-      models: ["scripted", "other"],
+      models: () => ["scripted", "other"],
       onModelChange: async (model) => {
         switched.push(model);
         return h.makeThread();
@@ -293,6 +293,35 @@ describe("commands and keys", () => {
     await h.send("/model deep");
     await h.stdout.waitForText("Switched to deep.");
     expect(asked).toEqual(["nope", "deep"]);
+  });
+
+  test("/model with one model says it is the only one, not 'Available: fast.', and refuses another name", async () => {
+    await using h = await tuiHarness({}, {});
+    const asked: string[] = [];
+    h.mount({
+      models: () => ["scripted"],
+      onModelChange: async (model) => {
+        asked.push(model);
+        return h.makeThread();
+      },
+    });
+    await h.send("/model");
+    const frame = await h.stdout.waitForText("Model: scripted, the only model here");
+    expect(frame).not.toContain("Available");
+    await h.send("/model deep");
+    await h.stdout.waitForText("Unknown model 'deep': scripted is the only model here");
+    expect(asked).toEqual([]);
+  });
+
+  test("/model uses the host's list as it is now (attached: the models event arrives after the view opens)", async () => {
+    await using h = await tuiHarness({}, {});
+    let listed: readonly string[] = [];
+    h.mount({ models: () => listed, onModelChange: async () => h.makeThread() });
+    listed = ["scripted", "deep"];
+    await h.send("/model");
+    await h.stdout.waitForText("Model: scripted. Available: scripted, deep. Switch with /model <name>.");
+    await h.send("/model deep");
+    await h.stdout.waitForText("Switched to deep.");
   });
 
   test("/new starts a new thread and clears the screen", async () => {

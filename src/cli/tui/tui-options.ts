@@ -27,10 +27,11 @@ export interface TuiOptions {
   /** The saved session being resumed, shown at once while its thread starts. Default: none. */
   saved?: SavedSession;
   /**
-   * The models the user may switch to with /model (empty: /model just shows the current one).
-   * Default: not known here; the agent host checks the name /model asks for.
+   * The models the user may switch to with /model, as the agent host lists them now (in process:
+   * the runtime's tiers; attached: the host's `models` event). One: /model just shows it. Default
+   * (or empty): not known here; the agent host checks the name /model asks for.
    */
-  models?: string[];
+  models?: () => readonly string[];
   /**
    * Forks the current thread from the turn its user message `itemId` starts (default: the whole
    * conversation); resolves with the fork, which the view switches to. Default: `/fork` refused.
