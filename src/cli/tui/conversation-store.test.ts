@@ -239,6 +239,35 @@ describe("ConversationStore", () => {
     expect(view.entries.at(-1)).toMatchObject({ kind: "notice", text: "Error: boom", tone: "error" });
   });
 
+  test("after a steer the interrupted line stays above the steer, not printed below it as its reply", () => {
+    const { apply } = storeWithClock();
+    let view = apply(started, message(), delta("First line.\nThe answer is"));
+    view = apply(
+      { type: "turn.steered", turn_id: T, input: "no, this" },
+      { type: "item.completed", turn_id: T, item: { type: "user_message", id: "u", text: "no, this" } },
+    );
+    expect(
+      view.entries.map((e) => (e.kind === "user" ? `> ${e.text}` : e.kind === "agent" ? e.text : e.kind)),
+    ).toEqual(["First line.", "The answer is", "> no, this"]);
+    // Nothing of it is left live below the steer.
+    expect(view.streaming).toBeNull();
+    // The interrupted message ends as it was; the reply to the steer comes below the steer.
+    view = apply(
+      done("First line.\nThe answer is"),
+      message("m2"),
+      delta("Right, this.", "m2"),
+      done("Right, this.", "m2"),
+    );
+    expect(
+      view.entries.map((e) => (e.kind === "user" ? `> ${e.text}` : e.kind === "agent" ? e.text : e.kind)),
+    ).toEqual(["First line.", "The answer is", "> no, this", "Right, this."]);
+    expect(view.entries.filter((e) => e.kind === "agent").map((e) => e.kind === "agent" && e.first)).toEqual([
+      true,
+      false,
+      true,
+    ]);
+  });
+
   test("measures time to first token and the live delta rate", () => {
     const { apply, clock } = storeWithClock();
     apply(started, message());

@@ -259,12 +259,21 @@ export class ConversationStore {
   private print(): void {
     const entries = this.view.entries;
     let tail: ConversationView["streaming"] = null;
+    let tailOf: Extract<CoreEntry, { kind: "agent" }> | null = null;
     let allPrinted = true;
     for (let at = this.printedUpTo; at < entries.length; at++) {
       const entry = entries[at]!;
       if (!this.printed.has(entry.id)) {
-        if (entry.kind === "agent" && entry.streaming) tail = this.streamLines(entry);
-        else if (!(entry.kind === "tool" && entry.item.status === "running")) this.printEntry(entry);
+        if (entry.kind === "agent" && entry.streaming) {
+          tail = this.streamLines(entry);
+          tailOf = entry;
+        } else if (!(entry.kind === "tool" && entry.item.status === "running")) {
+          // Something after a message still streaming (a steer) is printed below its partial line.
+          if (tail && tailOf) this.printTail(tailOf, tail);
+          tail = null;
+          tailOf = null;
+          this.printEntry(entry);
+        }
       }
       if (allPrinted && this.printed.has(entry.id)) this.printedUpTo = at + 1;
       else allPrinted = false;
@@ -332,6 +341,21 @@ export class ConversationStore {
       text = text.slice(body.length + 1);
     }
     return { text, continued: printing.started, fenced: printing.fenced };
+  }
+
+  /** Prints the partial line `tail` of a message still streaming; what it streams next follows. */
+  private printTail(
+    entry: Extract<CoreEntry, { kind: "agent" }>,
+    tail: NonNullable<ConversationView["streaming"]>,
+  ): void {
+    const printing = this.printing.get(entry.id);
+    if (!printing) return;
+    const text = tail.text.trimEnd();
+    if (text.trim() === "") return;
+    this.push({ kind: "agent", text, first: !printing.started, fenced: printing.fenced });
+    printing.fenced = fenceOpenAfter(text, printing.fenced);
+    printing.started = true;
+    printing.consumed += tail.text.length;
   }
 
   private push(entry: DistributiveOmit<Entry, "key">): void {
