@@ -67,8 +67,8 @@ describe.skipIf(!model)("spark review on SmolLM2-135M-Instruct", () => {
     const diff = fitDiff(await collectDiff(dir, { kind: "uncommitted" }), 2000);
     // --diff-only: one generation (with tools offered, the engine lets SmolLM2 answer in prose first,
     // and the second request doubles the time on a busy CPU).
-    const model = { client: runtime.client, model: runtime.modelId, contextBudget: runtime.contextBudget };
-    const { droppedReasons, ...report } = await runReview(diff, model, { readFiles: false });
+    const on = { client: runtime.client, model: runtime.modelId, contextBudget: runtime.contextBudget };
+    const { droppedReasons, ...report } = await runReview(diff, on, { readFiles: false });
     expect(report.dropped).toBe(droppedReasons.length);
     for (const finding of report.findings) {
       expect(finding.file).toBe("src/sum.ts");
