@@ -99,6 +99,9 @@ describe("steering defects found by the host explorer", () => {
     ]);
     expect(h.thread.history.map((item) => item.id)).toEqual(shownOrder(h.events));
     expect(seen[1]!.messages.slice(-2).map((m) => m.role)).toEqual(["tool", "user"]);
+    // The steer is marked as one (pickers list it with the turn it steered); the first message is not.
+    const users = h.thread.history.filter((item) => item.type === "user_message");
+    expect(users.map((item) => item.steer)).toEqual([undefined, true]);
   });
 
   test("steer-lost-on-interrupt: a steer accepted and then dropped by an interrupt is reported as not sent", async () => {

@@ -33,13 +33,14 @@ export class ItemLog {
     return this.running.get(turnId)?.values().next().value;
   }
 
-  /** Records a user message; returns its id (the turn it starts is named by it). */
-  recordUserMessage(turnId: string, text: string, mode: AgentMode = "default"): string {
+  /** Records a user message (`steer`: one that steered the running turn); returns its id. */
+  recordUserMessage(turnId: string, text: string, mode: AgentMode = "default", steer = false): string {
     const item: ThreadItem = {
       type: "user_message",
       id: newItemId(),
       text,
       ...(mode === "plan" ? { mode } : {}),
+      ...(steer ? { steer: true as const } : {}),
     };
     this.emit({ type: "item.started", turn_id: turnId, item });
     this.complete(turnId, item);

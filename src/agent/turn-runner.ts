@@ -350,7 +350,7 @@ export class TurnRunner {
       if (started.has(id)) return;
       started.add(id);
       for (const steer of await turn.steers.started(id, started.size === 1))
-        log.recordUserMessage(turn.id, steer);
+        log.recordUserMessage(turn.id, steer, "default", true);
     };
     try {
       for await (const event of stream) {

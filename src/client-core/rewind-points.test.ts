@@ -37,6 +37,31 @@ test("rewind points: each user message, newest first, with the files changed unt
   ]);
 });
 
+test("rewind points: a steer is no turn of its own; its files are the turn's it steered", () => {
+  const steered: ThreadItem[] = [
+    { type: "user_message", id: "u1", text: "first" },
+    patch("call_1", ["a.txt"]),
+    { type: "user_message", id: "s1", text: "use tabs", steer: true },
+    patch("call_2", ["b.txt"]),
+    { type: "user_message", id: "u2", text: "second" },
+  ];
+  const view = apply(emptyView("thr_1"), { type: "thread.history", items: steered });
+  expect(rewindPoints(view.entries)).toEqual([
+    { id: "u2", text: "second", paths: [] },
+    { id: "u1", text: "first", paths: ["a.txt", "b.txt"] },
+  ]);
+  // Live: the steer is known by turn.steered before its message arrives.
+  let live = apply(emptyView("thr_1"), { type: "turn.started", turn_id: "t1", input: "first" });
+  live = apply(live, { type: "item.completed", turn_id: "t1", item: steered[0] });
+  live = apply(live, { type: "turn.steered", turn_id: "t1", input: "use tabs" });
+  live = apply(live, {
+    type: "item.completed",
+    turn_id: "t1",
+    item: { type: "user_message", id: "s1", text: "use tabs" },
+  });
+  expect(rewindPoints(live.entries).map((point) => point.id)).toEqual(["u1"]);
+});
+
 test("thread.rewound: a code rewind marks the later patches' restored files undone and keeps the entries", () => {
   const view = apply(loaded(), {
     type: "thread.rewound",

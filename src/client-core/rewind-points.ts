@@ -11,12 +11,14 @@ export interface RewindPoint {
 
 /**
  * The turns of a conversation as every face offers them for a rewind: each user message with the
- * files changed until the next one, newest first.
+ * files changed until the next one, newest first. A steer belongs to the turn it steered: its
+ * files are that turn's, and rewinding the turn goes back before the steer too.
  */
 export function rewindPoints(entries: readonly Entry[]): RewindPoint[] {
   const points: RewindPoint[] = [];
   for (const entry of entries) {
-    if (entry.kind === "user") points.push({ id: entry.id, text: entry.text, paths: [] });
+    if (entry.kind === "user" && !(entry.steer && points.length > 0))
+      points.push({ id: entry.id, text: entry.text, paths: [] });
     const point = points.at(-1);
     if (!point || entry.kind !== "tool" || entry.item.status !== "completed") continue;
     const display = entry.item.display;

@@ -10,11 +10,11 @@ export interface TurnChoice {
   label: string;
 }
 
-/** The turns of `items`, oldest first. */
+/** The turns of `items`, oldest first; a steer belongs to the turn it steered. */
 export function turnChoices(items: readonly ThreadItem[], width = 60): TurnChoice[] {
   const turns: TurnChoice[] = [];
   for (const item of items) {
-    if (item.type !== "user_message") continue;
+    if (item.type !== "user_message" || item.steer) continue;
     const line = item.text.replace(/\s+/g, " ").trim();
     turns.push({
       itemId: item.id,

@@ -67,7 +67,7 @@ export function entryOf(
         kind: "user",
         id: item.id,
         text: item.text,
-        steer: how.steer || (existing?.kind === "user" && existing.steer),
+        steer: how.steer || item.steer === true || (existing?.kind === "user" && existing.steer),
         ...(item.mode === "plan" ? { plan: true as const } : {}),
       };
     case "agent_message":

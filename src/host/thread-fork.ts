@@ -7,7 +7,7 @@ const MAX_TITLE = 200;
 
 /**
  * The items a fork starts with: the parent's up to and including the turn started by the
- * `user_message` `itemId` (every item before the next user message), or all of them. Refused while
+ * `user_message` `itemId` (every item before the next user message that is no steer), or all of them. Refused while
  * a turn runs (its items are not complete), for an unknown item, and for one that starts no turn.
  */
 export function forkedItems(
@@ -32,7 +32,8 @@ export function forkedItems(
       { param: "item_id" },
     );
   }
-  const next = items.findIndex((item, i) => i > at && item.type === "user_message");
+  // A steer belongs to the turn it steered.
+  const next = items.findIndex((item, i) => i > at && item.type === "user_message" && !item.steer);
   return items.slice(0, next === -1 ? items.length : next);
 }
 

@@ -76,8 +76,11 @@ export const AGENT_MODES = ["default", "plan"] as const;
 export type AgentMode = (typeof AGENT_MODES)[number];
 
 export type ThreadItem =
-  /** `mode: "plan"` marks the message that started a plan-mode turn. */
-  | { type: "user_message"; id: string; text: string; mode?: "plan" }
+  /**
+   * `mode: "plan"` marks the message that started a plan-mode turn; `steer: true` one sent while a
+   * turn ran, which belongs to that turn (pickers list turns by their first message only).
+   */
+  | { type: "user_message"; id: string; text: string; mode?: "plan"; steer?: true }
   | { type: "agent_message"; id: string; text: string }
   /**
    * What a reasoning model thought before it answered (Qwen3's `<think>`, gpt-oss's analysis; the

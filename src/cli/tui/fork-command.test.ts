@@ -27,3 +27,15 @@ test("/fork picks the latest turn, /fork N turn N, and lists the turns for list 
     });
   expect(forkTarget("", [])).toEqual({ lines: ["Nothing to fork yet: the session has no turn."] });
 });
+
+test("/fork list shows a steer with the turn it steered, not as a turn of its own", () => {
+  const steered: ThreadItem[] = [
+    ...items.slice(0, 2),
+    { type: "user_message", id: "s1", text: "shorter", steer: true },
+    ...items.slice(2),
+  ];
+  expect(forkTarget("list", steered)).toEqual({
+    lines: ["Turns (fork one with /fork N):", "    1  first question", "    2  second"],
+  });
+  expect(forkTarget("", steered)).toMatchObject({ itemId: "u2", number: 2 });
+});
