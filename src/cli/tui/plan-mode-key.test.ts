@@ -34,3 +34,23 @@ test("Shift+Tab toggles plan mode: shown in the status bar, edits refused, and o
   await h.stdout.waitFor((f) => f.includes("Fixed.") && f.includes("idle"));
   expect(await readFile(path.join(h.dir, "src/math.ts"), "utf8")).toBe(MATH.replace("a - b", "a + b"));
 });
+
+test("/plan (the README's plan mode) toggles plan mode as Shift+Tab does; /plan off and /plan on set it", async () => {
+  await using h = await tuiHarness({}, {});
+  h.mount();
+  await h.stdout.waitForText("Ask Spark");
+  await h.send("/plan");
+  await h.stdout.waitFor((f) => f.includes("Plan mode on") && f.includes("plan mode (Shift+Tab)"));
+  expect(h.thread.mode).toBe("plan");
+  await h.send("/plan on");
+  expect(h.thread.mode).toBe("plan");
+  await h.send("/plan off");
+  await h.stdout.waitFor((f) => f.includes("Plan mode off") && !f.includes("plan mode (Shift+Tab)"));
+  expect(h.thread.mode).toBe("default");
+  await h.send("/plan maybe");
+  await h.stdout.waitForText("Unknown argument 'maybe': /plan, /plan on or /plan off.");
+  expect(h.thread.mode).toBe("default");
+  await h.send("/plan");
+  await h.stdout.waitForText("plan mode (Shift+Tab)");
+  expect(h.thread.mode).toBe("plan");
+});

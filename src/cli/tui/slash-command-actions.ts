@@ -40,6 +40,8 @@ export function runSlashCommand(ctx: SlashCommandContext, command: SlashCommand)
     if (options.mcp && !s.mcp) return current.notice("/skills works once Spark has started.", "warn");
     return current.notice(skillsLines(s.mcp?.catalog ?? NO_CATALOG).join("\n"));
   }
+  // Works while the session starts too, as Shift+Tab does.
+  if (command.name === "plan") return setPlanMode(ctx, command.args);
   if (!thread) {
     current.notice(`/${command.name} works once the session has started.`, "warn");
     return;
@@ -89,6 +91,8 @@ export function runSlashCommand(ctx: SlashCommandContext, command: SlashCommand)
     }
     case "model":
       changeModel(ctx, command.args);
+      return;
+    case "plan":
       return;
     case "agents": {
       const subs = thread.subAgents;
@@ -197,4 +201,23 @@ function changeModel(ctx: SlashCommandContext, name: string): void {
     ctx.switchTo(next, name, false);
     s.session.store.notice(`Switched to ${name}.`);
   });
+}
+
+/** `/plan`: plan mode on or off for the next turns, as Shift+Tab; `/plan on`, `/plan off` set it. */
+function setPlanMode(ctx: SlashCommandContext, args: string): void {
+  const session = ctx.state.session;
+  const arg = args.toLowerCase();
+  if (arg !== "" && arg !== "on" && arg !== "off") {
+    session.store.notice(`Unknown argument '${args}': /plan, /plan on or /plan off.`, "error");
+    return;
+  }
+  const plan = arg === "" ? session.mode !== "plan" : arg === "on";
+  session.setMode(plan ? "plan" : "default");
+  session.store.notice(
+    plan
+      ? "Plan mode on: edits and commands are refused, the model answers with a plan (/plan off or Shift+Tab to implement)."
+      : "Plan mode off: the model may edit and run commands again.",
+    "dim",
+  );
+  ctx.rerender();
 }

@@ -5,6 +5,7 @@ export type SlashCommandName =
   | "new"
   | "fork"
   | "model"
+  | "plan"
   | "skills"
   | "agents"
   | "cancel"
@@ -35,6 +36,12 @@ export const SLASH_COMMANDS: readonly { name: SlashCommandName; usage: string; d
     description: "continue in a new session from turn N (default: the latest); /fork list lists them",
   },
   { name: "model", usage: "/model [name]", description: "show the model, or switch to another" },
+  {
+    name: "plan",
+    usage: "/plan [on|off]",
+    description:
+      "plan mode on / off (as Shift+Tab): edits and commands refused, the model answers with a plan",
+  },
   { name: "skills", usage: "/skills", description: "list the skills the model may load" },
   { name: "agents", usage: "/agents", description: "list the defined agents and the background sub-agents" },
   { name: "cancel", usage: "/cancel [id]", description: "cancel a running sub-agent (default: the latest)" },
