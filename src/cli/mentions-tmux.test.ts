@@ -37,12 +37,7 @@ test("the real spark binary in tmux: @ opens a fuzzy file picker whose file goes
         toolCalls: [
           {
             name: "apply_patch",
-            arguments: patch([
-              "*** Update File: NOTES.md",
-              "@@",
-              "-print 1",
-              "+print 2",
-            ]),
+            arguments: patch(["*** Update File: NOTES.md", "@@", "-print 1", "+print 2"]),
           },
         ],
       },

@@ -61,7 +61,7 @@ test("the real `spark serve` on llama.cpp (synthetic model): the app streams a t
   await input.press("Enter");
   // Streamed text from the model appears, then the turn ends with the server's measurements.
   await page.locator(".entry-agent").first().waitFor();
-  await page.locator(".meter:not(.is-live):not(.is-empty)").waitFor({ timeout: 60_000 });
+  await page.locator(".meter:not(.context-meter):not(.is-live):not(.is-empty)").waitFor({ timeout: 60_000 });
   expect((await page.locator(".entry-agent").first().textContent())?.length).toBeGreaterThan(0);
   expect(await page.locator('[data-meter="speed"]').textContent()).toMatch(/\d tok\/s/);
   expect(await page.locator(".model-name").textContent()).toMatch(/\.gguf$|synthetic|tiny/i);
@@ -75,7 +75,7 @@ test("the real `spark serve` on llama.cpp (synthetic model): the app streams a t
   if (await page.getByRole("button", { name: "Stop" }).isEnabled()) {
     await page.keyboard.press("Escape");
   }
-  await page.locator(".meter:not(.is-live)").waitFor({ timeout: 60_000 });
+  await page.locator(".meter:not(.context-meter):not(.is-live)").waitFor({ timeout: 60_000 });
   await screenshot(page, "21-llama-second-turn");
   await page.close();
 

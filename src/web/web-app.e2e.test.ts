@@ -79,7 +79,8 @@ afterAll(async () => {
 
 const prompt = (page: Page) => page.getByRole("textbox", { name: "Message" });
 const agentMessages = (page: Page) => page.locator(".entry-agent");
-const idle = (page: Page) => page.locator(".meter:not(.is-live):not(.is-empty)").waitFor();
+const idle = (page: Page) =>
+  page.locator(".meter:not(.context-meter):not(.is-live):not(.is-empty)").waitFor();
 
 async function send(page: Page, text: string): Promise<void> {
   await prompt(page).fill(text);

@@ -45,7 +45,9 @@ export function summarizeToolCall(
     case "shell": {
       const command = commandField(args);
       // Arguments without a command (a small model's `{"cmd_line": ...}`) are shown as sent.
-      return command === null ? `shell ${cut(oneLine(item.arguments.trim()))}`.trimEnd() : `$ ${cut(oneLine(command))}`;
+      return command === null
+        ? `shell ${cut(oneLine(item.arguments.trim()))}`.trimEnd()
+        : `$ ${cut(oneLine(command))}`;
     }
     case "apply_patch": {
       // The files named so far, while the model still writes the call.

@@ -69,18 +69,19 @@ export function useMentionPicker(files: ((query: string) => Promise<string[]>) |
   };
 
   const view = picker ? (
-    <ul class="mention-picker" role="listbox" aria-label="Files">
+    <div class="mention-picker" role="listbox" aria-label="Files">
       {picker.files.map((file, index) => (
-        <li
+        <div
           key={file}
           role="option"
+          tabIndex={-1}
           aria-selected={index === picker.selected}
           class={index === picker.selected ? "mention-choice is-selected" : "mention-choice"}
         >
           @{file}
-        </li>
+        </div>
       ))}
-    </ul>
+    </div>
   ) : null;
 
   return { update, onKeyDown, view, open: picker !== null };

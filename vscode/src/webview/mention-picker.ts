@@ -62,7 +62,10 @@ export class MentionPicker {
   private update(): void {
     const mention = mentionAtCursor(this.input.value, this.input.selectionStart);
     const id = ++this.query;
-    if (!mention) return this.close();
+    if (!mention) {
+      this.close();
+      return;
+    }
     this.post({ type: "files", id, query: mention.query });
   }
 
