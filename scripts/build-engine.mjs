@@ -143,15 +143,23 @@ function applyPatch() {
       throw new Error(`The engine patch changes a file outside node-llama-cpp: ${filePatch.newFileName}`);
     const file = path.join(packageDir, name.slice(prefix.length));
     const current = existsSync(file) ? readFileSync(file, "utf8") : "";
-    const patched = applyUnifiedPatch(current, filePatch);
-    if (patched !== false) {
-      mkdirSync(path.dirname(file), { recursive: true });
-      writeFileSync(file, patched);
-      changed++;
-    } else if (applyUnifiedPatch(current, reversePatch(filePatch)) === false) {
+    // A file the patch adds is the patch's own text; a changed file is already patched when the
+    // patch reversed applies to it (checked first: an addition can apply twice).
+    const added = filePatch.oldFileName === "/dev/null";
+    if (
+      added
+        ? current === applyUnifiedPatch("", filePatch)
+        : applyUnifiedPatch(current, reversePatch(filePatch)) !== false
+    )
+      continue;
+    const patched = applyUnifiedPatch(added ? "" : current, filePatch);
+    if (patched === false) {
       say(`the engine patch does not apply to ${file}: reinstall node-llama-cpp@${version}`);
       process.exit(1);
     }
+    mkdirSync(path.dirname(file), { recursive: true });
+    writeFileSync(file, patched);
+    changed++;
   }
   if (changed > 0) say(`applied ${path.basename(patch)}`);
 }

@@ -255,7 +255,11 @@ describe("npm install -g of the tarball, in a fresh prefix and HOME", () => {
       "Spark runs on node-llama-cpp's prebuilt binary .* install cmake and a C\\+\\+ compiler, then run: " +
         `node "${script.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}"`,
     );
+    // The patch is on already: running the step again changes no file (an added file once doubled).
+    const patchedFile = path.join(packageDirOf(installed), "llama", "addon", "AddonContextGenerate.cpp");
+    const before = await readFile(patchedFile, "utf8");
     const noCompiler = await run({});
+    expect(await readFile(patchedFile, "utf8")).toBe(before);
     expect(noCompiler.code, noCompiler.stderr).toBe(0);
     expect(noCompiler.stderr).toMatch(/no cmake found/);
     expect(noCompiler.stderr.match(/build-engine: /g)).toHaveLength(1);
@@ -266,3 +270,9 @@ describe("npm install -g of the tarball, in a fresh prefix and HOME", () => {
     expect(skipped.stderr).toMatch(advice);
   });
 });
+
+/** Where npm put node-llama-cpp for the installed package: under it (a global install), or beside it. */
+function packageDirOf(installed: string): string {
+  const nested = path.join(installed, "node_modules", "node-llama-cpp");
+  return existsSync(nested) ? nested : path.join(path.dirname(installed), "node-llama-cpp");
+}
