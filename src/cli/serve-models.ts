@@ -10,7 +10,7 @@ import { resolveModel } from "../models/resolve-model.js";
 import { SparkError } from "../protocol/errors.js";
 import { engineBuildNotice } from "../runtime/engine-build-notice.js";
 import { engineReplacement } from "../runtime/engine-replacement.js";
-import { chooseTiers, tierRegistry } from "../runtime/tier-engines.js";
+import { chooseTiers, replacedTierLoader, tierRegistry } from "../runtime/tier-engines.js";
 import type { ModelRegistry } from "../server/model-registry.js";
 import { createProgressBar } from "../terminal/progress-bar.js";
 import { StatusLine } from "../terminal/status-line.js";
@@ -47,6 +47,15 @@ const LOADING = "loading in the background; requests wait for it";
  */
 export async function serveModels(options: ServeOptions, config: ResolvedConfig): Promise<ServedModels> {
   const replaced = engineReplacement();
+  if (replaced && Object.keys(config.tiers).length > 1 && config.sources.length > 0 && !options.model) {
+    // Tiers to switch among: each served as without the replacement, the default tier's engine replaced.
+    const choice = chooseTiers(config, {});
+    const models = await tierRegistry(choice, {
+      load: replacedTierLoader(choice.defaultTier, replaced.startingTier),
+    });
+    const engine = models.resolve(choice.defaultTier);
+    return { ...ready(engine), tiers: { models, config: { ...config, tiers: choice.tiers } } };
+  }
   if (replaced) return ready(await replaced.served());
   if (options.engine === "upstream") return ready(await loadUpstreamEngine(options, options.ctxSize));
   const tiered = config.sources.length > 0 && (!options.model || config.tiers[options.model] !== undefined);

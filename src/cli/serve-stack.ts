@@ -114,6 +114,8 @@ export async function startServe(options: ServeStackOptions): Promise<ServeStack
       server: `${server.url}/v1`,
       ...(apiKeys[0] ? { apiKey: apiKeys[0] } : {}),
       model: options.tiers?.config.defaultTier ?? id,
+      // Threads may switch among the tiers (thread.set_model); the host lists them to every client.
+      serverModels: options.tiers ? Object.keys(options.tiers.config.tiers) : [id],
       ...(options.tiers ? { config: options.tiers.config } : {}),
       ...(options.sessionsDir ? { sessionsDir: options.sessionsDir } : {}),
       limits,

@@ -44,6 +44,8 @@ export interface AgentRuntimeOptions {
   model?: string;
   /** `--server`: a Responses-compatible endpoint (`http://host:port/v1`) instead of the embedded engine. */
   server?: string;
+  /** With `server`: the models it serves that threads may switch to (`spark serve`'s tiers). Default: none. */
+  serverModels?: string[];
   apiKey?: string;
   /** Embedded engine: tokens of context. Default: the model's, at most 32768. */
   contextSize?: number;
@@ -215,7 +217,7 @@ export class AgentRuntime implements AsyncDisposable {
         instructions,
         options.model ?? "",
         128_000,
-        [],
+        options.serverModels ?? [],
         null,
         options,
         {},

@@ -92,8 +92,6 @@ export function runSlashCommand(ctx: SlashCommandContext, command: SlashCommand)
     case "model":
       changeModel(ctx, command.args);
       return;
-    case "plan":
-      return;
     case "agents": {
       const subs = thread.subAgents;
       current.notice(
