@@ -32,7 +32,8 @@ describe("spark exec (the real binary)", () => {
       .trim()
       .split("\n")
       .map((line) => JSON.parse(line) as { type: string; status?: string });
-    expect(events[0]?.type).toBe("thread.started");
+    // The model by its tier, as the terminal, the web app and ACP name it.
+    expect(events[0]).toMatchObject({ type: "thread.started", model: "fast" });
     expect(events[1]?.type).toBe("turn.started");
     expect(events.at(-1)).toMatchObject({ type: "turn.completed", status: "completed" });
     expect(events.some((e) => e.type === "item.delta")).toBe(true);
