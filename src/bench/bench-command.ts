@@ -3,6 +3,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { type Command, Option } from "commander";
+import { physicalCoreCount } from "../engine/llama/internal/physical-cores.js";
 import { LlamaEngine } from "../engine/llama/llama-engine.js";
 import {
   ensureSyntheticModel,
@@ -24,8 +25,10 @@ import { decodeScenario } from "./scenarios/decode.js";
 import { firstAnswerScenario } from "./scenarios/first-answer.js";
 import { forkScenario } from "./scenarios/fork.js";
 import { loadScenario } from "./scenarios/load.js";
+import { memoryScenario } from "./scenarios/memory.js";
 import { peerScenario } from "./scenarios/peer.js";
 import { perTokenScenario } from "./scenarios/per-token.js";
+import { type PrefillModel, prefillScenario } from "./scenarios/prefill.js";
 import { routingScenario } from "./scenarios/routing.js";
 import { rttScenario } from "./scenarios/rtt.js";
 import { specScenario } from "./scenarios/spec.js";
@@ -51,7 +54,16 @@ const SCENARIOS = {
 type ScenarioName = keyof typeof SCENARIOS;
 
 /** Scenarios with servers and models of their own: run only when named. */
-type NamedOnly = "peer" | "agent" | "tui" | "routing" | "first-answer";
+type NamedOnly = "peer" | "agent" | "tui" | "routing" | "first-answer" | "prefill" | "memory";
+const NAMED_ONLY: readonly NamedOnly[] = [
+  "peer",
+  "agent",
+  "tui",
+  "routing",
+  "first-answer",
+  "prefill",
+  "memory",
+];
 
 interface BenchOptions {
   quick: boolean;
@@ -72,9 +84,9 @@ export function registerBenchCommand(program: Command): void {
     .addOption(
       new Option(
         "--scenario <name...>",
-        "scenarios to run (peer, agent, tui, routing and first-answer only when named)",
+        "scenarios to run (peer, agent, tui, routing, first-answer, prefill and memory only when named)",
       )
-        .choices([...Object.keys(SCENARIOS), "peer", "agent", "tui", "routing", "first-answer"])
+        .choices([...Object.keys(SCENARIOS), ...NAMED_ONLY])
         .default(Object.keys(SCENARIOS)),
     )
     .option(
@@ -110,10 +122,9 @@ async function bench(options: BenchOptions): Promise<void> {
   const peer = options.scenario.includes("peer");
   const routing = options.scenario.includes("routing");
   const llamaServer = findLlamaServer(options.peerBin);
-  if ((peer || routing) && "missing" in llamaServer) {
-    process.stderr.write(
-      `spark bench: --scenario ${peer ? "peer" : "routing"} needs llama-server: ${llamaServer.missing}\n`,
-    );
+  const needsPeer = options.scenario.find((name) => ["peer", "routing", "prefill", "memory"].includes(name));
+  if (needsPeer && "missing" in llamaServer) {
+    process.stderr.write(`spark bench: --scenario ${needsPeer} needs llama-server: ${llamaServer.missing}\n`);
     process.exitCode = 2;
     return;
   }
@@ -123,8 +134,7 @@ async function bench(options: BenchOptions): Promise<void> {
     return;
   }
   const scenarios = options.scenario.filter(
-    (name): name is ScenarioName =>
-      name !== "peer" && name !== "agent" && name !== "tui" && name !== "routing" && name !== "first-answer",
+    (name): name is ScenarioName => !NAMED_ONLY.includes(name as NamedOnly),
   );
   // Another busy process turns llama.cpp's spinning threads into a 10x slowdown: say so.
   const loadBefore = os.loadavg()[0]!;
@@ -185,6 +195,33 @@ async function bench(options: BenchOptions): Promise<void> {
         modelPath: await ensureSyntheticModel(options.modelsDir, "smollm2-135m", options.quant),
         conversations: options.quick ? 4 : 8,
         systemSentences: options.quick ? 60 : 150,
+        log,
+      })),
+    );
+  }
+  if (options.scenario.includes("prefill") && "binary" in llamaServer) {
+    process.stderr.write("Scenario prefill\n");
+    rows.push(
+      ...(await prefillScenario({
+        peerBin: llamaServer.binary,
+        models: await prefillModels(options, log),
+        threads: physicalCoreCount(),
+        promptTokens: 2000,
+        runs: options.quick ? 2 : 5,
+        log,
+      })),
+    );
+  }
+  if (options.scenario.includes("memory") && "binary" in llamaServer) {
+    process.stderr.write("Scenario memory\n");
+    log(`memory: building synthetic qwen2.5-1.5b ${options.quant}`);
+    rows.push(
+      ...(await memoryScenario({
+        peerBin: llamaServer.binary,
+        modelPath: await ensureSyntheticModel(options.modelsDir, "qwen2.5-1.5b", options.quant),
+        label: "1.5B shape",
+        contextSize: 4096,
+        threads: physicalCoreCount(),
         log,
       })),
     );
@@ -299,6 +336,27 @@ async function agentModels(options: BenchOptions, log: (line: string) => void): 
 }
 
 /** The 135M shape (and, unless quick, the 1.5B shape), and SmolLM2-135M-Instruct where it is. */
+/** The prefill scenario's models: stories260K, the 135M and 1.5B shapes, and SmolLM2 where fetched. */
+async function prefillModels(options: BenchOptions, log: (line: string) => void): Promise<PrefillModel[]> {
+  const models: PrefillModel[] = [];
+  const stories = trainedModelPath();
+  if (stories !== undefined) models.push({ label: "stories260K", path: stories, contextSize: 2048 });
+  for (const [shape, label] of [
+    ["smollm2-135m", "135M shape"],
+    ["qwen2.5-1.5b", "1.5B shape"],
+  ] as [SyntheticShapeName, string][]) {
+    log(`prefill: building synthetic ${shape} ${options.quant}`);
+    models.push({
+      label,
+      path: await ensureSyntheticModel(options.modelsDir, shape, options.quant),
+      contextSize: 4096,
+    });
+  }
+  const real = options.realModel ?? smollm2ModelPath();
+  if (real !== undefined) models.push({ label: path.basename(real, ".gguf"), path: real, contextSize: 4096 });
+  return models;
+}
+
 async function firstAnswerModels(
   options: BenchOptions,
   log: (line: string) => void,

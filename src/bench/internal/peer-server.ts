@@ -10,7 +10,7 @@ export interface PeerServerOptions {
   modelPath: string;
   contextSize: number;
   threads: number;
-  /** Slots (`--parallel`): requests decoded together, `contextSize` shared among them. Default: 1. */
+  /** Slots (`--parallel`): requests decoded together, `contextSize` shared among them; -1: llama-server's own choice. Default: 1. */
   parallel?: number;
   /** More flags, e.g. `--jinja` and speculation settings. Default: none. */
   extraArgs?: readonly string[];
@@ -59,6 +59,10 @@ export class PeerServer implements AsyncDisposable {
       child.kill("SIGKILL");
       throw error;
     }
+  }
+
+  get pid(): number {
+    return this.child.pid!;
   }
 
   private async untilHealthy(stderr: () => string): Promise<void> {
