@@ -6,6 +6,7 @@ import type { LocalAgentHost } from "../runtime/local-agent-host.js";
 import type { AgentFlags } from "./agent-flags.js";
 import type { HostThread } from "./host-thread.js";
 import { resumeHint } from "./resume-hint.js";
+import { startingTier } from "./starting-tier.js";
 import { loadTui } from "./tui/load-tui.js";
 import { StartupStatus } from "./tui/startup-status.js";
 import type { SavedSession } from "./tui/tui-session.js";
@@ -152,13 +153,4 @@ async function savedSession(id: string): Promise<SavedSession | null> {
     // The start reports a session that cannot be resumed, in its own words.
     return null;
   }
-}
-
-/**
- * The tier the session starts on, as chooseTiers (runtime/tier-engines.ts) picks it without
- * importing the engine: `--model` naming a tier, else the default tier (a GGUF path given to
- * `--model` runs on it). Every face names a model by its tier: the thread, `/model`, the web app.
- */
-function startingTier(flags: AgentFlags, config: LoadedConfig): string {
-  return flags.model && config.tiers[flags.model] ? flags.model : config.defaultTier;
 }
