@@ -59,11 +59,16 @@ describe("list_dir", () => {
     expect(lines.at(-1)).toContain("Listing capped at 1000 entries");
   });
 
-  test("errors: a file, a missing path, out-of-range depth", async () => {
+  test("a file lists its folder; errors: a missing path, out-of-range depth", async () => {
     await using t = await tempWorkspace({ files });
-    expect(await runTool(listDirTool, '{"path":"package.json"}', t.context())).toMatchObject({
-      errorCode: "invalid_arguments",
-    });
+    // A file: its folder is listed, saying so (SmolLM2 listed src/app.ts when asked about src/).
+    const file = await runTool(listDirTool, '{"path":"package.json"}', t.context());
+    expect(file).toMatchObject({ isError: false });
+    expect(file.output.split("\n").slice(0, 2)).toEqual([
+      "package.json is a file (read it with read_file); its folder:",
+      "./",
+    ]);
+    expect(file.output).toContain("  package.json");
     // The path quoted: "list_dir does not exist" read as if the tool were missing.
     expect(await runTool(listDirTool, '{"path":"list_dir"}', t.context())).toMatchObject({
       errorCode: "not_found",

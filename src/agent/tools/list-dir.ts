@@ -1,7 +1,8 @@
+import path from "node:path";
 import { z } from "zod";
 import { listFiles } from "./internal/file-list.js";
 import { statOrNotFound } from "./internal/stat-path.js";
-import { parametersOf, type Tool, ToolError } from "./tool.js";
+import { parametersOf, type Tool } from "./tool.js";
 
 /** Most entries one listing shows. */
 export const LIST_MAX_ENTRIES = 1000;
@@ -25,15 +26,15 @@ export const listDirTool: Tool<z.infer<typeof schema>> = {
   parameters: parametersOf(schema),
   schema,
   async run(args, ctx) {
-    const absolute = await ctx.workspace.resolve(args.path);
+    const named = await ctx.workspace.resolve(args.path);
+    const stats = await statOrNotFound(named, ctx.workspace.relative(named));
+    // A file named for its folder (a small model lists `src/app.ts` when asked about src/): the
+    // folder it is in is listed, and the first line says so.
+    const absolute = stats.isDirectory() ? named : path.dirname(named);
     const shown = ctx.workspace.relative(absolute);
-    const stats = await statOrNotFound(absolute, shown);
-    if (!stats.isDirectory()) {
-      throw new ToolError(
-        "invalid_arguments",
-        `${shown} is a file, not a directory; use read_file to read it.`,
-      );
-    }
+    const note = stats.isDirectory()
+      ? []
+      : [`${ctx.workspace.relative(named)} is a file (read it with read_file); its folder:`];
     const listing = await listFiles(absolute, {
       signal: ctx.signal,
       maxDepth: args.depth,
@@ -57,7 +58,7 @@ export const listDirTool: Tool<z.infer<typeof schema>> = {
     for (const directory of listing.directories) insert(directory, true);
     for (const file of listing.files) insert(file, false);
 
-    const lines = [shown === "." ? "./" : `${shown}/`];
+    const lines = [...note, shown === "." ? "./" : `${shown}/`];
     let capped = listing.truncated;
     const render = (node: TreeNode, indent: string) => {
       const entries = [...node.children!].sort(([nameA, a], [nameB, b]) => {
@@ -65,7 +66,7 @@ export const listDirTool: Tool<z.infer<typeof schema>> = {
         return nameA < nameB ? -1 : nameA > nameB ? 1 : 0;
       });
       for (const [name, child] of entries) {
-        if (lines.length > LIST_MAX_ENTRIES) {
+        if (lines.length > LIST_MAX_ENTRIES + note.length) {
           capped = true;
           return;
         }
@@ -74,7 +75,7 @@ export const listDirTool: Tool<z.infer<typeof schema>> = {
       }
     };
     render(root, "  ");
-    if (lines.length === 1) lines.push("  (empty)");
+    if (lines.length === note.length + 1) lines.push("  (empty)");
     if (capped) {
       lines.push(
         `[Listing capped at ${LIST_MAX_ENTRIES} entries; list a subdirectory or pass a smaller depth to see the rest.]`,
