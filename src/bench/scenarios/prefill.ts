@@ -104,8 +104,12 @@ async function evaluate(
   };
 }
 
-/** Text of about `tokens` tokens in the model's own tokenizer (llama-server's `/tokenize`). */
+/**
+ * Text that, after a nonce, is about `tokens` tokens in the model's own tokenizer (llama-server's
+ * `/tokenize`).
+ */
 async function promptOfTokens(peerBaseUrl: string, tokens: number): Promise<string> {
+  const count = (text: string) => tokenCount(peerBaseUrl, `${randomUUID()} ${text}`);
   const line = (i: number) =>
     `function step${i}(input: number[]): number[] { return input.map((x) => x * ${i} + ${i * 7}); }\n`;
   const lines: string[] = [];
@@ -115,11 +119,11 @@ async function promptOfTokens(peerBaseUrl: string, tokens: number): Promise<stri
     const perLine = lines.length === 0 ? 30 : counted / lines.length;
     const more = Math.max(1, Math.floor((tokens - counted) / perLine));
     for (let i = 0; i < more; i++) lines.push(line(lines.length));
-    counted = await tokenCount(peerBaseUrl, lines.join(""));
+    counted = await count(lines.join(""));
   }
   while (lines.length > 1 && counted > tokens) {
     lines.pop();
-    counted = await tokenCount(peerBaseUrl, lines.join(""));
+    counted = await count(lines.join(""));
   }
   return lines.join("");
 }
