@@ -120,6 +120,24 @@ describe("checking the model's findings against the diff", () => {
     expect(checked.dropped).toHaveLength(3);
   });
 
+  it("an answer cut at the output limit keeps the findings it finished and says the last was lost (regression: SmolLM2's title ran to the cap)", () => {
+    const whole = answer(finding(), finding({ start_line: 21, end_line: 21 }));
+    const cut = `${whole.slice(0, whole.lastIndexOf('"title"'))}"title": "Error: 1.1.1.1.1.1.1`;
+    const checked = checkFindings(cut, files);
+    expect(checked.findings.map((f) => f.start_line)).toEqual([3]);
+    expect(checked.dropped).toEqual([
+      { reason: "the answer was cut short: its last finding was not finished" },
+    ]);
+    // Braces and brackets inside strings do not count; a cut inside the first finding leaves none.
+    const tricky = `{"findings": [${JSON.stringify(finding({ title: 'a } ] { [ \\" b' }))}, {"file": "x`;
+    expect(checkFindings(tricky, files).findings).toHaveLength(1);
+    expect(checkFindings('{"findings": [{"file": "src/ma', files)).toEqual({
+      findings: [],
+      dropped: [{ reason: "the answer was cut short: its last finding was not finished" }],
+    });
+    expect(() => checkFindings('{"issues": [{"file": "src/ma', files)).toThrow(UnreadableAnswerError);
+  });
+
   it("an answer that is not JSON, or has no findings list, is unreadable (not an empty review)", () => {
     expect(() => checkFindings("The code looks fine.", files)).toThrow(UnreadableAnswerError);
     expect(() => checkFindings('{"issues": []}', files)).toThrow(/no findings list/);

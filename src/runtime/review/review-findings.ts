@@ -125,9 +125,11 @@ export function checkFindings(
   answer: string,
   files: readonly DiffFile[],
 ): { findings: Finding[]; dropped: DroppedFinding[] } {
-  const listed = findingsList(answer);
+  const { listed, cut } = findingsList(answer);
   const findings: Finding[] = [];
-  const dropped: DroppedFinding[] = [];
+  const dropped: DroppedFinding[] = cut
+    ? [{ reason: "the answer was cut short: its last finding was not finished" }]
+    : [];
   for (const [index, raw] of listed.entries()) {
     if (index >= FINDING_LIMITS.findings) {
       dropped.push({ reason: `more than ${FINDING_LIMITS.findings} findings` });
@@ -152,17 +154,57 @@ export function checkFindings(
   return { findings, dropped };
 }
 
-function findingsList(answer: string): unknown[] {
+function findingsList(answer: string): { listed: unknown[]; cut: boolean } {
   let value: unknown;
+  let cut = false;
   try {
     value = JSON.parse(answer.trim());
   } catch {
-    throw new UnreadableAnswerError(`the model's answer is not JSON: ${preview(answer)}`);
+    // An answer cut at the output limit keeps the findings it finished.
+    const finished = finishedFindings(answer);
+    if (finished === null)
+      throw new UnreadableAnswerError(`the model's answer is not JSON: ${preview(answer)}`);
+    value = finished;
+    cut = true;
   }
   const findings = (value as { findings?: unknown } | null)?.findings;
   if (typeof value !== "object" || value === null || !Array.isArray(findings))
     throw new UnreadableAnswerError(`the model's answer has no findings list: ${preview(answer)}`);
-  return findings;
+  return { listed: findings, cut };
+}
+
+/**
+ * `{"findings": [{...}, {...}, {...` cut anywhere: the findings finished before the cut (perhaps
+ * none), as `{findings: [...]}`; null when the text does not begin that way.
+ */
+function finishedFindings(text: string): { findings: unknown[] } | null {
+  const start = /^\s*\{\s*"findings"\s*:\s*\[/.exec(text);
+  if (!start) return null;
+  let depth = 0;
+  let inString = false;
+  let lastEnd = -1;
+  for (let i = start[0].length; i < text.length; i++) {
+    const char = text[i];
+    if (inString) {
+      if (char === "\\") i++;
+      else if (char === '"') inString = false;
+      continue;
+    }
+    if (char === '"') inString = true;
+    else if (char === "{" || char === "[") depth++;
+    else if (char === "}" || char === "]") {
+      depth--;
+      if (depth === 0 && char === "}") lastEnd = i + 1;
+      if (depth < 0) return null;
+    }
+  }
+  // Cut inside the first finding: none finished.
+  if (lastEnd < 0) return { findings: [] };
+  try {
+    return JSON.parse(`${text.slice(0, lastEnd)}]}`) as { findings: unknown[] };
+  } catch {
+    return null;
+  }
 }
 
 function preview(text: string): string {
