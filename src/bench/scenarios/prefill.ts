@@ -58,7 +58,8 @@ export async function prefillScenario(options: PrefillOptions): Promise<BenchRow
     for (let i = 0; i < options.runs; i++) {
       for (const side of i % 2 === 0 ? sides : [...sides].reverse()) {
         const measured = await evaluate(side.baseUrl, `${randomUUID()} ${text}`, side.extra);
-        if (measured.cachedTokens > 16) {
+        // The chat template's text before the nonce (a default system prompt) may be reused.
+        if (measured.cachedTokens > 64) {
           throw new Error(`bench: ${side.name} reused ${measured.cachedTokens} cached prompt tokens`);
         }
         ms[side.name].push(measured.ms);
