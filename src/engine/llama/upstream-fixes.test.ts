@@ -2,8 +2,8 @@ import {
   getLlama,
   type Llama,
   type LlamaContextSequence,
-  type LlamaModel,
   LlamaLogLevel,
+  type LlamaModel,
   type Token,
   TokenPredictor,
 } from "node-llama-cpp";
