@@ -32,7 +32,7 @@ export class DraftModelPredictor extends TokenPredictor {
     super();
   }
 
-  /** The draft model's sequence (the native loop drafts on it directly, after {@link catchUp}). */
+  /** The draft model's sequence (a copied conversation copies its state too). */
   get sequence(): LlamaContextSequence {
     return this.draftSequence;
   }

@@ -20,13 +20,6 @@ export interface NativeDrafts {
    */
   history?: Uint32Array;
   minPattern?: number;
-  /**
-   * A draft model's sequence holding the same tokens as the run's sequence (in another context, of
-   * a model with the same vocabulary). It drafts greedily where prompt lookup has nothing, and stops
-   * after a token it gives less than `minConfidence`.
-   */
-  draftSequence?: LlamaContextSequence;
-  minConfidence?: number;
 }
 
 /** Why a native run ended: asked to stop, an end-of-generation token, or `maxTokens` tokens. */

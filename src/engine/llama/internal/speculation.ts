@@ -62,9 +62,10 @@ export class Speculation {
   private before: LlamaContextSequence["tokenPredictions"] = { used: 0, unused: 0, validated: 0, refuted: 0 };
   /**
    * Set by {@link start}: greedy requests decode in the native loop (when the addon has it and
-   * nothing else generates), which verifies the drafts itself, unless refuted drafts cannot be
-   * dropped from a model's state (it needs checkpoints): node-llama-cpp's batched path drafts with
-   * the same predictors.
+   * nothing else generates), which verifies drafts from a prediction or prompt lookup itself, unless
+   * refuted drafts cannot be dropped from the model's state (it needs checkpoints) or a draft model
+   * drafts (the native loop has no draft model): node-llama-cpp's batched path drafts with the same
+   * predictors.
    */
   native = false;
 
@@ -94,8 +95,7 @@ export class Speculation {
     this.before = { ...sequence.tokenPredictions };
     this.native =
       (this.request.temperature ?? 0) === 0 &&
-      (this.predictor === undefined ||
-        (!sequence.needsCheckpoints && !(drafter?.sequence.needsCheckpoints ?? false)));
+      (this.predictor === undefined || (drafter === undefined && !sequence.needsCheckpoints));
   }
 
   /** No drafts (under a call's grammar), until {@link resume}. */
@@ -113,34 +113,21 @@ export class Speculation {
     this.nativeDrafted.accepted += result.accepted;
   }
 
-  /** What a native run drafts from, given the prompt and the output so far. */
+  /** What a native run drafts from, given the prompt and the output so far (never a draft model). */
   async nativeDrafts(prompt: Token[], generated: Token[], output: string): Promise<NativeDrafts | undefined> {
-    const { lookup, drafter } = this;
+    const { lookup } = this;
     const tokenCost = this.settings.draftTokenCost;
     if (lookup.kind === "text") {
       const fromStart = generated.length === 0;
       const recent = output.slice(-64);
       return { maxDraft: lookup.maxDraft, tokenCost, prediction: lookup.text, fromStart, recent };
     }
-    const history = [...prompt, ...generated];
-    const lookupDrafts =
-      lookup.kind === "tokens"
-        ? {
-            maxDraft: lookup.maxDraft,
-            tokenCost,
-            history: Uint32Array.from(history),
-            minPattern: lookup.minPattern,
-          }
-        : undefined;
-    if (!drafter) return lookupDrafts;
-    // The draft model's sequence must hold exactly what the main sequence holds.
-    await drafter.catchUp(history, this.sequence.nextTokenIndex, this.settings.chunk);
+    if (lookup.kind === "off") return undefined;
     return {
-      ...lookupDrafts,
+      maxDraft: lookup.maxDraft,
       tokenCost,
-      maxDraft: drafter.settings.maxTokens,
-      draftSequence: drafter.sequence,
-      minConfidence: drafter.settings.minConfidence,
+      history: Uint32Array.from([...prompt, ...generated]),
+      minPattern: lookup.minPattern,
     };
   }
 
