@@ -18,7 +18,9 @@ import { batchScenario, growsWithN } from "./scenarios/batch.js";
 import { decodeScenario } from "./scenarios/decode.js";
 import { forkScenario } from "./scenarios/fork.js";
 import { loadScenario } from "./scenarios/load.js";
+import { memoryScenario } from "./scenarios/memory.js";
 import { perTokenScenario } from "./scenarios/per-token.js";
+import { prefillScenario } from "./scenarios/prefill.js";
 import { routingScenario } from "./scenarios/routing.js";
 import { rttScenario } from "./scenarios/rtt.js";
 import { specScenario } from "./scenarios/spec.js";
@@ -224,6 +226,35 @@ test.skipIf(!("binary" in llamaServer))(
     const [evaluated] = rows;
     expect(evaluated?.metric).toContain("prompt tokens evaluated");
     expect(evaluated?.holds).toBe(true);
+  },
+  300_000,
+);
+
+test.skipIf(!("binary" in llamaServer))(
+  "the prefill and memory scenarios measure spark serve beside llama-server on the same GGUF (when one is built)",
+  async () => {
+    if (!("binary" in llamaServer)) return;
+    const model = { label: "tiny", path: ctx.modelPath, contextSize: 1024 };
+    const prefill = await prefillScenario({
+      peerBin: llamaServer.binary,
+      models: [model],
+      threads: 1,
+      promptTokens: 800,
+      runs: 1,
+      log: () => {},
+    });
+    expectWellFormed("prefill", prefill);
+    expect(prefill[0]?.metric).toMatch(/cold prompt evaluation of \d+ tokens, tiny/);
+    const memory = await memoryScenario({
+      peerBin: llamaServer.binary,
+      modelPath: ctx.modelPath,
+      label: "tiny",
+      contextSize: 1024,
+      threads: 1,
+      log: () => {},
+    });
+    expectWellFormed("memory", memory);
+    expect(memory[0]?.unit).toBe("MiB");
   },
   300_000,
 );
