@@ -24,10 +24,11 @@ export const REVIEW_TOOLS: readonly string[] = toolsFor()
   .map((tool) => tool.name);
 
 /**
- * Output tokens of one review response, at most (a small context's share is less): the longest
- * findings answer fits (8 full findings are about 1,500).
+ * Output tokens of one review response, at most (a small context's share is less). A small model
+ * can spin a string out to its schema's length: on a CPU 2048 tokens took minutes; an answer cut
+ * here keeps the findings it finished.
  */
-const REVIEW_OUTPUT_TOKENS = 2048;
+const REVIEW_OUTPUT_TOKENS = 1024;
 
 /** Model responses with tool calls one review may run before it must answer. */
 const REVIEW_TOOL_ROUNDS = 6;
