@@ -233,7 +233,6 @@ export class LlamaEngine implements Engine {
     const { reused, complete } = await prefillPrompt(sequence, tokens, {
       prefillOnly,
       chunk: this.prefillChunk,
-      maxChunk: this.context.batchSize,
       kvStates: this.kvStates,
       prefixToSave: (range) => prefixToSave(model, chatWrapper, request, tokens, range),
       drafter: speculation.drafter,

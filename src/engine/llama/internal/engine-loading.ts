@@ -116,7 +116,7 @@ export async function loadEngine(options: LlamaEngineOptions): Promise<LoadedEng
       model,
       context,
       chatWrapper: wrapper,
-      prefillChunk: options.prefillChunk ?? 128,
+      prefillChunk: options.prefillChunk ?? batchSize,
       draftTokens: options.draftTokens ?? 16,
       draftTokenCost: options.draftTokenCost,
       id,

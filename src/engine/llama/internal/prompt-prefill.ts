@@ -1,15 +1,12 @@
 import type { LlamaContextSequence, Token } from "node-llama-cpp";
 import type { KvStateCache } from "../kv-state-cache.js";
 import type { DraftModelPredictor } from "./draft-model-predictor.js";
-import { PrefillPace } from "./prefill-pace.js";
 
 export interface PromptPrefillOptions {
   /** Evaluate every prompt token (a pre-warm); else all but the last, which generation evaluates. */
   prefillOnly: boolean;
-  /** Prompt tokens evaluated between cancellation checks, at first and at least. */
+  /** Prompt tokens evaluated between cancellation checks. */
   chunk: number;
-  /** The most evaluated at once (the context's batch size): chunks grow toward it while they are quick. */
-  maxChunk: number;
   /** Saved KV states: a long prefix is restored from them, and the prefix worth saving saved. */
   kvStates: KvStateCache | undefined;
   /** Where the prefix worth saving ends, when it ends in the range `after` to `upTo`. */
@@ -54,13 +51,10 @@ export async function prefillPrompt(
 
   // Where the prefix worth saving ends, when this run evaluates it: the prefill stops there once.
   const saveAt = kvStates && options.prefixToSave({ after: reused, upTo: prefillEnd });
-  const pace = new PrefillPace(chunk, options.maxChunk);
   for (let at = reused; at < prefillEnd; ) {
     if (signal?.aborted) return { reused, complete: false };
-    const end = Math.min(prefillEnd, at + pace.next(), saveAt && at < saveAt ? saveAt : prefillEnd);
-    const evaluating = performance.now();
+    const end = Math.min(prefillEnd, at + chunk, saveAt && at < saveAt ? saveAt : prefillEnd);
     await sequence.evaluateWithoutGeneratingNewTokens(tokens.slice(at, end));
-    pace.record(end - at, performance.now() - evaluating);
     if (end === saveAt) await kvStates?.save(sequence);
     // The draft model evaluates the prompt too, after the main model (never beside it: on a CPU
     // they would share the cores); it may be further behind, when earlier turns did not use it.
