@@ -43,7 +43,11 @@ describe("spark sessions, spark exec resume and thread.started (the real binary,
     expect(first.stderr).toBe("");
     expect(first.code).toBe(0);
     const events = jsonLines(first.stdout);
-    expect(events[0]).toEqual({ type: "thread.started", thread_id: expect.stringMatching(/^thr_/) });
+    expect(events[0]).toEqual({
+      type: "thread.started",
+      thread_id: expect.stringMatching(/^thr_/),
+      model: expect.any(String),
+    });
     expect(events.slice(1).some((event) => event.type === "thread.started")).toBe(false);
     const id = events[0]!.thread_id!;
 
@@ -52,7 +56,7 @@ describe("spark sessions, spark exec resume and thread.started (the real binary,
     expect(again.stderr).toBe("");
     expect(again.code).toBe(0);
     const resumed = jsonLines(again.stdout);
-    expect(resumed[0]).toEqual({ type: "thread.started", thread_id: id });
+    expect(resumed[0]).toEqual({ type: "thread.started", thread_id: id, model: expect.any(String) });
     expect(resumed.at(-1)).toMatchObject({ type: "turn.completed", status: "completed" });
 
     // A prefix of the id is enough, as for spark resume; plain output is the answer.
@@ -79,7 +83,11 @@ describe("spark sessions, spark exec resume and thread.started (the real binary,
     await runSpark(["exec", "theirs"], other, env);
     const last = await runSpark(["exec", "resume", "--last", "--json", "go on"], repo, env);
     expect(last.code).toBe(0);
-    expect(jsonLines(last.stdout)[0]).toEqual({ type: "thread.started", thread_id: mine });
+    expect(jsonLines(last.stdout)[0]).toEqual({
+      type: "thread.started",
+      thread_id: mine,
+      model: expect.any(String),
+    });
 
     const here = JSON.parse((await runSpark(["sessions", "--json"], other, env)).stdout) as Listed[];
     expect(here.map((session) => session.title)).toEqual(["theirs"]);
@@ -127,7 +135,11 @@ describe("spark sessions, spark exec resume and thread.started (the real binary,
       const first = await runSpark(["exec", "--json", "on the server"], serve.repo, serve.env);
       expect(first.code).toBe(0);
       const started = jsonLines(first.stdout)[0]!;
-      expect(started).toEqual({ type: "thread.started", thread_id: expect.stringMatching(/^thr_/) });
+      expect(started).toEqual({
+        type: "thread.started",
+        thread_id: expect.stringMatching(/^thr_/),
+        model: expect.any(String),
+      });
       const again = await runSpark(
         ["exec", "resume", started.thread_id!, "--json", "again"],
         serve.repo,
