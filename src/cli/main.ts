@@ -35,7 +35,7 @@ export const LAZY_COMMANDS: Record<string, { summary: string; load: () => Promis
   },
   review: {
     summary:
-      "review a change (uncommitted, --base BRANCH, --commit SHA) read-only: findings as text, JSON or SARIF",
+      "review a change with the model, read-only: findings as text, JSON or SARIF (for GitHub code scanning)",
     load: async () => (await import("./review-command.js")).registerReviewCommand,
   },
   trust: {
