@@ -1,9 +1,13 @@
 import { shippedSparkBin, type TmuxSession, tmuxSession } from "../../cli/test-support/spark-binary.js";
 import { type SoakServer, STEER_TEXT, type Trial } from "./steer-soak.js";
 
-/** The status bar's hint while nothing runs (status-bar.ts). */
-const IDLE = /Enter send · Tab queue/;
-const RUNNING = /Esc interrupt · Enter steer/;
+/**
+ * The status bar (status-bar.ts) while nothing runs, and while a turn runs (`streaming 3.4s`): read
+ * from its state, after the model's name, since its key hints give way when the line is full (the
+ * context meter and the last turn's outcome fill a 120-column line).
+ */
+const IDLE = /^ (?:.* · )?\S+ · idle(?: · .*|\s.*)?$/m;
+const RUNNING = /^ (?:.* · )?\S+ · [a-z][a-z ]* \d+\.\ds(?: · .*|\s.*)?$/m;
 
 /** `spark` (the terminal UI) in a tmux session, in the soak server's workspace: it attaches to it. */
 export interface TuiSoakSession {
