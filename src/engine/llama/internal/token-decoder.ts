@@ -100,7 +100,7 @@ export class TokenDecoder {
             sequence.eraseContextTokenRanges([{ start: index, end: index + 1 }]),
           );
         }
-        // Getting the drafts ready may wait (the draft model catching up): a claim may come.
+        // Getting the drafts ready is asynchronous: a claim may come meanwhile.
         const drafts = unclaimed() ? await nativeDrafts?.() : undefined;
         if (unclaimed() && this.batched === 0) {
           const run = new NativeDecodeRun(sequence, next, Math.min(nativeLeft, 2 ** 31 - 1), drafts);
