@@ -1,25 +1,12 @@
-import { execFileSync } from "node:child_process";
 import { mkdtemp, readFile, realpath, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { beforeAll, describe, expect, test } from "vitest";
 import { REVIEW_REPORT_SCHEMA } from "../runtime/review/review-findings.js";
+import { git, plantBug } from "../runtime/review/test-support/planted-bug.js";
 import { newAjv, sarifErrors } from "../runtime/review/test-support/sarif-schema.js";
 import { runSpark } from "./test-support/spark-binary.js";
 import { testEngineEnv } from "./test-support/test-engine.js";
-
-const gitEnv = {
-  ...process.env,
-  GIT_AUTHOR_NAME: "t",
-  GIT_AUTHOR_EMAIL: "t@e",
-  GIT_COMMITTER_NAME: "t",
-  GIT_COMMITTER_EMAIL: "t@e",
-};
-const git = (cwd: string, ...args: string[]) =>
-  execFileSync("git", args, { cwd, env: gitEnv, encoding: "utf8" });
-
-const ORIGINAL =
-  "export function sum(xs: number[]): number {\n  let total = 0;\n  for (let i = 0; i < xs.length; i++) total += xs[i];\n  return total;\n}\n";
 
 const finding = {
   file: "src/sum.ts",
@@ -39,13 +26,7 @@ describe("spark review (the real binary, scripted engine)", () => {
   let env: NodeJS.ProcessEnv;
   beforeAll(async () => {
     repo = await tempDir("spark-review-bin-");
-    git(repo, "init", "-q", "-b", "main");
-    execFileSync("mkdir", ["-p", path.join(repo, "src")]);
-    await writeFile(path.join(repo, "src/sum.ts"), ORIGINAL);
-    git(repo, "add", ".");
-    git(repo, "commit", "-q", "-m", "sum");
-    // The planted bug, uncommitted.
-    await writeFile(path.join(repo, "src/sum.ts"), ORIGINAL.replace("i < xs.length", "i <= xs.length"));
+    await plantBug(repo, "src/sum.ts");
     const script = path.join(await tempDir("spark-review-script-"), "script.json");
     await writeFile(
       script,

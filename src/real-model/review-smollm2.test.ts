@@ -1,5 +1,4 @@
-import { execFileSync } from "node:child_process";
-import { mkdir, mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, realpath, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, test } from "vitest";
@@ -8,6 +7,7 @@ import { collectDiff, fitDiff } from "../runtime/review/review-diff.js";
 import { REVIEW_REPORT_SCHEMA } from "../runtime/review/review-findings.js";
 import { formatReview } from "../runtime/review/review-formats.js";
 import { runReview } from "../runtime/review/review-thread.js";
+import { plantBug } from "../runtime/review/test-support/planted-bug.js";
 import { newAjv, sarifErrors } from "../runtime/review/test-support/sarif-schema.js";
 import { FETCH_SMOLLM2, smollm2Path } from "./test-support/smollm2.js";
 
@@ -19,16 +19,6 @@ import { FETCH_SMOLLM2, smollm2Path } from "./test-support/smollm2.js";
 const model = smollm2Path();
 if (!model) console.log(`SmolLM2 review test skipped: no model; fetch it with \`${FETCH_SMOLLM2}\``);
 
-const gitEnv = {
-  ...process.env,
-  GIT_AUTHOR_NAME: "t",
-  GIT_AUTHOR_EMAIL: "t@e",
-  GIT_COMMITTER_NAME: "t",
-  GIT_COMMITTER_EMAIL: "t@e",
-};
-const ORIGINAL =
-  "export function sum(xs: number[]): number {\n  let total = 0;\n  for (let i = 0; i < xs.length; i++) total += xs[i];\n  return total;\n}\n";
-
 describe.skipIf(!model)("spark review on SmolLM2-135M-Instruct", () => {
   const cleanup: Array<() => Promise<unknown>> = [];
   afterAll(async () => {
@@ -38,15 +28,7 @@ describe.skipIf(!model)("spark review on SmolLM2-135M-Instruct", () => {
   test("a planted off-by-one: the review completes, its SARIF and JSON are well formed", async () => {
     const dir = await realpath(await mkdtemp(path.join(os.tmpdir(), "spark-review-smollm2-")));
     cleanup.push(() => rm(dir, { recursive: true, force: true }));
-    await mkdir(path.join(dir, "src"));
-    await writeFile(path.join(dir, "src/sum.ts"), ORIGINAL);
-    for (const args of [
-      ["init", "-q"],
-      ["add", "."],
-      ["commit", "-q", "-m", "sum"],
-    ])
-      execFileSync("git", args, { cwd: dir, env: gitEnv });
-    await writeFile(path.join(dir, "src/sum.ts"), ORIGINAL.replace("i < xs.length", "i <= xs.length"));
+    await plantBug(dir, "src/sum.ts");
 
     const runtime = await AgentRuntime.start({
       cwd: dir,

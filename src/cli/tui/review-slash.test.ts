@@ -1,25 +1,10 @@
 import "./test-support/force-color.js";
-import { execFileSync } from "node:child_process";
-import { writeFile } from "node:fs/promises";
-import path from "node:path";
 import { describe, expect, test } from "vitest";
 import { ResponsesClient } from "../../client/responses-client.js";
 import type { GenerateRequest } from "../../engine/engine.js";
+import { git, plantBug } from "../../runtime/review/test-support/planted-bug.js";
 import { terminalReview } from "../review-command.js";
 import { tuiHarness } from "./test-support/tui-harness.js";
-
-const gitEnv = {
-  ...process.env,
-  GIT_AUTHOR_NAME: "t",
-  GIT_AUTHOR_EMAIL: "t@e",
-  GIT_COMMITTER_NAME: "t",
-  GIT_COMMITTER_EMAIL: "t@e",
-};
-const git = (cwd: string, ...args: string[]) =>
-  execFileSync("git", args, { cwd, env: gitEnv, encoding: "utf8" });
-
-const ORIGINAL =
-  "export function sum(xs: number[]): number {\n  let total = 0;\n  for (let i = 0; i < xs.length; i++) total += xs[i];\n  return total;\n}\n";
 
 const finding = {
   file: "sum.ts",
@@ -38,11 +23,8 @@ function script(request: GenerateRequest) {
 
 describe("/review in the terminal", () => {
   test("reviews the workspace's uncommitted change on the session's model and shows the finding by file and line", async () => {
-    await using h = await tuiHarness({ "sum.ts": ORIGINAL }, { script });
-    git(h.dir, "init", "-q");
-    git(h.dir, "add", ".");
-    git(h.dir, "commit", "-q", "-m", "sum");
-    await writeFile(path.join(h.dir, "sum.ts"), ORIGINAL.replace("i < xs.length", "i <= xs.length"));
+    await using h = await tuiHarness({}, { script });
+    await plantBug(h.dir, "sum.ts");
     const client = await ResponsesClient.connect({ baseUrl: `${h.server.url}/v1` });
     try {
       const args: string[] = [];

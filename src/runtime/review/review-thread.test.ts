@@ -1,5 +1,4 @@
-import { execFileSync } from "node:child_process";
-import { mkdtemp, readFile, realpath, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, realpath, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -11,35 +10,18 @@ import { scriptedTiers } from "../test-support/scripted-tiers.js";
 import { collectDiff } from "./review-diff.js";
 import { REVIEW_ANSWER_SCHEMA } from "./review-findings.js";
 import { REVIEW_TOOLS, runReview } from "./review-thread.js";
+import { plantBug, SUM_PLANTED } from "./test-support/planted-bug.js";
 
 const cleanup: Array<() => Promise<unknown>> = [];
 afterEach(async () => {
   for (const step of cleanup.splice(0).reverse()) await step();
 });
 
-const gitEnv = {
-  ...process.env,
-  GIT_AUTHOR_NAME: "t",
-  GIT_AUTHOR_EMAIL: "t@e",
-  GIT_COMMITTER_NAME: "t",
-  GIT_COMMITTER_EMAIL: "t@e",
-};
-const git = (cwd: string, ...args: string[]) =>
-  execFileSync("git", args, { cwd, env: gitEnv, encoding: "utf8" });
-
-const ORIGINAL =
-  "export function sum(xs: number[]): number {\n  let total = 0;\n  for (let i = 0; i < xs.length; i++) total += xs[i];\n  return total;\n}\n";
-const PLANTED = ORIGINAL.replace("i < xs.length", "i <= xs.length");
-
 /** A repository with src/sum.ts committed, then an off-by-one planted in the working tree. */
 async function plantedBugRepo(): Promise<string> {
   const dir = await realpath(await mkdtemp(path.join(os.tmpdir(), "spark-review-")));
   cleanup.push(() => rm(dir, { recursive: true, force: true }));
-  git(dir, "init", "-q");
-  await writeFile(path.join(dir, "sum.ts"), ORIGINAL);
-  git(dir, "add", ".");
-  git(dir, "commit", "-q", "-m", "sum");
-  await writeFile(path.join(dir, "sum.ts"), PLANTED);
+  await plantBug(dir, "sum.ts");
   return dir;
 }
 
@@ -137,7 +119,7 @@ describe("a review thread", () => {
     expect(calls[0]!.output).toMatch(
       /^Unknown tool 'apply_patch'\. Available: read_file, list_dir, search\./,
     );
-    expect(await readFile(path.join(dir, "sum.ts"), "utf8")).toBe(PLANTED);
+    expect(await readFile(path.join(dir, "sum.ts"), "utf8")).toBe(SUM_PLANTED);
     await expect(readFile(path.join(dir, "ran"))).rejects.toThrow();
     expect(events.some((e) => e.type === "approval.requested")).toBe(false);
   });
