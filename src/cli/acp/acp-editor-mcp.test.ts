@@ -83,6 +83,21 @@ test("in a workspace not trusted they do not start: the tool is not offered", as
   expect(JSON.stringify(finished.at(-1)!.rawOutput)).toMatch(/Unknown tool 'mcp__everything__get-sum'/);
 });
 
+test("an editor's server that dies at start does not take the session with it: its tool is just not there", async () => {
+  const repo = await workspace();
+  await trustProject(repo, { env });
+  const dead: McpServer[] = [
+    { name: "gone", command: process.execPath, args: ["-e", "process.exit(3)"], env: [] },
+  ];
+  const { sessionId } = await acp.agent.request("session/new", { cwd: repo, mcpServers: dead });
+  const { stopReason } = await acp.agent.request("session/prompt", {
+    sessionId,
+    prompt: [{ type: "text", text: "hello there" }],
+  });
+  expect(stopReason).toBe("end_turn");
+  expect(acp.text(sessionId)).toContain("Done.");
+});
+
 test("a server an editor sends that fails the host's schema is refused, naming it", async () => {
   const repo = await workspace();
   await expect(
