@@ -1,31 +1,27 @@
 import { execFileSync } from "node:child_process";
-import { createHash } from "node:crypto";
-import { existsSync, watch } from "node:fs";
-import { access, mkdir, mkdtemp, readdir, readFile, realpath, rm } from "node:fs/promises";
+import { access, mkdir, mkdtemp, readFile, realpath } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type { ScriptFileEntry } from "../test-support/scripted-script.js";
-import { runProcess, sparkBin } from "../test-support/spark-binary.js";
 import { scriptedAcpEnv } from "./test-support/acp-test-env.js";
+import {
+  type AcpxRun,
+  acpxMissing,
+  acpxOwnersGone,
+  answerTo,
+  chunkText,
+  cleanUpAcpx,
+  runAcpx,
+  updates,
+} from "./test-support/acpx.js";
 
 /**
  * `spark acp` driven by acpx (openclaw's headless ACP client, from npm) as a person would run it:
- * `acpx --agent 'node bin/spark.js acp' ...`. acpx's `--format json` prints every JSON-RPC message
- * of the connection, one per line; the tests read those and the files the turns changed.
+ * `acpx --agent 'node bin/spark.js acp' ...` (test-support/acpx.ts). The tests read the JSON-RPC
+ * messages acpx prints and the files the turns changed.
  */
 
-/** Where `npm run fetch:acpx` (scripts/fetch-acpx.mjs; `.ci/run` runs it) installs acpx. */
-const acpxCli = path.join(
-  process.env.SPARK_ACPX_DIR || path.join(os.homedir(), ".cache", "spark", "acpx", "0.19.1"),
-  "node_modules",
-  "acpx",
-  "dist",
-  "cli.js",
-);
-const acpxMissing = existsSync(acpxCli)
-  ? undefined
-  : `acpx is not installed (${acpxCli}): run npm run fetch:acpx`;
 if (acpxMissing) console.log(`skipped: ${acpxMissing}`);
 
 const script: ScriptFileEntry[] = [
@@ -41,22 +37,6 @@ const script: ScriptFileEntry[] = [
   },
   { text: "Done." },
 ];
-
-/** A JSON-RPC message as acpx prints it. */
-interface Message {
-  jsonrpc: "2.0";
-  id?: number | string | null;
-  method?: string;
-  params?: Record<string, unknown> & { update?: Record<string, unknown> & { sessionUpdate: string } };
-  result?: Record<string, unknown>;
-  error?: { code: number; message: string };
-}
-
-interface AcpxRun {
-  code: number | null;
-  messages: Message[];
-  stderr: string;
-}
 
 let repo: string;
 let home: string;
@@ -75,102 +55,16 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  // A persistent session's queue owner (and its `spark acp`) lives on for --ttl after its prompt.
-  await ownersGone();
-  // acpx puts its queue sockets in /tmp/acpx-<hash of HOME> (its ipc module), whatever TMPDIR says.
-  await rm(path.join("/tmp", `acpx-${createHash("sha256").update(home).digest("hex").slice(0, 10)}`), {
-    recursive: true,
-    force: true,
-  });
+  await cleanUpAcpx(home);
 });
 
-/** Runs acpx with Spark as its agent, to its end. */
-async function acpx(args: string[]): Promise<AcpxRun> {
-  const agent = `${process.execPath} ${sparkBin} acp`;
-  const { code, stdout, stderr } = await runProcess(
-    process.execPath,
-    [
-      acpxCli,
-      "--agent",
-      agent,
-      "--cwd",
-      repo,
-      "--format",
-      "json",
-      "--json-strict",
-      "--timeout",
-      "60",
-      "--ttl",
-      "1",
-      ...args,
-    ],
-    { cwd: repo, env },
-  );
-  // Every line acpx printed is a JSON-RPC message: Spark's stdout carried protocol only.
-  const messages = stdout
-    .split("\n")
-    .filter((line) => line.trim() !== "")
-    .map((line) => JSON.parse(line) as Message);
-  return { code, messages, stderr };
-}
-
-/** The session updates of a run, of one kind. */
-function updates(run: AcpxRun, kind: string): Record<string, unknown>[] {
-  return run.messages.flatMap((message) =>
-    message.method === "session/update" && message.params?.update?.sessionUpdate === kind
-      ? [message.params.update]
-      : [],
-  );
-}
-
-/** The text of a run's chunks of one kind (`agent_message_chunk`, `agent_thought_chunk`). */
-function chunkText(run: AcpxRun, kind: string): string {
-  return updates(run, kind)
-    .map((update) => (update.content as { text?: string }).text ?? "")
-    .join("");
-}
-
-/** The answer to the request of `method` (matched by id; agent and client number theirs apart). */
-function answerTo(run: AcpxRun, method: string): Message | undefined {
-  const requestAt = run.messages.findIndex(
-    (message) => message.method === method && message.id !== undefined,
-  );
-  if (requestAt === -1) return undefined;
-  const { id } = run.messages[requestAt]!;
-  return run.messages
-    .slice(requestAt + 1)
-    .find((message) => message.id === id && message.method === undefined);
-}
+const acpx = (args: string[]): Promise<AcpxRun> => runAcpx(args, { cwd: repo, env });
 
 const exists = (file: string) =>
   access(file).then(
     () => true,
     () => false,
   );
-
-/** Resolves once no acpx queue owner holds a lock (each removes its lock file as it exits). */
-async function ownersGone(): Promise<void> {
-  const queues = path.join(home, ".acpx", "queues");
-  if (!(await exists(queues))) return;
-  const empty = async () => (await readdir(queues)).filter((name) => name.endsWith(".lock")).length === 0;
-  await new Promise<void>((resolve, reject) => {
-    const watcher = watch(queues, () => {
-      empty().then((done) => {
-        if (done) {
-          watcher.close();
-          resolve();
-        }
-      }, reject);
-    });
-    // Checked after the watch began, so a removal in between is not missed.
-    empty().then((done) => {
-      if (done) {
-        watcher.close();
-        resolve();
-      }
-    }, reject);
-  });
-}
 
 describe.skipIf(acpxMissing !== undefined)("spark acp, driven by acpx (a real ACP client from npm)", () => {
   test("exec: acpx initializes, opens a session, and the answer streams back as message chunks", async () => {
@@ -248,7 +142,7 @@ describe.skipIf(acpxMissing !== undefined)("spark acp, driven by acpx (a real AC
     expect(threadId).toMatch(/^thr_/);
 
     // The queue owner (and the spark acp it started) exits after --ttl: the next prompt starts both anew.
-    await ownersGone();
+    await acpxOwnersGone(home);
     const second = await acpx(["prompt", "-s", "work", "hello two"]);
     expect(second.code, second.stderr).toBe(0);
     expect(second.messages.some((m) => m.method === "session/new")).toBe(false);
