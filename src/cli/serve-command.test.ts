@@ -5,9 +5,11 @@ import path from "node:path";
 import OpenAI from "openai";
 import { describe, expect, test } from "vitest";
 import WebSocket from "ws";
+import { loadConfig } from "../config/spark-config.js";
 import { testModelPath } from "../engine/test-support/test-model.js";
 import { startSparkServe } from "../engine/upstream/test-support/spark-serve-process.js";
 import { isLoopbackHost, serveKeys } from "./serve-options.js";
+import { startingTier } from "./starting-tier.js";
 import { sparkBin as bin } from "./test-support/spark-binary.js";
 import { testEngineEnv } from "./test-support/test-engine.js";
 
@@ -116,6 +118,33 @@ describe("spark serve (the real binary)", () => {
     expect(serve.stderr()).toMatch(
       /^Model ready in [\d.]+ s: [\w.-]+, \d+ tokens of context, backend (cpu|cuda|vulkan|metal), CPU variant [a-z0-9_]+, 1 thread$/m,
     );
+  }, 60_000);
+
+  test("a gguf served without a config is named as the in-process face names it (it was named after the file)", async () => {
+    const noConfig = { XDG_CONFIG_HOME: await stateHome(), SPARK_CONFIG: "", SPARK_TIER: "" };
+    const inProcess = startingTier(
+      { model: await testModelPath() },
+      await loadConfig({ cwd: process.cwd(), env: { ...process.env, ...noConfig } }),
+    );
+    expect(inProcess).toBe("fast");
+    await using serve = await startSparkServe(["--model", await testModelPath(), "--threads", "1"], noConfig);
+    const socket = new WebSocket(`${serve.url.replace(/^http/, "ws").replace(/\/v1$/, "")}/v1/agent`);
+    const hostModels = new Promise<unknown>((resolve, reject) => {
+      socket.on("message", (data) => {
+        const event = JSON.parse(String(data)) as { type?: string; models?: unknown };
+        if (event.type === "models") resolve(event.models);
+      });
+      socket.once("error", reject);
+    });
+    try {
+      expect(await hostModels).toEqual([inProcess]);
+    } finally {
+      socket.close();
+    }
+    const listed = (await (await fetch(`${serve.url}/models`)).json()) as { data: { id: string }[] };
+    expect(listed.data.map((model) => model.id)).toEqual([inProcess]);
+    await serve.stderrMatches(/^Model ready in/m);
+    expect(serve.stderr()).toMatch(/^Model ready in [\d.]+ s: fast, /m);
   }, 60_000);
 
   test("--no-auth is refused off loopback, and together with a key", async () => {

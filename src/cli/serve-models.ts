@@ -1,4 +1,3 @@
-import path from "node:path";
 import type { ResolvedConfig } from "../config/spark-config.js";
 import type { Engine, EngineInfo } from "../engine/engine.js";
 import { describeBackend, unusedGpuNotice } from "../engine/llama/backend-info.js";
@@ -75,7 +74,7 @@ export async function serveModels(options: ServeOptions, config: ResolvedConfig)
       load: () => defaultTierLoaded(models, modelId),
     };
   }
-  const modelId = llamaModelId(options.model);
+  const modelId = llamaModelId(options.model, config);
   let startLoad = (_onProgress: (fraction: number) => void) => {};
   const engine = new Promise<LlamaEngine>((resolve, reject) => {
     startLoad = (onProgress) => void loadLlama(options, modelId, onProgress).then(resolve, reject);
@@ -104,10 +103,14 @@ function ready(engine: Engine): ServedModels {
   };
 }
 
-/** The id a llama model is served under: its file name without `.gguf`, or `repo:quant` (checked before listening). */
-function llamaModelId(spec: string | undefined): string {
-  const ref = parseModelSpec(spec === undefined || spec.trim() === "" ? DEFAULT_MODEL : spec);
-  return ref.kind === "local" ? path.basename(ref.path).replace(/\.gguf$/i, "") : ref.name;
+/**
+ * The id a llama model is served under: the default tier's name (`fast` without a config), as the
+ * in-process `spark` names the model `--model` gave it, so every face shows one name. The spec is
+ * checked here, before listening.
+ */
+function llamaModelId(spec: string | undefined, config: Pick<ResolvedConfig, "defaultTier">): string {
+  parseModelSpec(spec === undefined || spec.trim() === "" ? DEFAULT_MODEL : spec);
+  return config.defaultTier;
 }
 
 /** Resolves with a description once the default tier has loaded; rejects with why it could not. */
