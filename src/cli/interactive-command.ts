@@ -1,4 +1,5 @@
 import path from "node:path";
+import { slashReview } from "../client-core/review-text.js";
 import { SparkError } from "../protocol/errors.js";
 import type { AgentFlags } from "./agent-flags.js";
 import { attachTarget, attachUrl, connectHost, type HostTarget } from "./host-target.js";
@@ -89,6 +90,7 @@ async function attachedTui(
       onFork: (itemId) => threads.fork(itemId),
       files: (threadId, query, limit) => client.workspaceFiles(threadId, query, limit),
       onDiff: (threadId) => client.sessionDiff(threadId),
+      onReview: (threadId, args, onProgress) => slashReview(client, threadId, args, onProgress),
     });
     const failed = await first.then(
       () => false,

@@ -1,6 +1,7 @@
 import path from "node:path";
 import { readSession, sessionsDir } from "../agent/transcript.js";
 import type { HostClient } from "../client-core/host-client.js";
+import { slashReview } from "../client-core/review-text.js";
 import { type LoadedConfig, loadConfig } from "../config/spark-config.js";
 import type { LocalAgentHost } from "../runtime/local-agent-host.js";
 import type { AgentFlags } from "./agent-flags.js";
@@ -74,12 +75,9 @@ export async function localTui(
     onFork: async (itemId) => (await starting).threads.fork(itemId),
     files: async (threadId, query, limit) => (await starting).client.workspaceFiles(threadId, query, limit),
     onDiff: async (threadId) => (await starting).client.sessionDiff(threadId),
-    onReview: async (args) => {
-      const { runtime } = (await starting).local;
-      const { terminalReview } = await import("./review-command.js");
-      const model = { client: runtime.client, model: runtime.modelId, contextBudget: runtime.contextBudget };
-      return terminalReview(args, model, runtime.workspace.root);
-    },
+    // The host's thread.review, as attached: one way to review, in process or not.
+    onReview: async (threadId, args, onProgress) =>
+      slashReview((await starting).client, threadId, args, onProgress),
   });
   // The prompt box is on the screen (Ink draws the first frame as it mounts): now the engine.
   viewDrawn();

@@ -1,10 +1,14 @@
 import { writeFile } from "node:fs/promises";
 import { type Command, InvalidArgumentError, Option } from "commander";
-import type { ResponsesClient } from "../client/responses-client.js";
 import { loadConfig } from "../config/spark-config.js";
 import { SparkError } from "../protocol/errors.js";
 import { AgentRuntime } from "../runtime/agent-runtime.js";
-import { collectDiff, describeTarget, fitDiff, type ReviewTarget } from "../runtime/review/review-diff.js";
+import {
+  collectDiff,
+  describeTarget,
+  fitDiffToContext,
+  type ReviewTarget,
+} from "../runtime/review/review-diff.js";
 import type { ReviewReport } from "../runtime/review/review-findings.js";
 import { formatReview, REVIEW_FORMATS, type ReviewFormat } from "../runtime/review/review-formats.js";
 import { runReview } from "../runtime/review/review-thread.js";
@@ -26,11 +30,6 @@ interface ReviewFlags {
   ctxSize?: number;
   cd?: string;
 }
-
-/** The share of the model's context the diff may take (the rest: instructions, files read, the answer). */
-const DIFF_SHARE = 0.4;
-/** UTF-8 bytes per token assumed when sizing the diff for a context (code is about 3). */
-const BYTES_PER_TOKEN = 3;
 
 export function registerReviewCommand(program: Command): void {
   program
@@ -106,7 +105,7 @@ export async function review(flags: ReviewFlags): Promise<number> {
     return 0;
   }
   await using runtime = await startRuntime(flags, diff.root);
-  const fitted = fitDiff(diff, Math.floor(runtime.contextBudget * DIFF_SHARE * BYTES_PER_TOKEN));
+  const fitted = fitDiffToContext(diff, runtime.contextBudget);
   const status = process.stderr.isTTY ? new StatusLine(`Reviewing ${describeTarget(target)}`) : null;
   if (!status)
     process.stderr.write(
@@ -132,48 +131,6 @@ export async function review(flags: ReviewFlags): Promise<number> {
   await write(flags, formatReview(published, flags.format, VERSION));
   return 0;
 }
-
-/**
- * `/review [--uncommitted | --base BRANCH | --commit SHA]` in the terminal: the same read-only
- * review on the session's model, as the text `spark review` prints (dropped findings said first).
- */
-export async function terminalReview(
-  args: string,
-  model: { client: ResponsesClient; model: string; contextBudget: number },
-  cwd: string,
-): Promise<string> {
-  const target = targetOf(slashFlags(args));
-  const diff = await collectDiff(cwd, target);
-  if (diff.files.length === 0) return `Nothing to review: no changed lines in ${describeTarget(target)}.`;
-  const fitted = fitDiff(diff, Math.floor(model.contextBudget * DIFF_SHARE * BYTES_PER_TOKEN));
-  // A lane of the session's connection: the review runs beside the session's turn, not behind it.
-  const lane = model.client.lane();
-  let result: Awaited<ReturnType<typeof runReview>>;
-  try {
-    result = await runReview(fitted, { ...model, client: lane });
-  } finally {
-    await lane.close();
-  }
-  const { droppedReasons, ...report } = result;
-  const dropped = droppedReasons.map((d) => `Dropped a finding: ${d.reason}\n`).join("");
-  return (dropped + formatReview(report, "text", VERSION)).trimEnd();
-}
-
-/** The flags of `/review`'s arguments; anything else is refused with its usage. */
-function slashFlags(args: string): Pick<ReviewFlags, "uncommitted" | "base" | "commit"> {
-  const words = args.split(/\s+/).filter(Boolean);
-  const flags: Pick<ReviewFlags, "uncommitted" | "base" | "commit"> = {};
-  for (let i = 0; i < words.length; i++) {
-    const word = words[i]!;
-    if (word === "--uncommitted") flags.uncommitted = true;
-    else if ((word === "--base" || word === "--commit") && words[i + 1] !== undefined)
-      flags[word === "--base" ? "base" : "commit"] = words[++i]!;
-    else throw new SparkError("invalid_request", `Usage: ${SLASH_USAGE} ('${word}' is not one of these).`);
-  }
-  return flags;
-}
-
-const SLASH_USAGE = "/review [--uncommitted | --base BRANCH | --commit SHA]";
 
 function targetOf(flags: Pick<ReviewFlags, "uncommitted" | "base" | "commit">): ReviewTarget {
   const given = [

@@ -1,4 +1,11 @@
-import type { HostEvent, McpServerInfo, SessionDiff, ThreadInfo } from "../protocol/agent.js";
+import type {
+  HostEvent,
+  McpServerInfo,
+  ReviewReport,
+  ReviewTarget,
+  SessionDiff,
+  ThreadInfo,
+} from "../protocol/agent.js";
 import { type HostRequest, MAX_FILE_MATCHES, type ThreadMcpServer } from "../protocol/agent-requests.js";
 import { type DecodedCatalog, decodeCatalog } from "../protocol/catalog.js";
 import type { WireError } from "../protocol/errors.js";
@@ -24,6 +31,12 @@ export interface HostClientOptions extends HostConnectionOptions {
  * for a loading model).
  */
 const START_TIMEOUT_MS = 600_000;
+
+/** How long a review waits for its findings: a small model on a CPU reads and answers for minutes. */
+const REVIEW_TIMEOUT_MS = 3_600_000;
+
+/** What `thread.review` answers: the findings, and notes for a person (dropped findings, a cut diff). */
+export type ThreadReview = ReviewReport & { notes: string[] };
 
 export interface HostClientEventMap {
   /** A thread event of a followed thread, each exactly once and in order, across reconnects. */
@@ -61,7 +74,7 @@ export interface PromptProgress {
 }
 
 /** Host events that answer one request of one client, ahead of its `ack`. */
-type AnswerType = "workspace.files" | "thread.diff";
+type AnswerType = "workspace.files" | "thread.diff" | "thread.review";
 
 type Listener<K extends keyof HostClientEventMap> = (value: HostClientEventMap[K]) => void;
 
@@ -77,7 +90,8 @@ export type ThreadRequest = Exclude<
       | "thread.fork"
       | "thread.unsubscribe"
       | "workspace.files"
-      | "thread.diff";
+      | "thread.diff"
+      | "thread.review";
   }
 >;
 
@@ -93,6 +107,8 @@ export class HostClient {
   private readonly requests: PendingRequests;
   /** Answers (`workspace.files`, `thread.diff`) that arrived before their request's `ack`, by request id. */
   private readonly answers = new Map<string, HostEvent>();
+  /** Who hears a running review's `review.progress`, by request id. */
+  private readonly reviewProgress = new Map<string, (message: string) => void>();
   private readonly followed: FollowedThreads;
   private readonly listeners: { [K in keyof HostClientEventMap]?: Set<Listener<K>> } = {};
   private servers: McpServerInfo[] = [];
@@ -311,6 +327,33 @@ export class HostClient {
     return { files, omitted, notes };
   }
 
+  /**
+   * Reviews `target` (default: the uncommitted changes) in the thread's workspace, read-only, on
+   * its model (`/review`); `onProgress` hears each step. Rejects while a turn runs.
+   */
+  async review(
+    threadId: string,
+    target?: ReviewTarget,
+    onProgress: (message: string) => void = () => {},
+  ): Promise<ThreadReview> {
+    const requestId = this.requests.nextId();
+    this.reviewProgress.set(requestId, onProgress);
+    let answer: HostEvent | undefined;
+    try {
+      const request = { type: "thread.review", thread_id: threadId, ...(target ? { target } : {}) };
+      this.connection.send(JSON.stringify({ ...request, request_id: requestId }));
+      await this.requests.wait(requestId, REVIEW_TIMEOUT_MS);
+    } finally {
+      this.reviewProgress.delete(requestId);
+      answer = this.answers.get(requestId);
+      this.answers.delete(requestId);
+    }
+    if (answer?.type !== "thread.review" || !Array.isArray(answer.findings) || !Array.isArray(answer.notes))
+      throw new HostClientError("host_error", "The host acknowledged thread.review without its findings.");
+    const { type: _, request_id: __, thread_id: ___, ...review } = answer;
+    return review;
+  }
+
   /** Type-ahead: the message being typed, as a draft. Nothing waits for an answer. */
   draft(threadId: string, input: string): void {
     this.connection.send(
@@ -382,8 +425,15 @@ export class HostClient {
       case "thread.list":
         this.emit("list", frame.threads);
         return;
+      case "review.progress": {
+        const hear =
+          typeof frame.request_id === "string" ? this.reviewProgress.get(frame.request_id) : undefined;
+        if (typeof frame.message === "string") hear?.(frame.message.slice(0, 500));
+        return;
+      }
       case "workspace.files":
       case "thread.diff":
+      case "thread.review":
         // Kept for the request waiting for it (see ask); an answer nobody waits for is dropped.
         if (typeof frame.request_id === "string" && this.requests.waiting(frame.request_id))
           this.answers.set(frame.request_id, frame);

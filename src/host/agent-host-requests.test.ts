@@ -95,6 +95,7 @@ describe("agent host: request ids", () => {
       "thread.set_mode": { ...thread, mode: "default" },
       "workspace.files": { ...thread, query: "a", limit: 3 },
       "thread.diff": thread,
+      "thread.review": thread,
       "thread.fork": thread,
       "thread.unsubscribe": thread,
       "thread.delete": thread,
@@ -113,9 +114,10 @@ describe("agent host: request ids", () => {
         "thread.rewind",
         "patch.accept",
         "patch.reject",
-        // This host's source names no models to switch to, and cannot fork.
+        // This host's source names no models to switch to, cannot fork, and has no reviewer.
         "thread.set_model",
         "thread.fork",
+        "thread.review",
       ].includes(type)
         ? "error"
         : "ack";

@@ -13,6 +13,7 @@ import type { HostThreadSource } from "./host-thread-source.js";
 import { ReplayBuffer } from "./replay-buffer.js";
 import { forkedInfo, forkedItems } from "./thread-fork.js";
 import { handleThreadRequest } from "./thread-requests.js";
+import { ThreadReviews } from "./thread-review.js";
 
 /** Threads an agent host keeps open at once unless told otherwise (`AgentHostOptions.maxThreads`). */
 export const DEFAULT_MAX_THREADS = 32;
@@ -92,6 +93,7 @@ export class AgentHost {
   private readonly idleMs: number;
   private readonly sweeper: ReturnType<typeof setInterval>;
   private readonly clients: HostClients;
+  private readonly reviews: ThreadReviews;
 
   constructor(
     private readonly source: HostThreadSource,
@@ -102,6 +104,7 @@ export class AgentHost {
     this.idleMs = options.idleMs ?? 10 * 60_000;
     this.sweeper = setInterval(() => this.evictIdle(), Math.max(1000, Math.min(this.idleMs, 60_000)));
     this.sweeper.unref();
+    this.reviews = new ThreadReviews(source);
     this.clients = new HostClients({
       clientBufferBytes: options.clientBufferBytes ?? 8 * 1024 * 1024,
       mcp: options.mcp,
@@ -284,6 +287,14 @@ export class AgentHost {
           thread_id: request.thread_id,
           ...diff,
         });
+        break;
+      }
+      case "thread.review": {
+        const { thread } = this.get(request.thread_id);
+        // The review stops when the client that asked goes away.
+        const gone = new AbortController();
+        socket.on("close", () => gone.abort());
+        await this.reviews.review(thread, request, (event) => this.answer(socket, event), gone.signal);
         break;
       }
       case "thread.rename": {

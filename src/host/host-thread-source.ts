@@ -1,5 +1,5 @@
 import type { AgentThread } from "../agent/agent-thread.js";
-import type { ThreadInfo, ThreadItem } from "../protocol/agent.js";
+import type { ReviewReport, ReviewTarget, ThreadInfo, ThreadItem } from "../protocol/agent.js";
 import type { ThreadMcpServer } from "../protocol/agent-requests.js";
 
 /** Where the agent host gets its threads, and where their transcripts are kept. */
@@ -25,6 +25,21 @@ export interface HostThreadSource {
    * is refused).
    */
   models?(): readonly string[];
+  /**
+   * Reviews `target` in the thread's workspace, read-only, on the thread's model (`thread.review`).
+   * Default: none (the request is refused). The host refuses it while a turn runs.
+   */
+  review?(thread: AgentThread, target: ReviewTarget, options: HostReviewOptions): Promise<HostReview>;
   /** The host let an idle thread go (it stays resumable from its transcript). Default: nothing. */
   release?(threadId: string): void;
 }
+
+export interface HostReviewOptions {
+  /** A step of the review, for a person (`review.progress`). */
+  onProgress: (message: string) => void;
+  /** Aborted when the client that asked goes away. */
+  signal: AbortSignal;
+}
+
+/** A review's findings and its notes for a person (dropped findings, a cut diff, nothing to review). */
+export type HostReview = ReviewReport & { notes: string[] };

@@ -102,6 +102,28 @@ export const threadMcpServerSchema = z.union([
 ]);
 export type ThreadMcpServer = z.infer<typeof threadMcpServerSchema>;
 
+/** Longest branch, tag or commit a `thread.review` names. */
+export const MAX_REVIEW_REF = 200;
+
+/**
+ * A branch, tag or commit as git spells one (`main`, `origin/main`, `v1.2`, `HEAD~2`, a SHA). It
+ * reaches git's command line, so it may not start with `-` (an option such as `--upload-pack=x`)
+ * and holds no spaces, colons or other characters git would read as syntax.
+ */
+export const gitRefSchema = z
+  .string()
+  .min(1)
+  .max(MAX_REVIEW_REF)
+  .regex(/^[A-Za-z0-9_][A-Za-z0-9_./~^-]*$/, "Expected a branch, tag or commit such as main or HEAD~1.")
+  .refine((ref) => !ref.includes(".."), { message: "Expected one branch, tag or commit, not a range." });
+
+/** `thread.review`'s `target`. */
+export const reviewTargetSchema = z.discriminatedUnion("kind", [
+  z.strictObject({ kind: z.literal("uncommitted") }),
+  z.strictObject({ kind: z.literal("base"), base: gitRefSchema }),
+  z.strictObject({ kind: z.literal("commit"), sha: gitRefSchema }),
+]);
+
 export const HOST_REQUEST_SCHEMAS = {
   "thread.start": request("thread.start", {
     /**
@@ -224,6 +246,13 @@ export const HOST_REQUEST_SCHEMAS = {
   }),
   /** What the session changed so far (`/diff`): answered with `thread.diff`, then the `ack`. */
   "thread.diff": request("thread.diff", { thread_id: threadId }),
+  /**
+   * Reviews a change in the thread's workspace (its worktree, for a worktree session), read-only,
+   * on the thread's model (`/review`): `review.progress` events as it goes, then `thread.review`
+   * with the findings, then the `ack`. Refused while a turn or another review of the thread runs.
+   * `target` default: the uncommitted changes.
+   */
+  "thread.review": request("thread.review", { thread_id: threadId, target: reviewTargetSchema.optional() }),
   "approval.respond": request("approval.respond", {
     thread_id: threadId,
     approval_id: z.string().min(1).max(128),

@@ -357,6 +357,35 @@ export type HostThreadEvent =
    */
   | { type: "patch.resolved"; item_id: string; path: string; resolution: PatchResolution };
 
+/** What a review looks at (`thread.review`): the working tree's changes, a branch's since it left `base`, or one commit's. */
+export type ReviewTarget =
+  | { kind: "uncommitted" }
+  | { kind: "base"; base: string }
+  | { kind: "commit"; sha: string };
+
+/** One problem a review found, on lines of the diff's new side (`file` relative to the repository root). */
+export interface ReviewFinding {
+  file: string;
+  start_line: number;
+  end_line: number;
+  severity: "error" | "warning" | "note";
+  title: string;
+  explanation: string;
+}
+
+/**
+ * A review's result, as `spark review --format json` writes it: `target` as said to a person
+ * ("uncommitted changes", "main...HEAD"), `dropped` findings that were not on the diff's lines or
+ * not well formed, `truncated` when the diff was cut to fit the model's context.
+ */
+export interface ReviewReport {
+  version: 1;
+  target: string;
+  findings: ReviewFinding[];
+  dropped: number;
+  truncated: boolean;
+}
+
 export type HostEvent =
   /**
    * `epoch` is chosen at random when the host starts: sequence numbers of one epoch mean nothing in
@@ -371,6 +400,16 @@ export type HostEvent =
   | { type: "workspace.files"; request_id?: string; query: string; files: string[] }
   /** The answer to `thread.diff` (before its `ack`): what the session changed. Never stamped. */
   | ({ type: "thread.diff"; request_id?: string; thread_id: string } & SessionDiff)
+  /**
+   * How a `thread.review` goes (the diff read, a file the reviewer reads), to the client that asked,
+   * before its answer. Never stamped.
+   */
+  | { type: "review.progress"; request_id?: string; thread_id: string; message: string }
+  /**
+   * The answer to `thread.review` (before its `ack`): the findings, and `notes` for a person (each
+   * dropped finding's reason, a cut diff, nothing to review). Never stamped.
+   */
+  | ({ type: "thread.review"; request_id?: string; thread_id: string; notes: string[] } & ReviewReport)
   /**
    * A session to add to the list a client holds, or to replace there (same `id`): sent to every
    * client when a session gets its first user message, a new title, or a finished turn, unless

@@ -3,11 +3,12 @@ import path from "node:path";
 import type { AgentThread } from "../agent/agent-thread.js";
 import type { McpHub } from "../agent/mcp/mcp-hub.js";
 import { checkpointsFile, listSessions, readSession, sessionsDir, Transcript } from "../agent/transcript.js";
-import type { HostThreadSource } from "../host/host-thread-source.js";
-import type { ThreadInfo, ThreadItem } from "../protocol/agent.js";
+import type { HostReview, HostReviewOptions, HostThreadSource } from "../host/host-thread-source.js";
+import type { ReviewTarget, ThreadInfo, ThreadItem } from "../protocol/agent.js";
 import type { ThreadMcpServer } from "../protocol/agent-requests.js";
 import { SparkError } from "../protocol/errors.js";
 import type { AgentRuntime, NewThreadOptions } from "./agent-runtime.js";
+import { reviewSession } from "./review/session-review.js";
 import type { SessionRecorder } from "./session-recorder.js";
 import { SparkWorktrees } from "./spark-worktrees.js";
 
@@ -154,6 +155,17 @@ export class SessionThreadSource implements HostThreadSource {
   /** The runtime's models (tiers): what `thread.set_model` may switch a thread to. */
   models(): readonly string[] {
     return this.runtime().models;
+  }
+
+  /**
+   * Reviews `target` in the thread's workspace (its worktree, for a worktree session), read-only,
+   * on the thread's model (`thread.review`).
+   */
+  review(thread: AgentThread, target: ReviewTarget, options: HostReviewOptions): Promise<HostReview> {
+    const runtime = this.runtime();
+    const model = thread.model;
+    const contextBudget = runtime.contextFor(model) ?? runtime.contextBudget;
+    return reviewSession(thread.info.cwd, target, { client: runtime.client, model, contextBudget }, options);
   }
 
   /** Resolves when every live thread's transcript is on disk. */

@@ -1,9 +1,10 @@
 import "./test-support/force-color.js";
 import { describe, expect, test } from "vitest";
 import { ResponsesClient } from "../../client/responses-client.js";
+import { slashReview } from "../../client-core/review-text.js";
 import type { GenerateRequest } from "../../engine/engine.js";
+import { reviewSession } from "../../runtime/review/session-review.js";
 import { git, plantBug } from "../../runtime/review/test-support/planted-bug.js";
-import { terminalReview } from "../review-command.js";
 import { tuiHarness } from "./test-support/tui-harness.js";
 
 const finding = {
@@ -29,9 +30,15 @@ describe("/review in the terminal", () => {
     try {
       const args: string[] = [];
       h.mount({
-        onReview: (given) => {
+        // The host's thread.review, on the harness's thread and model (the faces go through slashReview).
+        onReview: (threadId, given, onProgress) => {
           args.push(given);
-          return terminalReview(given, { client, model: h.engine.info.id, contextBudget: 32_768 }, h.dir);
+          const model = { client, model: h.engine.info.id, contextBudget: 32_768 };
+          const host = {
+            review: (_: string, target: Parameters<typeof reviewSession>[1], hear: (step: string) => void) =>
+              reviewSession(h.dir, target, model, { onProgress: hear, signal: new AbortController().signal }),
+          };
+          return slashReview(host, threadId, given, onProgress);
         },
       });
       await h.send("/help");
@@ -40,6 +47,7 @@ describe("/review in the terminal", () => {
       const frame = await h.stdout.waitForText("1 finding (1 error) in uncommitted changes.");
       expect(frame).toContain("sum.ts:3 error: Off-by-one in the loop bound");
       expect(frame).toContain("Reviewing (read-only");
+      expect(frame).toContain("Reviewing 1 file (uncommitted changes) on");
       // The session's own thread took no turn: the review ran in a thread of its own.
       expect(h.thread.history).toHaveLength(0);
       await h.send("/review --base nope");
@@ -54,13 +62,18 @@ describe("/review in the terminal", () => {
     }
   });
 
-  test("nothing changed: says so; where no review is offered (attached), /review says to run spark review", async () => {
+  test("nothing changed: says so; a face offering no review says to run spark review", async () => {
     await using h = await tuiHarness({ "a.txt": "a\n" }, {});
     git(h.dir, "init", "-q");
     git(h.dir, "add", ".");
     git(h.dir, "commit", "-q", "-m", "a");
     const model = { client: null as never, model: "scripted", contextBudget: 32_768 };
-    expect(await terminalReview("", model, h.dir)).toBe(
+    const signal = new AbortController().signal;
+    const host = {
+      review: (_: string, target: Parameters<typeof reviewSession>[1]) =>
+        reviewSession(h.dir, target, model, { onProgress: () => {}, signal }),
+    };
+    expect(await slashReview(host, h.thread.info.id, "")).toBe(
       "Nothing to review: no changed lines in uncommitted changes.",
     );
     h.mount();

@@ -131,7 +131,7 @@ export function runSlashCommand(ctx: SlashCommandContext, command: SlashCommand)
       if (!review)
         return current.notice("/review is not available here; run spark review in the workspace.", "warn");
       current.notice("Reviewing (read-only: the model may read files, never edit or run them)...", "dim");
-      review(command.args).then(
+      review(thread.info.id, command.args, (step) => current.notice(step, "dim")).then(
         (report) => current.notice(report),
         (error: unknown) =>
           current.notice(`Review failed: ${error instanceof Error ? error.message : String(error)}`, "error"),

@@ -40,10 +40,11 @@ export interface TuiOptions {
   /** Switches to `model`; resolves with the thread to continue in. */
   onModelChange?: (model: string) => Promise<TerminalThread>;
   /**
-   * `/review ARGS`: reviews the workspace's changes read-only (see review-command.ts) and resolves
+   * `/review ARGS` in thread `threadId`: reviews its workspace's changes read-only (the host's
+   * `thread.review`, see client-core/review-text.ts), telling `onProgress` each step, and resolves
    * with the findings as text. Default: `/review` refused.
    */
-  onReview?: (args: string) => Promise<string>;
+  onReview?: (threadId: string, args: string, onProgress: (message: string) => void) => Promise<string>;
   /**
    * The files of thread `threadId`'s workspace that match `query` best, best first (the `@` picker).
    * Default: no picker.

@@ -1,12 +1,10 @@
 import { execFile } from "node:child_process";
+import type { ReviewTarget } from "../../protocol/agent.js";
 import { SparkError } from "../../protocol/errors.js";
 import { type DiffFile, parseUnifiedDiff } from "./diff-hunks.js";
 
 /** What a review looks at: the working tree's changes, a branch's, or one commit's. */
-export type ReviewTarget =
-  | { kind: "uncommitted" }
-  | { kind: "base"; base: string }
-  | { kind: "commit"; sha: string };
+export type { ReviewTarget };
 
 export interface ReviewDiff {
   /** The repository's top level: finding paths are relative to it. */
@@ -65,6 +63,16 @@ export function fitDiff(diff: ReviewDiff, maxBytes: number): ReviewDiff {
   const text = cutAt(diff.text, maxBytes);
   if (text.length === diff.text.length) return diff;
   return { ...diff, text, files: parseUnifiedDiff(text), truncated: true };
+}
+
+/** The share of the model's context the diff may take (the rest: instructions, files read, the answer). */
+const DIFF_SHARE = 0.4;
+/** UTF-8 bytes per token assumed when sizing the diff for a context (code is about 3). */
+const BYTES_PER_TOKEN = 3;
+
+/** `diff` cut to what a model with `contextBudget` tokens of context can review. */
+export function fitDiffToContext(diff: ReviewDiff, contextBudget: number): ReviewDiff {
+  return fitDiff(diff, Math.floor(contextBudget * DIFF_SHARE * BYTES_PER_TOKEN));
 }
 
 async function repositoryRoot(cwd: string): Promise<string> {

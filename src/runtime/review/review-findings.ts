@@ -1,19 +1,12 @@
 import { z } from "zod";
+import type { ReviewFinding, ReviewReport } from "../../protocol/agent.js";
 import { type DiffFile, inDiff } from "./diff-hunks.js";
 
 export const SEVERITIES = ["error", "warning", "note"] as const;
 export type Severity = (typeof SEVERITIES)[number];
 
-/** One problem a review found, on lines of the diff's new side. */
-export interface Finding {
-  /** Relative to the repository root, `/` separators. */
-  file: string;
-  start_line: number;
-  end_line: number;
-  severity: Severity;
-  title: string;
-  explanation: string;
-}
+/** One problem a review found, on lines of the diff's new side (the wire's shape). */
+export type Finding = ReviewFinding;
 
 /** Findings one answer may hold, and the lengths of their fields (what a small model can write in one reply). */
 export const FINDING_LIMITS = { findings: 8, file: 200, title: 100, explanation: 400 } as const;
@@ -90,13 +83,7 @@ export const REVIEW_REPORT_SCHEMA = {
   additionalProperties: false,
 } as const;
 
-export interface ReviewReport {
-  version: 1;
-  target: string;
-  findings: Finding[];
-  dropped: number;
-  truncated: boolean;
-}
+export type { ReviewReport };
 
 const findingSchema = z.strictObject({
   file: z.string().min(1).max(FINDING_LIMITS.file),

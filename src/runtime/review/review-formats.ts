@@ -1,4 +1,7 @@
+import { reviewText } from "../../client-core/review-text.js";
 import type { Finding, ReviewReport, Severity } from "./review-findings.js";
+
+export { reviewText };
 
 export const REVIEW_FORMATS = ["text", "json", "sarif"] as const;
 export type ReviewFormat = (typeof REVIEW_FORMATS)[number];
@@ -8,38 +11,6 @@ export function formatReview(report: ReviewReport, format: ReviewFormat, toolVer
   if (format === "json") return `${JSON.stringify(report, null, 2)}\n`;
   if (format === "sarif") return `${JSON.stringify(sarifLog(report, toolVersion), null, 2)}\n`;
   return reviewText(report);
-}
-
-/** For a person: each finding as `file:start-end severity: title` and its explanation, then a summary. */
-export function reviewText(report: ReviewReport): string {
-  const lines: string[] = [];
-  for (const finding of report.findings) {
-    lines.push(`${finding.file}:${lineRange(finding)} ${finding.severity}: ${finding.title}`);
-    for (const line of finding.explanation.split("\n")) lines.push(`  ${line}`);
-  }
-  lines.push(summary(report));
-  return `${lines.join("\n")}\n`;
-}
-
-function summary(report: ReviewReport): string {
-  const counts = (["error", "warning", "note"] as const)
-    .map((severity) => [severity, report.findings.filter((f) => f.severity === severity).length] as const)
-    .filter(([, n]) => n > 0)
-    .map(([severity, n]) => `${n} ${severity}${n === 1 ? "" : "s"}`);
-  const found =
-    report.findings.length === 0
-      ? `No findings in ${report.target}`
-      : `${report.findings.length} finding${report.findings.length === 1 ? "" : "s"} (${counts.join(", ")}) in ${report.target}`;
-  const dropped =
-    report.dropped > 0 ? `; ${report.dropped} dropped (not on the diff's lines, or not well formed)` : "";
-  const cut = report.truncated ? "; the diff was cut to fit, later files were not reviewed" : "";
-  return `${found}${dropped}${cut}.`;
-}
-
-function lineRange(finding: Finding): string {
-  return finding.start_line === finding.end_line
-    ? String(finding.start_line)
-    : `${finding.start_line}-${finding.end_line}`;
 }
 
 /**
