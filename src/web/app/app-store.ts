@@ -5,12 +5,20 @@ import {
   type PromptProgress,
   type ThreadRequest,
 } from "../../client-core/host-client.js";
+import { parseReviewArgs } from "../../client-core/review-text.js";
 import { browserSocketFactory } from "../../client-core/socket.js";
 import { emptyView, reduceView, type StampedEvent, type ThreadView } from "../../client-core/thread-view.js";
-import type { McpServerInfo, RewindRestore, SessionDiff, ThreadInfo } from "../../protocol/agent.js";
+import type {
+  McpServerInfo,
+  ReviewTarget,
+  RewindRestore,
+  SessionDiff,
+  ThreadInfo,
+} from "../../protocol/agent.js";
 import type { DecodedCatalog } from "../../protocol/catalog.js";
 import { DraftPacer } from "../../protocol/draft-pacer.js";
 import type { CatalogShown } from "./catalog-panel.js";
+import type { ReviewShown } from "./review-panel.js";
 
 /** The server's models as `/healthz` reports them. */
 export interface ModelLoadStatus {
@@ -44,6 +52,8 @@ export interface AppState {
   catalogShown: CatalogShown | null;
   /** What `/diff` showed above the composer (the session's changes); null: none. */
   sessionDiff: SessionDiff | null;
+  /** What `/review` shows above the composer (its latest step, then its findings); null: none. */
+  review: ReviewShown | null;
   /** Plan mode, the toggle by the message box: the turns it starts only read and answer with a plan. */
   plan: boolean;
   /** The message a conversation rewind took back, for the message box to edit (a new `n` each time). */
@@ -75,6 +85,8 @@ export class AppStore {
   private awaitingNew = false;
   private modelPoll: ReturnType<typeof setTimeout> | null = null;
   private errorCount = 0;
+  /** The review the panel shows, if any (a later `/review` or closing it replaces it). */
+  private reviewShown: symbol | null = null;
   /** Type-ahead: the message being typed goes to the open, idle thread as a draft. */
   private readonly drafts = new DraftPacer((text) => {
     const view = this.current;
@@ -96,6 +108,7 @@ export class AppStore {
       prompt: null,
       catalogShown: null,
       sessionDiff: null,
+      review: null,
       plan: false,
       refill: null,
     };
@@ -158,6 +171,10 @@ export class AppStore {
       );
       return true;
     }
+    // `/review [--base B | --commit C]`, as in the terminal: the host reviews the session's
+    // workspace read-only; its latest step, then its findings, show above the composer.
+    const review = /^\/review(?:\s+([\s\S]*))?$/i.exec(text.trim());
+    if (review && view) return this.review(view.id, review[1] ?? "");
     if (!view) {
       // One new session however many messages arrive before it starts; each is sent once, in order.
       if (!this.awaitingNew && !this.newThread()) return false;
@@ -166,6 +183,41 @@ export class AppStore {
     }
     if (view.turn) return this.request({ type: "turn.steer", thread_id: view.id, input: text });
     return this.request({ type: "turn.start", thread_id: view.id, input: text, mode: this.mode });
+  }
+
+  /** Closes what `/review` showed (a review still running goes on; its findings are not shown). */
+  closeReview(): void {
+    this.reviewShown = null;
+    this.update({ review: null });
+  }
+
+  private review(threadId: string, args: string): boolean {
+    let target: ReviewTarget;
+    try {
+      target = parseReviewArgs(args);
+    } catch (error) {
+      this.pushError(messageOf(error));
+      return false;
+    }
+    const shown = Symbol("review");
+    this.reviewShown = shown;
+    this.update({ review: { status: "running", step: null } });
+    this.client
+      .review(threadId, target, (step) => {
+        if (this.reviewShown === shown) this.update({ review: { status: "running", step } });
+      })
+      .then(
+        (result) => {
+          if (this.reviewShown === shown) this.update({ review: { status: "done", review: result } });
+        },
+        (error: unknown) => {
+          if (this.reviewShown !== shown) return;
+          this.reviewShown = null;
+          this.update({ review: null });
+          this.pushError(`Review failed: ${messageOf(error)}`);
+        },
+      );
+    return true;
   }
 
   /** Closes what `/diff` showed. */

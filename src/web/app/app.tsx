@@ -8,6 +8,7 @@ import { Conversation } from "./conversation.js";
 import type { DiffMode } from "./diff-view.js";
 import { McpServers } from "./mcp-servers.js";
 import { modelLoadLabel, promptLabel } from "./model-status.js";
+import { ReviewPanel } from "./review-panel.js";
 import { SessionDiffPanel } from "./session-diff-panel.js";
 import { SessionList } from "./session-list.js";
 import { LatencyChart, TurnMeter } from "./stats-view.js";
@@ -176,6 +177,7 @@ export function App({ store }: { store: AppStore }) {
             onClose={() => store.closeCatalog()}
           />
         ) : null}
+        {state.review ? <ReviewPanel shown={state.review} onClose={() => store.closeReview()} /> : null}
         {state.sessionDiff ? (
           <SessionDiffPanel diff={state.sessionDiff} mode={diffMode} onClose={() => store.closeDiff()} />
         ) : null}
