@@ -47,7 +47,7 @@ describe.skipIf(!model)("spark review on SmolLM2-135M-Instruct", () => {
     });
     cleanup.push(() => runtime.dispose());
     const diff = fitDiff(await collectDiff(dir, { kind: "uncommitted" }), 2000);
-    // --diff-only: one generation (with tools offered, the engine lets SmolLM2 answer in prose first,
+    // --diff-only: one generation (with tools offered, SmolLM2 may read until its rounds run out,
     // and the second request doubles the time on a busy CPU).
     const on = { client: runtime.client, model: runtime.modelId, contextBudget: runtime.contextBudget };
     const { droppedReasons, ...report } = await runReview(diff, on, { readFiles: false });

@@ -80,7 +80,7 @@ export interface ReviewRunOptions {
   signal?: AbortSignal;
   /**
    * `false`: the model sees the diff alone, in one request with no tools (`spark review
-   * --diff-only`): half the work where the engine would answer in prose beside tools. Default: true.
+   * --diff-only`): half the work where a small model would read until its rounds run out. Default: true.
    */
   readFiles?: boolean;
 }
@@ -103,7 +103,7 @@ export async function runReview(
     checked = checkFindings(answer.text, diff.files);
   } catch (error) {
     if (!(error instanceof UnreadableAnswerError) || !answer.tools) throw error;
-    // The engine let the model answer in prose beside the tools (or ignored the schema), or a
+    // An engine ignored the schema beside the tools (the embedded one does not), or a
     // limit stopped it: the findings are asked for once more, with no tools, under the schema alone.
     checked = checkFindings(
       (await answerUnderSchema(diff, answer.text, model, options.signal)).text,

@@ -136,8 +136,10 @@ class ReplyGeneration {
       const next = fresh === undefined ? undefined : this.parse(fresh);
       for (const event of this.reply.take()) yield event;
       if (this.parser.stopped) return "end";
-      // A forced call is the whole reply (llama-server's rule too): it ends with the call.
-      if (next === "calls_ended" && this.choice !== "auto") return "end";
+      // A forced call is the whole reply (llama-server's rule too): it ends with the call. Under
+      // structured output too: text after a call would be outside the schema, so the answer comes
+      // in the response after the tool's output (under the call-or-schema grammar again).
+      if (next === "calls_ended" && (this.choice !== "auto" || this.options.request.format)) return "end";
       if (next) return next;
       if (signal?.aborted) {
         this.stopReason = "cancelled";
