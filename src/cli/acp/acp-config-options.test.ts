@@ -54,7 +54,13 @@ test("a new session advertises its slash commands and offers mode and model as c
 
   await acp.until(() => acp.of(id, "available_commands_update").length > 0);
   const [advertised] = acp.of(id, "available_commands_update");
-  expect(advertised!.availableCommands.map((c) => c.name)).toEqual(["mode", "model", "undo", "compact"]);
+  expect(advertised!.availableCommands.map((c) => c.name)).toEqual([
+    "mode",
+    "model",
+    "undo",
+    "compact",
+    "review",
+  ]);
 });
 
 test("set_config_option switches the mode (announced) and the model; a bad value is refused, not clamped", async () => {

@@ -56,13 +56,20 @@ export const ACP_COMMANDS: AvailableCommand[] = [
     description: "Summarise older turns to free context, keeping the focus in view",
     input: { hint: "focus" },
   },
+  {
+    name: "review",
+    description:
+      "Review the uncommitted changes (or a branch's, a commit's), read-only: findings by file and line",
+    input: { hint: "--base BRANCH | --commit SHA" },
+  },
 ];
 
 export type AcpCommand =
   | { name: "mode"; mode: AgentMode | null; arg: string }
   | { name: "model"; model: string }
   | { name: "undo" }
-  | { name: "compact"; focus: string };
+  | { name: "compact"; focus: string }
+  | { name: "review"; args: string };
 
 /**
  * A prompt that is one of {@link ACP_COMMANDS} (`/name args`), or null: any other text, an
@@ -83,6 +90,8 @@ export function parseAcpCommand(input: string): AcpCommand | null {
       return arg ? null : { name: "undo" };
     case "compact":
       return { name: "compact", focus: arg };
+    case "review":
+      return { name: "review", args: arg };
     default:
       return null;
   }

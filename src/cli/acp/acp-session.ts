@@ -8,6 +8,7 @@ import {
 } from "@agentclientprotocol/sdk";
 import type { HostClient } from "../../client-core/host-client.js";
 import { IncrementalPatchPreview } from "../../client-core/incremental-patch-preview.js";
+import { parseReviewArgs, threadReviewText } from "../../client-core/review-text.js";
 import type { StampedEvent } from "../../client-core/thread-view.js";
 import type { AgentMode, ThreadInfo, ThreadItem, TurnStatus } from "../../protocol/agent.js";
 import type { WireError } from "../../protocol/errors.js";
@@ -79,6 +80,8 @@ export class AcpSession {
   private held: StampedEvent[] | null = null;
   /** Let go to make room for other sessions (see {@link release}); followed again on its next use. */
   private released = false;
+  /** `/review`s run so far, naming each one's tool call. */
+  private reviews = 0;
   private attaching: Promise<void> | null = null;
   /** When the session was last used by the client (ms since the epoch): the least recent goes first. */
   lastUsed = Date.now();
@@ -335,10 +338,33 @@ export class AcpSession {
           ...(command.focus ? { focus: command.focus } : {}),
         });
         return "";
+      case "review":
+        return this.review(command.args);
       default: {
         const unknown: never = command;
         throw new Error(`Unknown command ${JSON.stringify(unknown)}`);
       }
+    }
+  }
+
+  /**
+   * `/review ARGS`: the host's read-only review of the session's workspace (`thread.review`), shown
+   * as a read tool call whose title follows its steps; the findings are the agent's message.
+   */
+  private async review(args: string): Promise<string> {
+    const target = parseReviewArgs(args);
+    const toolCallId = `review_${++this.reviews}`;
+    const title = "Review (read-only)";
+    this.send({ sessionUpdate: "tool_call", toolCallId, title, kind: "read", status: "in_progress" });
+    try {
+      const review = await this.client.review(this.id, target, (step) =>
+        this.send({ sessionUpdate: "tool_call_update", toolCallId, title: `${title}: ${step}` }),
+      );
+      this.send({ sessionUpdate: "tool_call_update", toolCallId, title, status: "completed" });
+      return threadReviewText(review);
+    } catch (error) {
+      this.send({ sessionUpdate: "tool_call_update", toolCallId, title, status: "failed" });
+      throw error;
     }
   }
 
