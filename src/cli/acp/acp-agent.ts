@@ -195,7 +195,10 @@ export function acpAgent(workspaces: AcpWorkspaces, log: (line: string) => void)
       }
       sessions.set(opened.id, opened);
       forgetOld();
-      opened.advertiseCommands();
+      // After this answer went out: a client that learns of the session from the answer (Zed)
+      // drops updates of a session it does not know yet. The answer is written before the next
+      // turn of the event loop.
+      setImmediate(() => opened.advertiseCommands());
       return {
         sessionId: opened.id,
         modes: { currentModeId: opened.mode, availableModes: MODES },

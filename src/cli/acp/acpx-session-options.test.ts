@@ -132,15 +132,20 @@ function finishedCalls(run: AcpxRun): Record<string, unknown>[] {
 describe.skipIf(acpxMissing !== undefined)(
   "spark acp's commands, options and editor MCP servers, as acpx uses them",
   () => {
-    test("acpx sees Spark's slash commands advertised as the session opens, before the first prompt", async () => {
+    test("acpx sees Spark's slash commands advertised once session/new's answer went out (before, a client that learns of the session from the answer dropped them)", async () => {
       const run = await acpx(["exec", "hello there"]);
       expect(run.code, why(run)).toBe(0);
-      const advertised = updates(run, "available_commands_update");
+      const advertised = run.messages.filter(
+        (message) => message.params?.update?.sessionUpdate === "available_commands_update",
+      );
       expect(advertised).toHaveLength(1);
-      const names = (advertised[0]!.availableCommands as { name: string }[]).map((command) => command.name);
+      const names = (advertised[0]!.params!.update!.availableCommands as { name: string }[]).map(
+        (command) => command.name,
+      );
       expect(names).toEqual(expect.arrayContaining(["mode", "model", "undo", "compact"]));
-      const at = (method: string) => run.messages.findIndex((message) => message.method === method);
-      expect(at("session/update")).toBeLessThan(at("session/prompt"));
+      const answered = run.messages.indexOf(answerTo(run, "session/new")!);
+      expect(answered).toBeGreaterThan(-1);
+      expect(run.messages.indexOf(advertised[0]!)).toBeGreaterThan(answered);
     });
 
     test("`acpx set mode plan` (a config option) takes effect: the write is refused; `set mode default` lets it run", async () => {
