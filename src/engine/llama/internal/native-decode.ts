@@ -25,11 +25,17 @@ export interface NativeDrafts {
 /** Why a native run ended: asked to stop, an end-of-generation token, or `maxTokens` tokens. */
 export type NativeDecodeEnd = "stopped" | "eog" | "length";
 
-/** How a native run ended, and how many draft tokens it verified and how many of them it kept. */
+/**
+ * How a native run ended, how many draft tokens it verified and how many of them it kept, and
+ * its forward passes (one hand-over of tokens each) and the milliseconds from its start to the
+ * last of them.
+ */
 export interface NativeDecodeResult {
   end: NativeDecodeEnd;
   drafted: number;
   accepted: number;
+  passes: number;
+  ms: number;
 }
 
 /**
@@ -73,17 +79,22 @@ export class NativeDecodeRun implements AsyncIterable<Token> {
     drafts?: NativeDrafts,
   ) {
     const native = sequence as unknown as NativeDecodeSequence;
+    const started = performance.now();
+    let passes = 0;
+    let lastPass = started;
     this.finished = native
       ._sparkGenerateGreedy(
         firstToken,
         maxTokens,
         (tokens) => {
+          passes++;
+          lastPass = performance.now();
           this.queue.push(...tokens);
           this.wakeReader();
         },
         drafts,
       )
-      .then(({ end, drafted, accepted }) => ({ end, drafted, accepted }))
+      .then(({ end, drafted, accepted }) => ({ end, drafted, accepted, passes, ms: lastPass - started }))
       .finally(() => {
         this.ended = true;
         this.wakeReader();

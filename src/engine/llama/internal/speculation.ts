@@ -1,10 +1,12 @@
 import type { LlamaContextSequence, LlamaModel, Token } from "node-llama-cpp";
 import type { GenerateRequest } from "../../engine.js";
+import { nativeDraftSettings } from "./draft-length.js";
 import { DraftModelPredictor } from "./draft-model-predictor.js";
 import type { DraftSetup } from "./engine-loading.js";
 import { FirstDraftPredictor } from "./first-draft-predictor.js";
 import { LookupPredictor, type LookupSettings } from "./lookup-predictor.js";
-import type { NativeDrafts } from "./native-decode.js";
+import type { NativeDecodeResult, NativeDrafts } from "./native-decode.js";
+import { PassCostMeter } from "./pass-cost-meter.js";
 import { SwitchingPredictor } from "./switching-predictor.js";
 
 /** A context sequence's predictors: the switch node-llama-cpp calls, and what it switches between. */
@@ -38,7 +40,7 @@ export function createSequencePredictors(
 export interface SpeculationSettings {
   /** Most draft tokens per forward pass (half that for prompt lookup). */
   draftTokens: number;
-  /** What verifying a draft token costs in the native loop; measured there when undefined. */
+  /** What verifying a draft token costs in the native loop; measured when undefined. */
   draftTokenCost: number | undefined;
   /** Tokens the draft model evaluates between cancellation checks when catching up. */
   chunk: number;
@@ -72,7 +74,7 @@ export class Speculation {
   constructor(
     private readonly predictors: SequencePredictors,
     private readonly sequence: LlamaContextSequence,
-    model: LlamaModel,
+    private readonly model: LlamaModel,
     private readonly request: GenerateRequest,
     private readonly settings: SpeculationSettings,
   ) {
@@ -107,10 +109,11 @@ export class Speculation {
     this.predictors.switch.select(this.predictor);
   }
 
-  /** Counts a native run's verified drafts. */
-  countNative(result: { drafted: number; accepted: number }): void {
+  /** Counts a native run's verified drafts, and times its passes (a prediction's runs). */
+  countNative(result: NativeDecodeResult): void {
     this.nativeDrafted.drafted += result.drafted;
     this.nativeDrafted.accepted += result.accepted;
+    if (this.lookup.kind !== "tokens") meterOf(this.model).record(result);
   }
 
   /** What a native run drafts from, given the prompt and the output so far (never a draft model). */
@@ -120,7 +123,9 @@ export class Speculation {
     if (lookup.kind === "text") {
       const fromStart = generated.length === 0;
       const recent = output.slice(-64);
-      return { maxDraft: lookup.maxDraft, tokenCost, prediction: lookup.text, fromStart, recent };
+      const sized = predictionDraftSettings(meterOf(this.model), tokenCost, lookup.maxDraft);
+      if (sized.maxDraft === 0) return undefined;
+      return { ...sized, prediction: lookup.text, fromStart, recent };
     }
     if (lookup.kind === "off") return undefined;
     return {
@@ -146,6 +151,44 @@ export class Speculation {
         (nativeDrafted.drafted - nativeDrafted.accepted),
     };
   }
+}
+
+/** Each model's measured pass cost, shared by its sequences. */
+const meters = new WeakMap<LlamaModel, PassCostMeter>();
+
+function meterOf(model: LlamaModel): PassCostMeter {
+  let meter = meters.get(model);
+  if (!meter) {
+    meter = new PassCostMeter();
+    meters.set(model, meter);
+  }
+  return meter;
+}
+
+/** Of the runs whose measured cost says drafting does not pay, one in this many drafts anyway. */
+const PROBE_EVERY = 8;
+const probes = new WeakMap<PassCostMeter, number>();
+
+/**
+ * How a prediction's native run drafts: from the cost given, or else measured end to end by
+ * `meter`, the length that yields most (draft-length.ts); with neither yet, the native loop's own
+ * measure of `llama_decode`. Where the measured cost says no draft pays, every
+ * {@link PROBE_EVERY}th run still drafts on the loop's measure, so that one slow measurement
+ * (a pass that waited for other work) does not end drafting for good.
+ */
+export function predictionDraftSettings(
+  meter: PassCostMeter,
+  givenCost: number | undefined,
+  maxDraft: number,
+): { maxDraft: number; tokenCost?: number } {
+  if (givenCost !== undefined) return nativeDraftSettings(givenCost, maxDraft);
+  const measured = meter.tokenCost;
+  if (measured === undefined) return { maxDraft };
+  const sized = nativeDraftSettings(measured, maxDraft);
+  if (sized.maxDraft > 0) return sized;
+  const skipped = (probes.get(meter) ?? 0) + 1;
+  probes.set(meter, skipped % PROBE_EVERY);
+  return skipped % PROBE_EVERY === 0 ? { maxDraft } : sized;
 }
 
 /**

@@ -1,14 +1,14 @@
 import type { LlamaContextSequence, LlamaGrammarEvaluationState, Token } from "node-llama-cpp";
 import type { GenerateRequest } from "../../engine.js";
-import { NativeDecodeRun, type NativeDrafts } from "./native-decode.js";
+import { type NativeDecodeResult, NativeDecodeRun, type NativeDrafts } from "./native-decode.js";
 
 export interface DecodeOptions {
   /** Most tokens the native loop may generate; 0 keeps them all on the batched path. */
   nativeTokens: number;
   /** What a native run drafts from; asked whenever a native run starts. */
   nativeDrafts?: () => Promise<NativeDrafts | undefined>;
-  /** Called when a native run ends, with the drafts it verified and how many it kept. */
-  onNativeDrafted?: (result: { drafted: number; accepted: number }) => void;
+  /** Called when a native run ends, with the drafts it verified, how many it kept, and its passes' time. */
+  onNativeDrafted?: (result: NativeDecodeResult) => void;
   /**
    * Stops and restarts the batched path's drafting. A batched step may leave a draft evaluated but
    * not yet checked: before going back to the native loop, the generation lets the next batched
