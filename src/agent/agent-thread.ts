@@ -19,6 +19,7 @@ import { namedAgentRun } from "./definitions/agent-definitions.js";
 import { EditJournal } from "./edit-journal.js";
 import { ThreadHooks } from "./hooks/thread-hooks.js";
 import { ItemLog, newTurnId, type ThreadListener } from "./item-log.js";
+import { expandMentions } from "./mentions/file-mentions.js";
 import { rankFiles } from "./mentions/fuzzy-file-rank.js";
 import { WorkspaceFileList } from "./mentions/workspace-files.js";
 import { PatchReview } from "./patch-review.js";
@@ -96,6 +97,7 @@ export class AgentThread {
       log: this.log,
       maxQueuedTurns: options.maxQueuedTurns,
       maxQueuedBytes: options.maxQueuedBytes,
+      mentions: (input) => expandMentions(input, options.workspace),
     });
     this.approvals = new PendingApprovals({
       policy: options.approvalPolicy,

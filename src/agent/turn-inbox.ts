@@ -1,6 +1,7 @@
 import type { ResponsesClient } from "../client/responses-client.js";
 import { SparkError } from "../protocol/errors.js";
 import { type ItemLog, newItemId, newTurnId } from "./item-log.js";
+import { type ExpandedMentions, findMentions } from "./mentions/file-mentions.js";
 import type { ActiveTurn, TurnOutcome } from "./turn-runner.js";
 
 export interface TurnInboxOptions {
@@ -10,6 +11,8 @@ export interface TurnInboxOptions {
   maxQueuedTurns?: number | undefined;
   /** UTF-8 bytes of the inputs waiting behind the running turn; beyond it `limit_reached`. Default: 4 MiB. */
   maxQueuedBytes?: number | undefined;
+  /** Reads the files a steer's `@` mentions attach, as a turn's message attaches them. Default: none. */
+  mentions?: (input: string) => Promise<ExpandedMentions>;
 }
 
 /** A turn waiting behind the running one, named from the moment it is queued. */
@@ -81,7 +84,22 @@ export class TurnInbox {
       return;
     }
     this.options.log.emit({ type: "turn.steered", turn_id: turn.id, input });
-    if (turn.stream) turn.steers.sent(input, this.options.client.steer(turn.stream, input));
+    const { mentions, client, log } = this.options;
+    if (mentions && (turn.steers.busy || findMentions(input).length > 0)) {
+      // The files go to the model after the steer, as after a turn's message; the steer is
+      // recorded as typed. Steers keep their order while a file is read.
+      const content = mentions(input).then(
+        (expanded) => {
+          for (const text of expanded.notices)
+            log.complete(turn.id, { type: "notice", id: newItemId(), text });
+          return input + expanded.attachments;
+        },
+        () => input,
+      );
+      turn.steers.after(input, content, (text) => (turn.stream ? client.steer(turn.stream, text) : null));
+      return;
+    }
+    if (turn.stream) turn.steers.sent(input, client.steer(turn.stream, input));
     else turn.steers.wait(input);
   }
 

@@ -2,6 +2,8 @@ import type { ServerEvent, SteerOutcome } from "../client/responses-client.js";
 
 /** Where one steer of a turn is on its way to the model. */
 type SteerState =
+  /** Its `@` mentions are being read; it is sent once they are, after the steers before it. */
+  | "reading"
   /** Sent to the running response; its answer has not come. */
   | "sending"
   /** For the turn's next request: sent while no response ran, or refused by the one that did. */
@@ -10,10 +12,15 @@ type SteerState =
   | "carried"
   /** Accepted by the server: a successor of the running response carries it. */
   | "accepted"
-  | "delivered";
+  | "delivered"
+  /** Reported as never sent (the turn ended first). */
+  | "reported";
 
 interface Steer {
+  /** As the person wrote it: what the conversation records. */
   input: string;
+  /** What the model gets: the input and the files its `@` mentions attach. */
+  content: string;
   state: SteerState;
   /** Once accepted: the server's steer id (WebSocket) or its successor's response id (HTTP). */
   id: string | null;
@@ -32,32 +39,82 @@ export class TurnSteers {
   /** What the running stream said of accepted steers (WebSocket), by steer id. */
   private readonly wire = new Map<string, "accepted" | "held" | "dropped">();
 
+  /** The last steer still reading its mentions: later steers are sent after it, in order. */
+  private reading: Promise<void> | null = null;
+
   /** A steer sent to the running response: `outcome` is the server's answer. */
   sent(input: string, outcome: Promise<SteerOutcome>): void {
-    const steer: Steer = { input, state: "sending", id: null };
+    const steer: Steer = { input, content: input, state: "sending", id: null };
     this.steers.push(steer);
-    // "pending" (over HTTP) leaves the input to the next request, as a refusal does.
-    const answered: Promise<void> = outcome
-      .then(
-        (answer) => {
-          if (answer.status === "accepted") {
-            steer.state = "accepted";
-            steer.id = answer.id;
-          } else steer.state = "waiting";
-        },
-        () => {
-          steer.state = "waiting";
-        },
-      )
-      .then(() => {
-        this.answers.delete(answered);
-      });
-    this.answers.add(answered);
+    this.track(this.follow(steer, outcome));
   }
 
   /** A steer for the turn's next request (no response runs now). */
   wait(input: string): void {
-    this.steers.push({ input, state: "waiting", id: null });
+    this.steers.push({ input, content: input, state: "waiting", id: null });
+  }
+
+  /** Whether a steer is still reading its mentions (a later steer must then go {@link after} it). */
+  get busy(): boolean {
+    return this.reading !== null;
+  }
+
+  /**
+   * A steer sent once `content` (the input with the files its `@` mentions attach) is ready and
+   * every steer before it was sent: `send` sends it to the running response, or returns null when
+   * none runs (it waits for the turn's next request, like {@link wait}).
+   */
+  after(
+    input: string,
+    content: Promise<string>,
+    send: (content: string) => Promise<SteerOutcome> | null,
+  ): void {
+    const steer: Steer = { input, content: input, state: "reading", id: null };
+    this.steers.push(steer);
+    const ready = (this.reading ?? Promise.resolve()).then(() => content);
+    const done: Promise<void> = ready.then((text) => {
+      steer.content = text;
+      if (steer.state !== "reading") return; // the turn ended first, and said so
+      const outcome = send(text);
+      if (outcome === null) steer.state = "waiting";
+      else {
+        steer.state = "sending";
+        return this.follow(steer, outcome);
+      }
+    });
+    const sentOn = done
+      .catch(() => {
+        if (steer.state === "reading") steer.state = "waiting";
+      })
+      .then(() => {
+        if (this.reading === sentOn) this.reading = null;
+      });
+    this.reading = sentOn;
+    this.track(sentOn);
+  }
+
+  /** Until `work` settles, {@link answered} waits for it. */
+  private track(work: Promise<void>): void {
+    const tracked: Promise<void> = work.then(() => {
+      this.answers.delete(tracked);
+    });
+    this.answers.add(tracked);
+  }
+
+  /** Follows the server's answer to `steer`. */
+  private follow(steer: Steer, outcome: Promise<SteerOutcome>): Promise<void> {
+    // "pending" (over HTTP) leaves the input to the next request, as a refusal does.
+    return outcome.then(
+      (answer) => {
+        if (answer.status === "accepted") {
+          steer.state = "accepted";
+          steer.id = answer.id;
+        } else steer.state = "waiting";
+      },
+      () => {
+        steer.state = "waiting";
+      },
+    );
   }
 
   /** Whether steers wait for the turn's next request. */
@@ -65,12 +122,12 @@ export class TurnSteers {
     return this.steers.some((steer) => steer.state === "waiting");
   }
 
-  /** The waiting steers, now carried by the request being sent; they reach the model as it starts. */
+  /** What the waiting steers say to the model, now carried by the request being sent; they reach it as it starts. */
   carry(): string[] {
     return this.steers.flatMap((steer) => {
       if (steer.state !== "waiting") return [];
       steer.state = "carried";
-      return [steer.input];
+      return [steer.content];
     });
   }
 
@@ -147,6 +204,7 @@ export class TurnSteers {
   /** The steers that never reached the model, in the order they were sent; they are forgotten. */
   takeUndelivered(): string[] {
     const undelivered = this.steers.filter((steer) => steer.state !== "delivered");
+    for (const steer of undelivered) steer.state = "reported";
     this.steers.length = 0;
     this.wire.clear();
     return undelivered.map((steer) => steer.input);
