@@ -13,6 +13,7 @@ import {
 import { z } from "zod";
 import { sessionsDir } from "../../agent/transcript.js";
 import { HostClientError } from "../../client-core/host-client-error.js";
+import type { StampedEvent } from "../../client-core/thread-view.js";
 import { DEFAULT_MAX_THREADS } from "../../host/agent-host.js";
 import { AGENT_MODES, type AgentMode, type ThreadInfo } from "../../protocol/agent.js";
 import { SessionThreadSource } from "../../runtime/session-thread-source.js";
@@ -170,14 +171,25 @@ export function acpAgent(workspaces: AcpWorkspaces, log: (line: string) => void)
     try {
       const workspace = await workspaces.get(cwd);
       let opened: AcpSession;
+      let starting: StampedEvent[] = [];
       if (threadId === null) {
         const editor = editorMcpServers(mcpServers);
         if (editor.skipped.length > 0)
           log(
             `The editor's SSE MCP servers (${editor.skipped.join(", ")}) are not used: Spark takes stdio and HTTP servers.`,
           );
-        const info = await withRoom(() => workspace.client.startThread({ mcpServers: editor.servers }));
+        // What the thread says as it starts (its MCP servers left out or failed) comes before
+        // startThread resolves, so before the session follows it: kept to show once it does.
+        const early: StampedEvent[] = [];
+        const off = workspace.client.on("event", (event) => early.push(event));
+        let info: ThreadInfo;
+        try {
+          info = await withRoom(() => workspace.client.startThread({ mcpServers: editor.servers }));
+        } finally {
+          off();
+        }
         opened = new AcpSession(workspace.client, connection(), info, workspace.root, log);
+        starting = early.filter((event) => event.thread_id === info.id && event.type === "thread.history");
       } else {
         opened = new AcpSession(
           workspace.client,
@@ -198,7 +210,10 @@ export function acpAgent(workspaces: AcpWorkspaces, log: (line: string) => void)
       // After this answer went out: a client that learns of the session from the answer (Zed)
       // drops updates of a session it does not know yet. The answer is written before the next
       // turn of the event loop.
-      setImmediate(() => opened.advertiseCommands());
+      setImmediate(() => {
+        opened.catchUp(starting);
+        opened.advertiseCommands();
+      });
       return {
         sessionId: opened.id,
         modes: { currentModeId: opened.mode, availableModes: MODES },

@@ -288,6 +288,14 @@ export class AcpSession {
     return configOptions(this.info, this.client.models);
   }
 
+  /**
+   * Shows the thread's events that came before this session followed it: a new thread's
+   * `thread.history`, the notices of its start (the editor's MCP servers left out, or failed).
+   */
+  catchUp(events: readonly StampedEvent[]): void {
+    for (const event of events) this.onEvent(event);
+  }
+
   /** Tells the client the slash commands it may offer (`available_commands_update`). */
   advertiseCommands(): void {
     this.send({ sessionUpdate: "available_commands_update", availableCommands: ACP_COMMANDS });

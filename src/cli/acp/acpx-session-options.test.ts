@@ -232,19 +232,43 @@ describe.skipIf(acpxMissing !== undefined)(
       expect(chunkText(run, "agent_message_chunk")).toBe("Answered by fast.");
     });
 
-    test("--mcp-config with a server that dies at start and one that cannot start: the session works, their tools absent", async () => {
+    test("--mcp-config with a server that dies at start and one that cannot start: acpx is told (before, the notices never left the thread), the session works, their tools absent", async () => {
       const config = await mcpConfig("dead", [
         { name: "gone", command: process.execPath, args: ["-e", "process.exit(3)"] },
         { name: "nowhere", command: path.join(scratch, "no-such-server") },
       ]);
       const run = await acpx(["--approve-all", "--mcp-config", config, "exec", "add them"]);
       expect(run.code, why(run)).toBe(0);
+      const said = chunkText(run, "agent_message_chunk");
+      expect(said).toMatch(/MCP server gone failed/);
+      expect(said).toMatch(/MCP server nowhere failed: .*ENOENT/);
       expect(finishedCalls(run).at(-1)).toMatchObject({
         status: "failed",
         rawOutput: expect.stringMatching(/Unknown tool 'mcp__everything__get-sum'/),
       });
-      expect(chunkText(run, "agent_message_chunk")).toContain("Answered by fast.");
+      expect(said).toContain("Answered by fast.");
       expect(answerTo(run, "session/prompt")?.result).toEqual({ stopReason: "end_turn" });
+    });
+
+    test("--mcp-config in a workspace not trusted: acpx is told its servers are not used and why (before, nothing said so), and none starts", async () => {
+      const untrusted = await realpath(await mkdtemp(path.join(os.tmpdir(), "spark-acpx-untrusted-")));
+      execFileSync("git", ["init", "-q"], { cwd: untrusted });
+      const config = await mcpConfig("untrusted", [
+        { name: "Everything", command: process.execPath, args: [EVERYTHING, "stdio"] },
+      ]);
+      const run = await runAcpx(["--approve-all", "--mcp-config", config, "exec", "add them"], {
+        cwd: untrusted,
+        env,
+      });
+      expect(run.code, why(run)).toBe(0);
+      expect(chunkText(run, "agent_message_chunk")).toMatch(
+        /The editor's MCP servers \(everything\) are not used: this workspace is not trusted. Run spark trust in it to use them./,
+      );
+      expect(run.messages.some((message) => message.method === "session/request_permission")).toBe(false);
+      expect(finishedCalls(run).at(-1)).toMatchObject({
+        status: "failed",
+        rawOutput: expect.stringMatching(/Unknown tool 'mcp__everything__get-sum'/),
+      });
     });
   },
 );
