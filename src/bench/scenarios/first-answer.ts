@@ -3,13 +3,14 @@ import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { createInterface } from "node:readline";
-import { requestSettings } from "../../agent/request-settings.js";
-import { buildSystemPrompt } from "../../agent/system-prompt.js";
-import { toolsFor } from "../../agent/tools/index.js";
+import { getLlama, LlamaLogLevel, resolveChatWrapper } from "node-llama-cpp";
+import { renderPrompt } from "../../engine/llama/internal/chat-rendering.js";
 import { physicalCoreCount } from "../../engine/llama/internal/physical-cores.js";
+import { withSparkCallSyntax } from "../../engine/llama/internal/tool-call-syntax.js";
+import { defaultAgentPrompt } from "../agent-prompt-size.js";
 import { type BenchRow, infoRow, row } from "../bench-report.js";
-import { streamChat } from "../internal/chat-stream.js";
 import { exitOf, stopChild } from "../internal/child-lifetime.js";
+import { streamCompletion } from "../internal/completion-stream.js";
 import type { LlamaServerLookup } from "../internal/llama-server-binary.js";
 import { PeerServer } from "../internal/peer-server.js";
 import { sparkBin } from "../internal/repo-paths.js";
@@ -47,6 +48,7 @@ export async function firstAnswerScenario(options: FirstAnswerOptions): Promise<
     const cold: number[] = [];
     const warm: number[] = [];
     const peer: number[] = [];
+    let promptTokens = 0;
     for (let i = 0; i < options.runs; i++) {
       const home = await mkdtemp(path.join(os.tmpdir(), "spark-bench-home-"));
       const workspace = await mkdtemp(path.join(os.tmpdir(), "spark-bench-ws-"));
@@ -54,7 +56,17 @@ export async function firstAnswerScenario(options: FirstAnswerOptions): Promise<
       try {
         cold.push(await sparkFirstAnswer(model.path, home, workspace, options.contextSize));
         warm.push(await sparkFirstAnswer(model.path, home, workspace, options.contextSize));
-        if (peerBin) peer.push(await peerFirstToken(peerBin, model.path, workspace, options.contextSize));
+        if (peerBin) {
+          const first = await peerFirstToken(
+            peerBin,
+            model.path,
+            workspace,
+            options.contextSize,
+            options.log,
+          );
+          peer.push(first.ms);
+          promptTokens = first.promptTokens;
+        }
       } finally {
         await rm(home, { recursive: true, force: true });
         await rm(workspace, { recursive: true, force: true });
@@ -65,7 +77,9 @@ export async function firstAnswerScenario(options: FirstAnswerOptions): Promise<
       );
     }
     const baseline = peer.length > 0 ? median(peer) : Number.NaN;
-    const detail = `spark exec, ${options.contextSize} tokens of context; median of ${options.runs}`;
+    const sent =
+      promptTokens > 0 ? `; llama-server sent the same ${promptTokens} prompt tokens as raw /completion` : "";
+    const detail = `spark exec, ${options.contextSize} tokens of context; median of ${options.runs}${sent}`;
     rows.push(
       infoRow({
         scenario: "first-answer",
@@ -160,39 +174,50 @@ function isAnswerStart(line: string): boolean {
   }
 }
 
-/** Launches llama-server and asks the same prompt: milliseconds to its first output token. */
+/**
+ * Launches llama-server and sends it the prompt Spark evaluates, token for token (the agent's
+ * system prompt and tools as Spark renders them for this model, and the question), as a raw
+ * `/completion` with nothing cached: milliseconds to its first output token. Not through its Chat
+ * Completions and `--jinja`: a template without tools (SmolLM2's) would leave the tool list out and
+ * time a prompt a tenth as long.
+ */
 async function peerFirstToken(
   binary: string,
   modelPath: string,
   workspace: string,
   contextSize: number,
-): Promise<number> {
-  const settings = requestSettings({
-    model: "",
-    instructions: buildSystemPrompt(workspace, []),
-    tools: toolsFor(),
-    temperature: 0,
-  });
-  const tools = settings.tools.map(({ name, description, parameters }) => ({
-    type: "function",
-    function: { name, description, parameters },
-  }));
+  log: (line: string) => void,
+): Promise<{ ms: number; promptTokens: number }> {
+  const tokens = await renderedAgentRequest(modelPath, workspace);
   const started = performance.now();
   await using peer = await PeerServer.start({
     binary,
     modelPath,
     contextSize,
     threads: physicalCoreCount(),
-    extraArgs: ["--jinja"],
   });
-  const streamed = await streamChat(peer.baseUrl, {
-    messages: [
-      { role: "system", content: settings.instructions },
-      { role: "user", content: QUESTION },
-    ],
-    tools,
-    max_tokens: OUTPUT_TOKENS,
-    temperature: 0,
-  });
-  return streamed.firstAt - started;
+  const streamed = await streamCompletion(peer.baseUrl, tokens, OUTPUT_TOKENS);
+  if (streamed.promptTokens > 0 && Math.abs(streamed.promptTokens - tokens.length) > 1) {
+    log(
+      `first-answer: llama-server evaluated ${streamed.promptTokens} prompt tokens of ${tokens.length} sent`,
+    );
+  }
+  return { ms: streamed.firstAt - started, promptTokens: tokens.length };
+}
+
+/** The first request of a session in `workspace`, in the model's tokens as the engine renders it. */
+async function renderedAgentRequest(modelPath: string, workspace: string): Promise<number[]> {
+  const prompt = defaultAgentPrompt(workspace);
+  const llama = await getLlama({ gpu: false, build: "never", logLevel: LlamaLogLevel.error });
+  try {
+    const model = await llama.loadModel({ modelPath, vocabOnly: true });
+    const wrapper = withSparkCallSyntax(resolveChatWrapper(model));
+    const messages = [
+      { role: "system" as const, content: prompt.instructions },
+      { role: "user" as const, content: QUESTION },
+    ];
+    return [...renderPrompt(model, wrapper, messages, prompt.tools).tokens];
+  } finally {
+    await llama.dispose();
+  }
 }
