@@ -172,6 +172,7 @@ export function acpAgent(workspaces: AcpWorkspaces, log: (line: string) => void)
       const workspace = await workspaces.get(cwd);
       let opened: AcpSession;
       let starting: StampedEvent[] = [];
+      const unused = threadId === null ? null : unusedMcpNotice(mcpServers);
       if (threadId === null) {
         const editor = editorMcpServers(mcpServers);
         if (editor.skipped.length > 0)
@@ -210,8 +211,10 @@ export function acpAgent(workspaces: AcpWorkspaces, log: (line: string) => void)
       // After this answer went out: a client that learns of the session from the answer (Zed)
       // drops updates of a session it does not know yet. The answer is written before the next
       // turn of the event loop.
+      if (unused) log(unused);
       setImmediate(() => {
         opened.catchUp(starting);
+        if (unused) opened.notice(unused);
         opened.advertiseCommands();
       });
       return {
@@ -254,12 +257,11 @@ export function acpAgent(workspaces: AcpWorkspaces, log: (line: string) => void)
       })
       .onRequest("session/new", async ({ params }) => open(params.cwd, null, false, params.mcpServers))
       .onRequest("session/load", async ({ params }) => {
-        ignoredMcpServers(params.mcpServers.length, log);
-        const { modes, configOptions } = await open(params.cwd, params.sessionId, true);
+        const { modes, configOptions } = await open(params.cwd, params.sessionId, true, params.mcpServers);
         return { modes, configOptions };
       })
       .onRequest("session/resume", async ({ params }) => {
-        const { modes, configOptions } = await open(params.cwd, params.sessionId, false);
+        const { modes, configOptions } = await open(params.cwd, params.sessionId, false, params.mcpServers);
         return { modes, configOptions };
       })
       .onRequest("session/close", ({ params }) => {
@@ -377,11 +379,11 @@ export function promptInput(blocks: readonly ContentBlock[]): string {
   return input;
 }
 
-function ignoredMcpServers(count: number, log: (line: string) => void): void {
-  if (count > 0)
-    log(
-      `The editor's ${count} MCP server(s) are not used for a loaded session: they join new sessions (session/new).`,
-    );
+/** What a person is told when the editor passed MCP servers for a saved session, which takes none. */
+export function unusedMcpNotice(servers: readonly McpServer[]): string | null {
+  if (servers.length === 0) return null;
+  const names = servers.map((server) => server.name).join(", ");
+  return `The editor's MCP servers (${names}) are not used in a saved session Spark continues: they join new sessions only.`;
 }
 
 /** Runs `open` again after each `limit_reached` of the agent host for which `makeRoom` made room. */

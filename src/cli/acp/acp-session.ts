@@ -296,6 +296,11 @@ export class AcpSession {
     for (const event of events) this.onEvent(event);
   }
 
+  /** Tells the person something of the session's own (not the thread's), as a notice is shown. */
+  notice(message: string): void {
+    this.message(`_${message}_`, "acp_notice");
+  }
+
   /** Tells the client the slash commands it may offer (`available_commands_update`). */
   advertiseCommands(): void {
     this.send({ sessionUpdate: "available_commands_update", availableCommands: ACP_COMMANDS });

@@ -232,6 +232,49 @@ describe.skipIf(acpxMissing !== undefined)(
       expect(chunkText(run, "agent_message_chunk")).toBe("Answered by fast.");
     });
 
+    test("--mcp-config on a named session: its first prompt calls the tool; a later prompt continues the saved session, which takes no servers, and acpx is told so (before, they were dropped without a word)", async () => {
+      const config = await mcpConfig("named", [
+        { name: "Everything", command: process.execPath, args: [EVERYTHING, "stdio"] },
+      ]);
+      const created = await acpx(["sessions", "new", "--name", "tools"]);
+      expect(created.code, why(created)).toBe(0);
+      const first = await acpx([
+        "--approve-all",
+        "--mcp-config",
+        config,
+        "prompt",
+        "-s",
+        "tools",
+        "add them",
+      ]);
+      expect(first.code, why(first)).toBe(0);
+      expect(finishedCalls(first).at(-1)).toMatchObject({
+        status: "completed",
+        rawOutput: "The sum of 40 and 2 is 42.",
+      });
+
+      await settled();
+      const later = await acpx([
+        "--approve-all",
+        "--mcp-config",
+        config,
+        "prompt",
+        "-s",
+        "tools",
+        "add them",
+      ]);
+      expect(later.code, why(later)).toBe(0);
+      const resumed = later.messages.find((message) => message.method === "session/resume");
+      expect(resumed?.params?.mcpServers).toEqual([expect.objectContaining({ name: "Everything" })]);
+      expect(chunkText(later, "agent_message_chunk")).toContain(
+        "_The editor's MCP servers (Everything) are not used in a saved session Spark continues: they join new sessions only._",
+      );
+      expect(finishedCalls(later).at(-1)).toMatchObject({
+        status: "failed",
+        rawOutput: expect.stringMatching(/Unknown tool 'mcp__everything__get-sum'/),
+      });
+    }, 180_000);
+
     test("--mcp-config with a server that dies at start and one that cannot start: acpx is told (before, the notices never left the thread), the session works, their tools absent", async () => {
       const config = await mcpConfig("dead", [
         { name: "gone", command: process.execPath, args: ["-e", "process.exit(3)"] },
