@@ -94,6 +94,8 @@ export class AgentHost {
   private readonly sweeper: ReturnType<typeof setInterval>;
   private readonly clients: HostClients;
   private readonly reviews: ThreadReviews;
+  /** Aborted when the client goes away: what a client's long requests (reviews) stop on. */
+  private readonly clientGone = new WeakMap<HostSocket, AbortSignal>();
 
   constructor(
     private readonly source: HostThreadSource,
@@ -134,7 +136,10 @@ export class AgentHost {
     socket.on("error", () => {});
     socket.on("message", (data, isBinary) => void this.onMessage(socket, data, isBinary));
     this.clients.add(socket);
+    const gone = new AbortController();
+    this.clientGone.set(socket, gone.signal);
     socket.on("close", () => {
+      gone.abort();
       this.clients.delete(socket);
       for (const hosted of this.threads.values())
         if (hosted.subscribers.delete(socket)) hosted.lastActive = Date.now();
@@ -292,9 +297,8 @@ export class AgentHost {
       case "thread.review": {
         const { thread } = this.get(request.thread_id);
         // The review stops when the client that asked goes away.
-        const gone = new AbortController();
-        socket.on("close", () => gone.abort());
-        await this.reviews.review(thread, request, (event) => this.answer(socket, event), gone.signal);
+        const gone = this.clientGone.get(socket) ?? AbortSignal.abort();
+        await this.reviews.review(thread, request, (event) => this.answer(socket, event), gone);
         break;
       }
       case "thread.rename": {
