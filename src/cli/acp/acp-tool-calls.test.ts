@@ -1,5 +1,8 @@
 import { RequestError } from "@agentclientprotocol/sdk";
+import fc from "fast-check";
 import { describe, expect, test } from "vitest";
+import { mcpToolName } from "../../agent/mcp/mcp-tool-name.js";
+import { approvalTitle } from "../../protocol/agent.js";
 import { promptInput } from "./acp-agent.js";
 import { planEntries } from "./acp-plan.js";
 import { finishedContent, streamingContent, toolKind, toolLocations, toolTitle } from "./acp-tool-calls.js";
@@ -18,10 +21,30 @@ describe("tool calls as an ACP client sees them", () => {
     expect(toolTitle("read_file", '{"path":"a.ts"}')).toBe("Read a.ts");
     expect(toolTitle("shell", '{"command":"npm test\\nnpm run lint"}')).toBe("$ npm test…");
     expect(toolTitle("apply_patch", PATCH)).toBe("Edit src/new.ts");
+    expect(toolTitle("other", "{}")).toBe("other");
     expect(toolLocations("read_file", '{"path":"a.ts","start_line":3}', "/w")).toEqual([
       { path: "/w/a.ts", line: 3 },
     ]);
     expect(toolLocations("apply_patch", PATCH, "/w")).toEqual([{ path: "/w/src/new.ts" }]);
+  });
+
+  test("an MCP tool's call is titled as its permission question is (it was mcp__SERVER__TOOL, then SERVER · TOOL)", () => {
+    // Server names as config.toml takes them, but for "__" in or "_" at the end of one: with those
+    // the tool's name alone cannot say where the server's ends.
+    const server = fc
+      .stringMatching(/^[a-z0-9][a-z0-9_-]{0,23}$/)
+      .filter((name) => !name.includes("__") && !name.endsWith("_"));
+    const tool = fc.stringMatching(/^[A-Za-z0-9_-]{1,30}$/);
+    fc.assert(
+      fc.property(server, tool, (server, tool) => {
+        const name = mcpToolName(server, tool);
+        fc.pre(name !== null);
+        expect(toolTitle(name!, "{}")).toBe(
+          approvalTitle({ approval_id: "a", kind: "mcp", server, tool, arguments: "{}" }),
+        );
+      }),
+    );
+    expect(toolTitle("mcp__gh__list_issues", "{}")).toBe("gh · list_issues");
   });
 
   test("partial or hostile arguments never throw: they give what is known so far", () => {

@@ -44,8 +44,12 @@ export function toolTitle(name: string, argumentsJson: string): string {
       return patchTitle(patchFiles(argumentsJson));
     case "delegate":
       return text("task") ? `Delegate: ${oneLine(text("task")!)}` : "Delegate a task";
-    default:
-      return name;
+    default: {
+      // An MCP tool, `mcp__SERVER__TOOL`, titled as its permission question is (approvalTitle): the
+      // same call must not change names between the question and its updates.
+      const mcp = /^mcp__(.+?)__(.+)$/.exec(name);
+      return mcp ? `${mcp[1]} · ${mcp[2]}` : name;
+    }
   }
 }
 

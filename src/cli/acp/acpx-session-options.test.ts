@@ -224,6 +224,11 @@ describe.skipIf(acpxMissing !== undefined)(
       expect(opened?.params?.mcpServers).toEqual([expect.objectContaining({ name: "Everything" })]);
       const asked = run.messages.find((message) => message.method === "session/request_permission");
       expect(asked?.params).toMatchObject({ toolCall: { title: "everything · get-sum" } });
+      // The call keeps that name in every update of it.
+      const titles = [...updates(run, "tool_call"), ...updates(run, "tool_call_update")].flatMap((update) =>
+        update.title === undefined ? [] : [update.title],
+      );
+      expect(new Set(titles)).toEqual(new Set(["everything · get-sum"]));
       // The server's own answer: it added the numbers.
       expect(finishedCalls(run).at(-1)).toMatchObject({
         status: "completed",
