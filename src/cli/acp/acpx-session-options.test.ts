@@ -50,33 +50,6 @@ let env: NodeJS.ProcessEnv;
 /** The second tier, deep: a `spark serve` of its own (scripted), reached as an upstream engine. */
 let deep: SparkServeProcess;
 
-beforeAll(async () => {
-  repo = await realpath(await mkdtemp(path.join(os.tmpdir(), "spark-acpx-options-")));
-  execFileSync("git", ["init", "-q"], { cwd: repo });
-  scratch = await mkdtemp(path.join(os.tmpdir(), "spark-acpx-options-state-"));
-  const home = path.join(scratch, "home");
-  await mkdir(home);
-  const deepScript = path.join(scratch, "deep-script.json");
-  await writeFile(deepScript, JSON.stringify([{ text: "Answered by deep." }]));
-  await mkdir(path.join(scratch, "deep-config"));
-  deep = await startSparkServe([], {
-    ...testEngineEnv({ script: deepScript }),
-    XDG_CONFIG_HOME: path.join(scratch, "deep-config"),
-  });
-  env = { ...(await scriptedAcpEnv(scratch, script)), HOME: home };
-  await writeFile(
-    path.join(scratch, "config", "spark", "config.toml"),
-    `default_tier = "fast"\n[diagnostics]\nenabled = false\n[tiers.fast]\nengine = "llama"\n[tiers.deep]\nengine = "upstream"\nurl = "${deep.url}"\nmodel = "scripted"\n`,
-  );
-  // The editor's MCP servers start only in a trusted workspace, as a project's do.
-  await trustProject(repo, { env });
-});
-
-afterAll(async () => {
-  if (env?.HOME) await cleanUpAcpx(env.HOME);
-  await deep?.[Symbol.asyncDispose]();
-});
-
 const acpx = (args: string[]): Promise<AcpxRun> => runAcpx(args, { cwd: repo, env });
 
 /**
@@ -132,6 +105,33 @@ function finishedCalls(run: AcpxRun): Record<string, unknown>[] {
 describe.skipIf(acpxMissing !== undefined)(
   "spark acp's commands, options and editor MCP servers, as acpx uses them",
   () => {
+    beforeAll(async () => {
+      repo = await realpath(await mkdtemp(path.join(os.tmpdir(), "spark-acpx-options-")));
+      execFileSync("git", ["init", "-q"], { cwd: repo });
+      scratch = await mkdtemp(path.join(os.tmpdir(), "spark-acpx-options-state-"));
+      const home = path.join(scratch, "home");
+      await mkdir(home);
+      const deepScript = path.join(scratch, "deep-script.json");
+      await writeFile(deepScript, JSON.stringify([{ text: "Answered by deep." }]));
+      await mkdir(path.join(scratch, "deep-config"));
+      deep = await startSparkServe([], {
+        ...testEngineEnv({ script: deepScript }),
+        XDG_CONFIG_HOME: path.join(scratch, "deep-config"),
+      });
+      env = { ...(await scriptedAcpEnv(scratch, script)), HOME: home };
+      await writeFile(
+        path.join(scratch, "config", "spark", "config.toml"),
+        `default_tier = "fast"\n[diagnostics]\nenabled = false\n[tiers.fast]\nengine = "llama"\n[tiers.deep]\nengine = "upstream"\nurl = "${deep.url}"\nmodel = "scripted"\n`,
+      );
+      // The editor's MCP servers start only in a trusted workspace, as a project's do.
+      await trustProject(repo, { env });
+    });
+
+    afterAll(async () => {
+      if (env?.HOME) await cleanUpAcpx(env.HOME);
+      await deep?.[Symbol.asyncDispose]();
+    });
+
     test("acpx sees Spark's slash commands advertised once session/new's answer went out (before, a client that learns of the session from the answer dropped them)", async () => {
       const run = await acpx(["exec", "hello there"]);
       expect(run.code, why(run)).toBe(0);
