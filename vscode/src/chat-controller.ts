@@ -6,10 +6,13 @@ import {
   reduceView,
   type StampedEvent,
   type ThreadView,
+  type Tone,
   type ViewAction,
 } from "../../src/client-core/thread-view.js";
-import type { RewindRestore, ThreadInfo } from "../../src/protocol/agent.js";
+import type { ReviewTarget, RewindRestore, ThreadInfo } from "../../src/protocol/agent.js";
 import { DraftPacer } from "../../src/protocol/draft-pacer.js";
+import { reviewCommand, reviewOutcome, reviewRoot } from "./core/review-problems.js";
+import { ReviewDiagnostics } from "./review-diagnostics.js";
 import type { SparkConnection } from "./spark-connection.js";
 
 const LAST_THREAD_KEY = "spark.lastThread";
@@ -35,6 +38,8 @@ export class ChatController implements vscode.Disposable {
   private readonly eventEmitter = new vscode.EventEmitter<StampedEvent>();
   private readonly viewEmitter = new vscode.EventEmitter<ThreadView>();
   private readonly disposables: vscode.Disposable[] = [];
+  /** The last `/review`'s findings, in the Problems panel. */
+  private readonly reviewDiagnostics = new ReviewDiagnostics();
   private opening: Promise<string> | null = null;
   /** A thread.start was sent: its thread.started (from the client, before the promise) is this chat's. */
   private adopting = false;
@@ -238,7 +243,20 @@ export class ChatController implements vscode.Disposable {
     this.drafts.reset();
     const input = text.trim();
     if (!input) return;
+    let review: ReviewTarget | null;
+    try {
+      review = reviewCommand(input);
+    } catch (error) {
+      // Bad arguments: the usage, and nothing sent.
+      this.fail(error);
+      return;
+    }
     const threadId = await this.ensureThread();
+    // `/review [args]`, as in the terminal: beside the thread, not a turn of it; not awaited (minutes).
+    if (review) {
+      void this.review(threadId, review);
+      return;
+    }
     // `/compact [focus]`, as in the terminal: the thread says what it freed (a notice, the meter).
     const compact = /^\/compact(?:\s+([\s\S]*))?$/i.exec(input);
     if (compact) {
@@ -259,6 +277,37 @@ export class ChatController implements vscode.Disposable {
     } catch (error) {
       if (type === "turn.start") this.starting = false;
       throw error;
+    }
+  }
+
+  /**
+   * Reviews `target` in the thread's workspace (`thread.review`): each step and then the findings
+   * as notices in the chat (while it still shows the thread), the findings in Problems in place
+   * of the last review's. A failure is a notice and an error message; Problems keep what they had.
+   */
+  async review(threadId: string, target: ReviewTarget): Promise<void> {
+    const cwd = this.current.info?.cwd ?? vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+    const notice = (text: string, tone: Tone) => {
+      if (this.threadId === threadId) this.apply({ type: "local.notice", text, tone });
+    };
+    notice("Reviewing (read-only: the model may read files, never edit or run them)...", "dim");
+    try {
+      const client = await this.connection.ensureConnected();
+      const answer = await vscode.window.withProgress(
+        { location: vscode.ProgressLocation.Window, title: "Spark: reviewing" },
+        (progress) =>
+          client.review(threadId, target, (step) => {
+            progress.report({ message: step });
+            notice(step, "dim");
+          }),
+      );
+      const outcome = reviewOutcome(answer, cwd ? reviewRoot(cwd) : null);
+      this.reviewDiagnostics.publish(outcome.diagnostics);
+      for (const { text, tone } of outcome.notices) notice(text, tone);
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      notice(`Review failed: ${message}`, "error");
+      void vscode.window.showErrorMessage(`Spark: review failed: ${message}`);
     }
   }
 
@@ -390,6 +439,7 @@ export class ChatController implements vscode.Disposable {
 
   dispose(): void {
     for (const disposable of this.disposables) disposable.dispose();
+    this.reviewDiagnostics.dispose();
     this.eventEmitter.dispose();
     this.viewEmitter.dispose();
   }
