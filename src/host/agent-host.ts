@@ -270,6 +270,8 @@ export class AgentHost {
           models: () => this.source.models?.() ?? [],
           acknowledge: (fields) => acknowledge({ thread_id: request.thread_id, ...fields }),
         });
+        if (request.type === "thread.set_mode" || request.type === "thread.set_model")
+          await this.source.saveInfo?.(hosted.thread);
         break;
       }
       case "workspace.files": {

@@ -18,6 +18,11 @@ export interface HostThreadSource {
   list(): Promise<ThreadInfo[]>;
   /** Renames a thread (saved or live) in its transcript; the updated info, or null if there is none. */
   rename(threadId: string, title: string): Promise<ThreadInfo | null>;
+  /**
+   * Saves a live thread's info (its mode and model, switched between turns) in its transcript, so
+   * that a later `thread.resume` finds them. Default: nothing (the info is saved with each turn).
+   */
+  saveInfo?(thread: AgentThread): Promise<void>;
   /** Deletes a thread's transcript; false if there was none. The host never deletes a running thread. */
   remove(threadId: string): Promise<boolean>;
   /**

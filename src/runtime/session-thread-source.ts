@@ -139,6 +139,13 @@ export class SessionThreadSource implements HostThreadSource {
     return info;
   }
 
+  async saveInfo(thread: AgentThread): Promise<void> {
+    const live = this.live.get(thread.info.id);
+    if (!live) return;
+    live.transcript.saveThread(live.thread.info);
+    await live.transcript.flush();
+  }
+
   async remove(threadId: string): Promise<boolean> {
     const live = this.live.get(threadId);
     this.live.delete(threadId);
