@@ -45,11 +45,12 @@ export interface LlamaEngineOptions {
    */
   draftMinConfidence?: number;
   /**
-   * In the native loop, what verifying one draft token costs as a share of a decode step. A draft
-   * stops before the token whose chance of being accepted (the source's recent acceptance, to the
-   * power of its place in the draft) falls below this: on a GPU a token more costs next to nothing
-   * and drafts are long; on a CPU it can cost most of a step. Default: measured as it decodes, for
-   * each 128 positions of context.
+   * In the native loop, what verifying one draft token costs as a share of a decode step. Drafts
+   * are as long as yields the most tokens per unit of time at the source's recent acceptance
+   * (draft-length.ts), none where a token costs as much as it is likely to return: on a GPU a token
+   * more costs next to nothing and drafts are long; on a CPU it can cost most of a step. Default:
+   * measured end to end from the model's native runs (before that, by the loop for each 128
+   * positions of context).
    */
   draftTokenCost?: number;
   /**
