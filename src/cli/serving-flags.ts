@@ -3,7 +3,6 @@ import { DEFAULT_SESSION_HEADER, UpstreamEngine } from "../engine/upstream/upstr
 import { SparkError } from "../protocol/errors.js";
 import type { ResponseStore } from "../server/response-store.js";
 import type { SparkServerOptions } from "../server/spark-server.js";
-import { RedisResponseStore } from "../server/store/redis-response-store.js";
 import { parseRedisUrl } from "../server/store/redis-url.js";
 import { keyFromFlags, readKeyFile } from "./key-flags.js";
 
@@ -227,6 +226,9 @@ export async function openResponseStore(
   }
   if (flags.storePasswordFile !== undefined)
     target.password = readKeyFile(flags.storePasswordFile, "--store-password-file");
+  // Imported only here: the Redis client is some 600 modules that a server with its default
+  // in-memory store never runs.
+  const { RedisResponseStore } = await import("../server/store/redis-response-store.js");
   return RedisResponseStore.create({
     target,
     ...(bounds.storeBytes !== undefined ? { maxBytes: bounds.storeBytes } : {}),
