@@ -28,6 +28,13 @@ describe("the spec rows' ceiling and target", () => {
     expect(ceiling.ceiling).toBeCloseTo(9 / 5.53);
   });
 
+  test("a 17-token pass timed cheaper than a 9-token one (a step slowed by other work) is not read as memory-bound", () => {
+    // A loaded machine's SmolLM2 rows: a 9-token pass 3.6 steps, a 17-token pass 1.8.
+    const ceiling = specCeiling(passes(831, 2990, 1525));
+    expect(ceiling.memoryBound).toBe(false);
+    expect(ceiling.ceiling).toBeCloseTo(17 / (2990 / 831));
+  });
+
   test("memory-bound (a pass over 17 tokens at most 2 steps): the 3x target stays", () => {
     const ceiling = specCeiling(passes(10, 11, 14));
     expect(ceiling.memoryBound).toBe(true);

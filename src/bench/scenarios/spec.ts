@@ -193,7 +193,8 @@ const CEILING_SHARE = 0.8;
 export function specCeiling(passMs: Map<number, number>): SpecCeiling {
   const step = passMs.get(1)!;
   const steps = (k: number) => passMs.get(k)! / step;
-  const steps17 = steps(17);
+  // A pass over more tokens never costs less: a lower reading is a step slowed by other work.
+  const steps17 = Math.max(steps(17), steps(9));
   return {
     passMs,
     steps17,
