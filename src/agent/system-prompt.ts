@@ -15,7 +15,7 @@ export interface SystemPromptOptions {
 }
 
 /**
- * The system prompt: Spark's rules, the workspace, the repository's AGENTS.md files, and the names
+ * The system prompt: Spark's rules, the repository's AGENTS.md files, and the names
  * and descriptions of the skills and defined agents (sorted by name, as discovered). Built once per
  * session and sent unchanged with every request (nothing per turn: no date, no counters), so it
  * stays part of the prefix the server keeps evaluated: the same files give the same bytes.
@@ -25,7 +25,10 @@ export function buildSystemPrompt(
   agentsFiles: readonly AgentsFile[],
   options: SystemPromptOptions = {},
 ): string {
-  const parts = [BASE, `Workspace (paths are relative to it): ${workspaceRoot}`];
+  // The workspace is not named: the same prompt in every workspace without AGENTS.md, skills or
+  // agents is one saved KV state per machine and model, not one per workspace (the tool list comes
+  // after this text in every template, so a path here would make every workspace evaluate it anew).
+  const parts = [BASE, "Paths are relative to the workspace root."];
   for (const file of agentsFiles) {
     const where = path.relative(workspaceRoot, file.path) || "AGENTS.md";
     parts.push(`Instructions from ${where}:\n${file.content.trim()}`);

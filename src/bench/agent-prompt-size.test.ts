@@ -17,7 +17,7 @@ import { agentPromptScenario } from "./scenarios/agent-prompt.js";
  * Every new session evaluates the agent's prompt before its first answer (30-90 s on a small CPU
  * model when it was about 5,400 tokens of the test model), so its size is pinned: a longer
  * description or a rule said twice fails here. Today: 3,145 tokens on the test model (Qwen2.5's
- * template; 5,440 before), 1,011 on SmolLM2-135M-Instruct (1,697 before); the budgets leave room
+ * template; 5,440 before), 1,005 on SmolLM2-135M-Instruct (1,697 before); the budgets leave room
  * for a sentence or two.
  */
 const QWEN25_TEMPLATE_BUDGET = 3_300;

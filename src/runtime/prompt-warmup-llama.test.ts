@@ -130,4 +130,19 @@ describe("the agent prompt evaluated at model load (llama engine, synthetic mode
     expect(warm!.cached).toBe(warm!.input);
     expect(again.runtime.promptWarmup!.progress).toEqual({ evaluated: 0, total: 0, done: true });
   });
+
+  test("a start in another workspace restores the prompt saved in the first (the prompt named its workspace before the tool list, so every workspace evaluated it anew)", {
+    timeout: 300_000,
+  }, async () => {
+    const first = await start(await workspace());
+    await first.runtime.promptWarmup!.done;
+    await first.runtime.dispose();
+    const elsewhere = await start(await workspace());
+    await using _ = elsewhere.runtime;
+    await elsewhere.runtime.promptWarmup!.done;
+    const [warm] = elsewhere.evaluations;
+    expect(warm!.prefillOnly).toBe(true);
+    expect(warm!.input).toBeGreaterThan(500);
+    expect(warm!.cached).toBe(warm!.input);
+  });
 });
