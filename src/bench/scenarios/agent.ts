@@ -300,8 +300,12 @@ function describe(list: Run[]): string {
       : run.drafted === undefined
         ? `${run.accepted} drafted tokens accepted`
         : `${run.accepted} of ${run.drafted} drafted tokens accepted`;
-  const untimed =
-    run.outputTokens >= 2 && Number.isNaN(run.tokensPerSecond) ? " (arrived at once: not timed)" : "";
+  // A rate needs two tokens apart in time; a model that ends at once (a random one may) has none.
+  const untimed = !Number.isNaN(run.tokensPerSecond)
+    ? ""
+    : run.outputTokens >= 2
+      ? " (arrived at once: not timed)"
+      : " (too few to time: not timed)";
   return `${run.outputTokens} output tokens${untimed}, ${drafts}, ${run.promptTokens}-token prompt (${run.cachedTokens} cached)`;
 }
 
