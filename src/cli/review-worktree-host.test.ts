@@ -2,26 +2,24 @@ import { mkdtemp, realpath, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, expect, test, vi } from "vitest";
-import { type Script, ScriptedEngine } from "../engine/scripted/scripted-engine.js";
+import { ScriptedEngine } from "../engine/scripted/scripted-engine.js";
 import { connectHost, type HostTestClient, type HostTestEvent } from "../host/test-support/host-client.js";
-import { plantBug, SUM_ORIGINAL, SUM_PLANTED } from "../runtime/review/test-support/planted-bug.js";
+import {
+  plantBug,
+  plantedBugFinding,
+  reviewScript,
+  SUM_ORIGINAL,
+  SUM_PLANTED,
+} from "../runtime/review/test-support/planted-bug.js";
 import { type ServeStack, startServe } from "./serve-stack.js";
 
 // thread.review on the stack `spark serve` runs (the runtime's session source, real git): a
 // worktree session reviews its worktree, not the tree the server started in.
 
-const finding = {
-  file: "sum.ts",
-  start_line: 3,
-  end_line: 3,
-  severity: "error",
-  title: "Off-by-one in the loop bound",
-  explanation: "i <= xs.length reads past the end.",
-};
+const finding = plantedBugFinding("sum.ts");
 
-/** The review (asked under the findings schema) finds the planted bug. */
-const script: Script = (request) =>
-  request.format ? { text: JSON.stringify({ findings: [finding] }) } : { text: "ok" };
+/** The review finds the planted bug; anything else gets "ok". */
+const script = reviewScript([finding]);
 
 let stack: ServeStack;
 let client: HostTestClient;

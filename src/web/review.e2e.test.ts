@@ -1,22 +1,13 @@
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, expect, test } from "vitest";
-import type { Script } from "../engine/scripted/scripted-engine.js";
-import { plantBug } from "../runtime/review/test-support/planted-bug.js";
+import { plantBug, plantedBugFinding, reviewScript } from "../runtime/review/test-support/planted-bug.js";
 import { launchChromium, screenshot } from "./test-support/browser.js";
 import { startWebHarness, type WebHarness } from "./test-support/web-harness.js";
 
-const finding = {
-  file: "sum.ts",
-  start_line: 3,
-  end_line: 3,
-  severity: "error",
-  title: "Off-by-one in the loop bound",
-  explanation: "i <= xs.length reads past the end.",
-};
+const finding = plantedBugFinding("sum.ts");
 
-/** The review (asked under the findings schema) finds the planted bug; the session's turns get "ok". */
-const script: Script = (request) =>
-  request.format ? { text: JSON.stringify({ findings: [finding] }) } : { text: "ok" };
+/** The review finds the planted bug; anything else gets "ok". */
+const script = reviewScript([finding]);
 
 let browser: Browser;
 let h: WebHarness;

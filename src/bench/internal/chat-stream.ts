@@ -1,3 +1,5 @@
+import { sseData } from "./sse-lines.js";
+
 export interface Streamed {
   sentAt: number;
   /** Arrival of the first output chunk: answer text, reasoning or a tool call's arguments. */
@@ -57,32 +59,23 @@ export async function streamChat(baseUrl: string, body: Record<string, unknown>)
     promptTokens: 0,
     cachedTokens: 0,
   };
-  let buffer = "";
-  const decoder = new TextDecoder();
-  for await (const chunk of response.body) {
-    const now = performance.now();
-    buffer += decoder.decode(chunk, { stream: true });
-    const lines = buffer.split("\n");
-    buffer = lines.pop()!;
-    for (const line of lines) {
-      if (!line.startsWith("data: ") || line === "data: [DONE]") continue;
-      const data = JSON.parse(line.slice(6)) as Chunk;
-      const delta = data.choices?.[0]?.delta;
-      const output =
-        (delta?.content ?? "") +
-        (delta?.reasoning_content ?? "") +
-        (delta?.tool_calls ?? []).map((call) => call.function?.arguments ?? "").join("");
-      if (output) {
-        if (streamed.firstAt === 0) streamed.firstAt = now;
-        streamed.lastAt = now;
-      }
-      if (delta?.content) streamed.text += delta.content;
-      if (data.usage?.completion_tokens !== undefined) streamed.tokens = data.usage.completion_tokens;
-      if (data.usage?.prompt_tokens !== undefined) streamed.promptTokens = data.usage.prompt_tokens;
-      const cached = data.usage?.prompt_tokens_details?.cached_tokens;
-      if (cached !== undefined) streamed.cachedTokens = cached;
-      if (data.timings) streamed.timings = data.timings;
+  for await (const { data: line, at: now } of sseData(response.body)) {
+    const data = JSON.parse(line) as Chunk;
+    const delta = data.choices?.[0]?.delta;
+    const output =
+      (delta?.content ?? "") +
+      (delta?.reasoning_content ?? "") +
+      (delta?.tool_calls ?? []).map((call) => call.function?.arguments ?? "").join("");
+    if (output) {
+      if (streamed.firstAt === 0) streamed.firstAt = now;
+      streamed.lastAt = now;
     }
+    if (delta?.content) streamed.text += delta.content;
+    if (data.usage?.completion_tokens !== undefined) streamed.tokens = data.usage.completion_tokens;
+    if (data.usage?.prompt_tokens !== undefined) streamed.promptTokens = data.usage.prompt_tokens;
+    const cached = data.usage?.prompt_tokens_details?.cached_tokens;
+    if (cached !== undefined) streamed.cachedTokens = cached;
+    if (data.timings) streamed.timings = data.timings;
   }
   if (streamed.firstAt === 0) streamed.firstAt = streamed.lastAt = performance.now();
   return streamed;

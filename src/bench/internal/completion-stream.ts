@@ -1,3 +1,5 @@
+import { sseData } from "./sse-lines.js";
+
 /** What a streamed `/completion` of llama-server gave: client-side times and its own prompt count. */
 export interface StreamedCompletion {
   /** Arrival of the first chunk with output text. */
@@ -35,19 +37,10 @@ export async function streamCompletion(
     );
   }
   const streamed: StreamedCompletion = { firstAt: 0, promptTokens: 0 };
-  let buffer = "";
-  const decoder = new TextDecoder();
-  for await (const chunk of response.body) {
-    const now = performance.now();
-    buffer += decoder.decode(chunk, { stream: true });
-    const lines = buffer.split("\n");
-    buffer = lines.pop()!;
-    for (const line of lines) {
-      if (!line.startsWith("data: ")) continue;
-      const data = JSON.parse(line.slice(6)) as CompletionChunk;
-      if (data.content && streamed.firstAt === 0) streamed.firstAt = now;
-      if (data.timings?.prompt_n !== undefined) streamed.promptTokens = data.timings.prompt_n;
-    }
+  for await (const { data: line, at } of sseData(response.body)) {
+    const data = JSON.parse(line) as CompletionChunk;
+    if (data.content && streamed.firstAt === 0) streamed.firstAt = at;
+    if (data.timings?.prompt_n !== undefined) streamed.promptTokens = data.timings.prompt_n;
   }
   if (streamed.firstAt === 0) streamed.firstAt = performance.now();
   return streamed;

@@ -5,8 +5,12 @@ import { afterAll, beforeAll, expect, test } from "vitest";
 import { type ServeStack, startServe } from "../../../src/cli/serve-stack.js";
 import { HostClient } from "../../../src/client-core/host-client.js";
 import { nodeSocketFactory } from "../../../src/client-core/node-socket.js";
-import { type Script, ScriptedEngine } from "../../../src/engine/scripted/scripted-engine.js";
-import { plantBug } from "../../../src/runtime/review/test-support/planted-bug.js";
+import { ScriptedEngine } from "../../../src/engine/scripted/scripted-engine.js";
+import {
+  plantBug,
+  plantedBugFinding,
+  reviewScript,
+} from "../../../src/runtime/review/test-support/planted-bug.js";
 import { REVIEW_SOURCE, reviewCommand, reviewOutcome, reviewRoot } from "./review-problems.js";
 import { agentSocketUrl } from "./spark-launcher.js";
 
@@ -14,18 +18,10 @@ import { agentSocketUrl } from "./spark-launcher.js";
 // folder inside the repository, so the host's paths (relative to the repository) must be resolved
 // against the repository, not the folder, to land on the file.
 
-const finding = {
-  file: "app/sum.ts",
-  start_line: 3,
-  end_line: 3,
-  severity: "error",
-  title: "Off-by-one in the loop bound",
-  explanation: "i <= xs.length reads past the end.",
-};
+const finding = plantedBugFinding("app/sum.ts");
 
-/** The review (asked under the findings schema) finds the planted bug; anything else is a chat. */
-const script: Script = (request) =>
-  request.format ? { text: JSON.stringify({ findings: [finding] }) } : { text: "ok" };
+/** The review finds the planted bug; anything else gets "ok". */
+const script = reviewScript([finding]);
 
 let repo: string;
 let stack: ServeStack;

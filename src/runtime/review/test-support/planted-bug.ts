@@ -1,6 +1,7 @@
 import { execFileSync } from "node:child_process";
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
+import type { Script } from "../../../engine/scripted/scripted-engine.js";
 
 /** git in `cwd` with a fixed author, for the review tests' repositories. */
 export function git(cwd: string, ...args: string[]): string {
@@ -30,4 +31,21 @@ export async function plantBug(dir: string, file: string): Promise<void> {
   git(dir, "add", ".");
   git(dir, "commit", "-q", "-m", "sum");
   await writeFile(path.join(dir, file), SUM_PLANTED);
+}
+
+/** What a review of the planted bug in `file` reports, as the model answers it. */
+export function plantedBugFinding(file: string) {
+  return {
+    file,
+    start_line: 3,
+    end_line: 3,
+    severity: "error",
+    title: "Off-by-one in the loop bound",
+    explanation: "i <= xs.length reads past the end.",
+  };
+}
+
+/** A scripted model that answers a review (asked under the findings schema) with `findings`, and anything else with "ok". */
+export function reviewScript(findings: readonly object[]): Script {
+  return (request) => (request.format ? { text: JSON.stringify({ findings }) } : { text: "ok" });
 }
