@@ -40,7 +40,9 @@ export function nativeDraftLength(p: number, threshold: number, maxLength: numbe
 }
 
 /** Acceptance rates a draft source's estimate moves through (a prediction: mostly high). */
-const ACCEPTANCE = [0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.93, 0.95, 0.97, 0.98, 0.99];
+export const ACCEPTANCE: readonly number[] = [
+  0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.93, 0.95, 0.97, 0.98, 0.99,
+];
 
 /**
  * The threshold to give the native loop as its token cost so that its rule, p^i > threshold,
@@ -65,7 +67,7 @@ export function nativeDraftThreshold(tokenCost: number, maxLength: number): numb
       bestLoss = loss;
     }
   }
-  return Math.round(best * 100) / 100;
+  return best;
 }
 
 /** What the native loop is given: the longest draft, and the token cost its length rule uses. */
