@@ -1,10 +1,11 @@
 #!/usr/bin/env node
 // Builds node-llama-cpp's native addon, with Spark's patch (patches/node-llama-cpp+*.patch: a native
 // greedy decode loop on a persistent threadpool), from the llama.cpp bundled in the package
-// (llama/gitRelease.bundle; offline). node-llama-cpp prefers a local build to its prebuilt binary.
+// (llama/gitRelease.bundle; offline) with Spark's changes to it (patches/llama.cpp/*.diff).
+// node-llama-cpp prefers a local build to its prebuilt binary.
 //
 // The build is cached outside the repository, in ${SPARK_ENGINE_CACHE:-~/.cache/spark/engine}/<key>,
-// keyed by the node-llama-cpp version, the patch's hash and the CMake options: after a reinstall this script copies the
+// keyed by the node-llama-cpp version, the patches' hash and the CMake options: after a reinstall this script copies the
 // cached build back in seconds instead of compiling again (a few minutes on 2 cores). Without a
 // compiler it changes nothing and Spark keeps the prebuilt binary. Never run by `npm test`.
 // `npm install` / `npm ci` of a checkout, and `npm install` of the package, run it as their
@@ -38,8 +39,23 @@ const localBuilds = path.join(packageDir, "llama", "localBuilds");
 
 const version = JSON.parse(readFileSync(path.join(packageDir, "package.json"), "utf8")).version;
 const patch = path.join(root, "patches", `node-llama-cpp+${version}.patch`);
+// Changes to llama.cpp itself (patches/llama.cpp/*.diff, `git apply` form), applied to the clone of
+// the bundled llama.cpp before it is built.
+const llamaCppPatchDir = path.join(root, "patches", "llama.cpp");
+const llamaCppPatches = existsSync(llamaCppPatchDir)
+  ? readdirSync(llamaCppPatchDir)
+      .filter((name) => name.endsWith(".diff"))
+      .sort()
+      .map((name) => path.join(llamaCppPatchDir, name))
+  : [];
 const patchHash = existsSync(patch)
-  ? createHash("sha256").update(readFileSync(patch)).digest("hex").slice(0, 12)
+  ? [patch, ...llamaCppPatches]
+      .reduce(
+        (hash, file) => hash.update(path.basename(file)).update(readFileSync(file)),
+        createHash("sha256"),
+      )
+      .digest("hex")
+      .slice(0, 12)
   : "unpatched";
 // ggml's own threadpool, not OpenMP: the addon decodes from several libuv threads, each of which
 // would get its own OpenMP team; with more team threads than cores libgomp stops spinning at its
@@ -88,26 +104,17 @@ for (const tool of ["cmake", "c++"]) {
   }
 }
 
-// `source download` clones the bundled llama.cpp (offline) and builds; `source build` rebuilds
-// from that clone, picking up the patched addon sources.
-const cloned = existsSync(path.join(packageDir, "llama", "llama.cpp", "CMakeLists.txt"));
-const command = cloned ? "build" : "download";
-say(`node-llama-cpp source ${command} (a few minutes)`);
+// `source download --skipBuild` clones the bundled llama.cpp (offline); Spark's llama.cpp changes
+// are applied to that clone; `source build` builds it with the patched addon sources.
 const cli = path.join(packageDir, "dist", "cli", "cli.js");
-const built = spawnSync(process.execPath, [cli, "source", command, "--gpu", "false"], {
-  stdio: "inherit",
-  cwd: root,
-  env: {
-    ...process.env,
-    ...Object.fromEntries(
-      Object.entries(cmakeOptions).map(([name, value]) => [`NODE_LLAMA_CPP_CMAKE_OPTION_${name}`, value]),
-    ),
-  },
-});
-if (built.status !== 0) {
-  keepPrebuilt(`the build failed (exit ${built.status})`);
-  process.exit(onInstall ? 0 : 1);
+const llamaCppDir = path.join(packageDir, "llama", "llama.cpp");
+if (!existsSync(path.join(llamaCppDir, "CMakeLists.txt"))) {
+  say("node-llama-cpp source download (the bundled llama.cpp, offline)");
+  runSource(["download", "--gpu", "false", "--skipBuild"], "cloning llama.cpp");
 }
+for (const diff of llamaCppPatches) applyLlamaCppPatch(diff);
+say("node-llama-cpp source build (a few minutes)");
+runSource(["build", "--gpu", "false"], "the build");
 
 // node-llama-cpp names a build with custom CMake options after their hash and, at run time, looks
 // for one under the plain name (no options are set then): the build takes the plain name.
@@ -162,6 +169,38 @@ function applyPatch() {
     changed++;
   }
   if (changed > 0) say(`applied ${path.basename(patch)}`);
+}
+
+/** Runs a `node-llama-cpp source` command; where it fails, keeps the prebuilt binary. */
+function runSource(args, what) {
+  const run = spawnSync(process.execPath, [cli, "source", ...args], {
+    stdio: "inherit",
+    cwd: root,
+    env: {
+      ...process.env,
+      ...Object.fromEntries(
+        Object.entries(cmakeOptions).map(([name, value]) => [`NODE_LLAMA_CPP_CMAKE_OPTION_${name}`, value]),
+      ),
+    },
+  });
+  if (run.status !== 0) {
+    keepPrebuilt(`${what} failed (exit ${run.status})`);
+    process.exit(onInstall ? 0 : 1);
+  }
+}
+
+/** Applies one of Spark's llama.cpp changes to the clone, unless it is applied already. */
+function applyLlamaCppPatch(diff) {
+  const git = (...args) =>
+    spawnSync("git", ["-C", llamaCppDir, "apply", ...args, diff], { encoding: "utf8" });
+  if (git("--check", "--reverse").status === 0) return;
+  const applied = git();
+  if (applied.status !== 0) {
+    say(`${path.basename(diff)} does not apply to ${llamaCppDir}: ${applied.stderr.trim()}`);
+    keepPrebuilt(`the llama.cpp change ${path.basename(diff)} did not apply`);
+    process.exit(onInstall ? 0 : 1);
+  }
+  say(`applied ${path.basename(diff)} to llama.cpp`);
 }
 
 /** Copies each build folder (not the lock files of a build in progress). */

@@ -220,7 +220,8 @@ async function bench(options: BenchOptions): Promise<void> {
         peerBin: llamaServer.binary,
         modelPath: await ensureSyntheticModel(options.modelsDir, "qwen2.5-1.5b", options.quant),
         label: "1.5B shape",
-        contextSize: 4096,
+        // 4,096 tokens, and the model's trained context (Spark's default for each conversation).
+        contextSizes: [4096, 32768],
         threads: physicalCoreCount(),
         log,
       })),

@@ -249,7 +249,7 @@ test.skipIf(!("binary" in llamaServer))(
       peerBin: llamaServer.binary,
       modelPath: ctx.modelPath,
       label: "tiny",
-      contextSize: 1024,
+      contextSizes: [1024],
       threads: 1,
       log: () => {},
     });

@@ -10,7 +10,8 @@ export interface MemoryOptions {
   /** The GGUF both serve (the default model's 1.5B shape). */
   modelPath: string;
   label: string;
-  contextSize: number;
+  /** A row for each: the context both are started with. */
+  contextSizes: number[];
   threads: number;
   log: (line: string) => void;
 }
@@ -29,49 +30,52 @@ export interface Resident {
  * before the other starts.
  */
 export async function memoryScenario(options: MemoryOptions): Promise<BenchRow[]> {
+  const rows: BenchRow[] = [];
+  for (const contextSize of options.contextSizes) rows.push(await memoryRow(options, contextSize));
+  return rows;
+}
+
+async function memoryRow(options: MemoryOptions, contextSize: number): Promise<BenchRow> {
   const threads = String(options.threads);
-  const context = String(options.contextSize);
   let spark: Resident;
   {
     await using server = await ServerProcess.start([
       "--model",
       options.modelPath,
       "--ctx-size",
-      context,
+      String(contextSize),
       "--threads",
       threads,
     ]);
     await answerOnce(server.baseUrl);
     spark = await residentOf(server.pid);
   }
-  options.log(`memory ${options.label}: spark ${describe(spark)}`);
+  options.log(`memory ${options.label}, ctx ${contextSize}: spark ${describe(spark)}`);
   let peer: Resident;
   {
     await using server = await PeerServer.start({
       binary: options.peerBin,
       modelPath: options.modelPath,
-      contextSize: options.contextSize,
+      contextSize,
       threads: options.threads,
       parallel: -1,
     });
     await answerOnce(server.baseUrl);
     peer = await residentOf(server.pid);
   }
-  options.log(`memory ${options.label}: llama-server ${describe(peer)}`);
-  return [
-    row(
-      {
-        scenario: "memory",
-        metric: `resident memory after one answer, ${options.label}, ctx ${options.contextSize}: spark serve vs llama-server, both with their default slots`,
-        value: spark.rss,
-        baseline: peer.rss,
-        unit: "MiB",
-        target: "<= 1.05x",
-        detail: `Spark ${describe(spark)}; llama-server ${describe(peer)}; ${options.threads} threads`,
-      },
-      (ratio) => ratio <= 1.05,
-    ),
-  ];
+  options.log(`memory ${options.label}, ctx ${contextSize}: llama-server ${describe(peer)}`);
+  return row(
+    {
+      scenario: "memory",
+      metric: `resident memory after one answer, ${options.label}, ctx ${contextSize}: spark serve vs llama-server, both with their default slots`,
+      value: spark.rss,
+      baseline: peer.rss,
+      unit: "MiB",
+      target: "<= 1.05x",
+      detail: `Spark ${describe(spark)}; llama-server ${describe(peer)}; ${options.threads} threads`,
+    },
+    (ratio) => ratio <= 1.05,
+  );
 }
 
 async function answerOnce(baseUrl: string): Promise<void> {
