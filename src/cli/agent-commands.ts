@@ -89,7 +89,7 @@ export function addAgentOptions(command: Command): Command {
     )
     .option(
       "-c, --ctx-size <n>",
-      "embedded engine: tokens of context (default: the model's, at most 32768)",
+      "embedded engine: tokens of context (default: the model's, at least 4096 and at most 32768)",
       (v) => {
         const n = Number(v);
         if (!Number.isInteger(n) || n < 1024 || n > 1 << 20)

@@ -42,7 +42,7 @@ describe("spark doctor (the real binary)", () => {
     });
     expect(report.agentPrompt.system + report.agentPrompt.tools).toBe(report.agentPrompt.total);
     expect(report.threads).toBe(report.cpu.physicalCores);
-    expect(report.context).toBe(Math.min(report.model.trainedContext, 32768));
+    expect(report.context).toBe(Math.min(Math.max(report.model.trainedContext, 4096), 32768));
     expect(report.model.parameters).toBeGreaterThan(0);
     expect(report.recommendations.length).toBeGreaterThan(0);
     for (const advice of report.recommendations) {

@@ -54,7 +54,7 @@ export interface DoctorReport {
   threads: number;
   memory: { totalBytes: number; freeBytes: number };
   model: DoctorModel;
-  /** Tokens per conversation Spark would use (`--ctx-size`, else the model's, at most 32768). */
+  /** Tokens per conversation Spark would use (`--ctx-size`, else the model's, at least 4096 and at most 32768). */
   context: number | null;
   /** The default agent prompt in the model's tokens; null without a model. */
   agentPrompt: AgentPromptSize | { error: string } | null;
@@ -97,7 +97,7 @@ export function registerDoctorCommand(program: Command): void {
     .option("-t, --threads <n>", "CPU threads to check (default: physical cores)", integer(1, 1024))
     .option(
       "-c, --ctx-size <n>",
-      "tokens per conversation (default: the model's, at most 32768)",
+      "tokens per conversation (default: the model's, at least 4096 and at most 32768)",
       integer(256, 1 << 20),
     )
     .option("--no-gpu", "check the CPU backend, as spark serve --no-gpu runs")

@@ -63,7 +63,7 @@ export function registerReviewCommand(program: Command): void {
     .option("--api-key <key>", "the key for --server on the command line, visible in ps (prefer the above)")
     .option(
       "-c, --ctx-size <n>",
-      "embedded engine: tokens of context (default: the model's, at most 32768)",
+      "embedded engine: tokens of context (default: the model's, at least 4096 and at most 32768)",
       contextSize,
     )
     .option("-C, --cd <dir>", "the repository (default: the current directory)")

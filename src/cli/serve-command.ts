@@ -82,7 +82,7 @@ export function registerServeCommand(program: Command): void {
     )
     .option(
       "-c, --ctx-size <n>",
-      "tokens per conversation (default: the model's, at most 32768)",
+      "tokens per conversation (default: the model's, at least 4096 and at most 32768)",
       integer(256, 1 << 20),
     )
     .option("--parallel <n>", "conversations decoded at once", integer(1, 64), 2)

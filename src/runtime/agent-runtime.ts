@@ -47,7 +47,7 @@ export interface AgentRuntimeOptions {
   /** With `server`: the models it serves that threads may switch to (`spark serve`'s tiers). Default: none. */
   serverModels?: string[];
   apiKey?: string;
-  /** Embedded engine: tokens of context. Default: the model's, at most 32768. */
+  /** Embedded engine: tokens of context. Default: the model's, at least 4096 and at most 32768. */
   contextSize?: number;
   /**
    * Makes each embedded tier's engine (tests pass scripted ones: see test-support/scripted-tiers.ts).

@@ -5,7 +5,7 @@ export interface LlamaEngineOptions {
   modelPath: string;
   /** The id clients use in `model`. Default: the file name without `.gguf`. */
   id?: string;
-  /** Tokens per conversation. Default: the model's training context, at most 32768. */
+  /** Tokens per conversation. Default: the model's training context, at least 4096 and at most 32768. */
   contextSize?: number;
   /**
    * Conversations decoded concurrently (context sequences). With more than one, a new conversation

@@ -39,9 +39,15 @@ export interface LoadedEngine {
   nativeLoop: boolean;
 }
 
-/** Tokens per conversation when none is set: the model's training context, at most 32768. */
+/**
+ * Tokens per conversation when none is set: the model's training context, at least 4096 and at
+ * most 32768. Below 4096 the agent's prompt and tools alone can fill the context (2,625 tokens in
+ * stories260K's 512-token vocabulary, whose training context is 2,048), so not one message would
+ * fit; a toy model answers past its training context, if worse. The KV cache is resident as it is
+ * written, so a context that is not used costs no memory.
+ */
 export function defaultContextSize(trained: number): number {
-  return Math.min(trained > 0 ? trained : 4096, 32768);
+  return Math.min(Math.max(trained, 4096), 32768);
 }
 
 /**
