@@ -1,5 +1,4 @@
 import { type Command, InvalidArgumentError, Option } from "commander";
-import { DEFAULT_CONTEXT_HELP } from "../engine/llama/default-context.js";
 import { SANDBOX_MODES } from "../protocol/agent.js";
 import type { TurnToolChoice } from "../protocol/agent-requests.js";
 import { SparkError } from "../protocol/errors.js";
@@ -88,12 +87,16 @@ export function addAgentOptions(command: Command): Command {
       "--no-attach",
       "run the agent in this process even when a spark serve of yours runs for this workspace",
     )
-    .option("-c, --ctx-size <n>", `embedded engine: tokens of context (${DEFAULT_CONTEXT_HELP})`, (v) => {
-      const n = Number(v);
-      if (!Number.isInteger(n) || n < 1024 || n > 1 << 20)
-        throw new InvalidArgumentError("expected a whole number from 1024 to 1048576");
-      return n;
-    });
+    .option(
+      "-c, --ctx-size <n>",
+      "embedded engine: tokens of context (default: the model's, at least 4096 and at most 32768)",
+      (v) => {
+        const n = Number(v);
+        if (!Number.isInteger(n) || n < 1024 || n > 1 << 20)
+          throw new InvalidArgumentError("expected a whole number from 1024 to 1048576");
+        return n;
+      },
+    );
 }
 
 export function registerAgentCommands(program: Command): void {

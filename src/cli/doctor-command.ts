@@ -9,7 +9,6 @@ import {
   measureAgentPrompt,
 } from "../bench/agent-prompt-size.js";
 import { type BackendInfo, backendInfoOf, gpuBinaryInstalled } from "../engine/llama/backend-info.js";
-import { DEFAULT_CONTEXT_HELP } from "../engine/llama/default-context.js";
 import {
   type DetectedGpu,
   describeGpu,
@@ -96,7 +95,11 @@ export function registerDoctorCommand(program: Command): void {
       "a local GGUF file or hf:owner/repo/file.gguf (default: the default model)",
     )
     .option("-t, --threads <n>", "CPU threads to check (default: physical cores)", integer(1, 1024))
-    .option("-c, --ctx-size <n>", `tokens per conversation (${DEFAULT_CONTEXT_HELP})`, integer(256, 1 << 20))
+    .option(
+      "-c, --ctx-size <n>",
+      "tokens per conversation (default: the model's, at least 4096 and at most 32768)",
+      integer(256, 1 << 20),
+    )
     .option("--no-gpu", "check the CPU backend, as spark serve --no-gpu runs")
     .option("--json", "print the report as JSON")
     .addHelpText("after", DOCTOR_HELP)

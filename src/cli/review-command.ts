@@ -1,7 +1,6 @@
 import { writeFile } from "node:fs/promises";
 import { type Command, InvalidArgumentError, Option } from "commander";
 import { loadConfig } from "../config/spark-config.js";
-import { DEFAULT_CONTEXT_HELP } from "../engine/llama/default-context.js";
 import { SparkError } from "../protocol/errors.js";
 import { AgentRuntime } from "../runtime/agent-runtime.js";
 import {
@@ -62,7 +61,11 @@ export function registerReviewCommand(program: Command): void {
       "a file holding the key for --server (default: $SPARK_API_KEY, $OPENAI_API_KEY)",
     )
     .option("--api-key <key>", "the key for --server on the command line, visible in ps (prefer the above)")
-    .option("-c, --ctx-size <n>", `embedded engine: tokens of context (${DEFAULT_CONTEXT_HELP})`, contextSize)
+    .option(
+      "-c, --ctx-size <n>",
+      "embedded engine: tokens of context (default: the model's, at least 4096 and at most 32768)",
+      contextSize,
+    )
     .option("-C, --cd <dir>", "the repository (default: the current directory)")
     .addHelpText(
       "after",

@@ -6,7 +6,6 @@ import {
   type ResolvedConfig,
   tierAdmission,
 } from "../config/spark-config.js";
-import { DEFAULT_CONTEXT_HELP } from "../engine/llama/default-context.js";
 import type { SparkServer } from "../server/spark-server.js";
 import { openBrowser } from "../web/web-app.js";
 import { integer } from "./integer-option.js";
@@ -81,7 +80,11 @@ export function registerServeCommand(program: Command): void {
       collect,
       [],
     )
-    .option("-c, --ctx-size <n>", `tokens per conversation (${DEFAULT_CONTEXT_HELP})`, integer(256, 1 << 20))
+    .option(
+      "-c, --ctx-size <n>",
+      "tokens per conversation (default: the model's, at least 4096 and at most 32768)",
+      integer(256, 1 << 20),
+    )
     .option("--parallel <n>", "conversations decoded at once", integer(1, 64), 2)
     .option("-t, --threads <n>", "CPU threads (default: physical cores)", integer(1, 1024))
     .option("--no-gpu", "never use a GPU")

@@ -42,7 +42,7 @@ import { WarmEventLoop } from "./internal/warm-event-loop.js";
 import type { KvStateCache } from "./kv-state-cache.js";
 import type { LlamaEngineOptions } from "./llama-engine-options.js";
 
-export { defaultContextSize } from "./default-context.js";
+export { defaultContextSize } from "./internal/engine-loading.js";
 export type { LlamaEngineOptions } from "./llama-engine-options.js";
 
 /**

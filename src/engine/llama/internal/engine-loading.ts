@@ -9,7 +9,6 @@ import {
   resolveChatWrapper,
 } from "node-llama-cpp";
 import { SparkError } from "../../../protocol/errors.js";
-import { defaultContextSize } from "../default-context.js";
 import { KvStateCache, kvStateKeyOf } from "../kv-state-cache.js";
 import type { LlamaEngineOptions } from "../llama-engine-options.js";
 import { physicalCoreCount } from "./physical-cores.js";
@@ -38,6 +37,17 @@ export interface LoadedEngine {
   kvStates: KvStateCache | undefined;
   draftChunk: number;
   nativeLoop: boolean;
+}
+
+/**
+ * Tokens per conversation when none is set: the model's training context, at least 4096 and at
+ * most 32768. Below 4096 the agent's prompt and tools alone can fill the context (2,625 tokens in
+ * stories260K's 512-token vocabulary, whose training context is 2,048), so not one message would
+ * fit; a toy model answers past its training context, if worse. With the local build on Linux the
+ * KV cache is resident as it is written (patches/llama.cpp), so a context not used costs no memory.
+ */
+export function defaultContextSize(trained: number): number {
+  return Math.min(Math.max(trained, 4096), 32768);
 }
 
 /**
