@@ -43,3 +43,13 @@ export class OutputWatch implements Disposable {
     this.streams.stderr.off("error", this.onError);
   }
 }
+
+/**
+ * Writes help or version text to a reader that may stop early (`spark serve --help | head`): the
+ * write then fails with EPIPE, which ends the writing quietly instead of the process with a stack
+ * trace.
+ */
+export function writeToReader(stream: NodeJS.WriteStream, text: string): void {
+  if (stream.listenerCount("error") === 0) stream.on("error", () => {});
+  stream.write(text);
+}

@@ -59,3 +59,19 @@ describe("spark exec whose reader goes away (the built binary)", () => {
     });
   }
 });
+
+describe("help whose reader goes away (the built binary)", () => {
+  for (const args of [["serve", "--help"], ["--help"], ["--version"]]) {
+    test(`spark ${args.join(" ")} | (a reader that closes at once): exits 0 without a stack trace`, async () => {
+      const child = spawn(process.execPath, [bin, ...args], { stdio: ["ignore", "pipe", "pipe"] });
+      child.stdout.destroy();
+      let stderr = "";
+      child.stderr.on("data", (chunk) => {
+        stderr += chunk;
+      });
+      const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
+      expect(stderr).toBe("");
+      expect(code).toBe(0);
+    });
+  }
+});

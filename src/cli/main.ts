@@ -1,6 +1,7 @@
 import { Command, CommanderError } from "commander";
 import { SparkError } from "../protocol/errors.js";
 import { registerAgentCommands } from "./agent-commands.js";
+import { writeToReader } from "./closed-output.js";
 import { mistypedCommand } from "./typo-suggestion.js";
 import { VERSION } from "./version.js";
 
@@ -110,6 +111,10 @@ function rootCommand(): Command {
     .version(VERSION)
     .showHelpAfterError("(run with --help for usage)")
     .enablePositionalOptions()
+    .configureOutput({
+      writeOut: (text) => writeToReader(process.stdout, text),
+      writeErr: (text) => writeToReader(process.stderr, text),
+    })
     .exitOverride();
   registerAgentCommands(program);
   return program;
