@@ -1,4 +1,5 @@
 import { readFile } from "node:fs/promises";
+import { setTimeout } from "node:timers/promises";
 import { type BenchRow, row } from "../bench-report.js";
 import { streamChat } from "../internal/chat-stream.js";
 import { PeerServer } from "../internal/peer-server.js";
@@ -24,10 +25,17 @@ export interface Resident {
 }
 
 /**
+ * Seconds each server sits idle after its answer before it is measured: Spark gives back what it
+ * no longer uses after 2 s without a request (LlamaEngineOptions.releaseMemoryAfterIdleMs);
+ * llama-server holds what it holds. What `top` shows once a reply is read, for both.
+ */
+const SETTLE_MS = 3000;
+
+/**
  * Resident memory after one answer: `spark serve` with its defaults (its `--parallel`) against
  * llama-server with its own (its automatic slots over one unified KV cache), same GGUF, context
- * and threads. Each server is started alone, answers one question, and is measured and stopped
- * before the other starts.
+ * and threads. Each server is started alone, answers one question, sits idle for the same
+ * {@link SETTLE_MS}, and is measured and stopped before the other starts.
  */
 export async function memoryScenario(options: MemoryOptions): Promise<BenchRow[]> {
   const rows: BenchRow[] = [];
@@ -67,7 +75,7 @@ async function memoryRow(options: MemoryOptions, contextSize: number): Promise<B
   return row(
     {
       scenario: "memory",
-      metric: `resident memory after one answer, ${options.label}, ctx ${contextSize}: spark serve vs llama-server, both with their default slots`,
+      metric: `resident memory after one answer and ${SETTLE_MS / 1000} s idle, ${options.label}, ctx ${contextSize}: spark serve vs llama-server, both with their default slots`,
       value: spark.rss,
       baseline: peer.rss,
       unit: "MiB",
@@ -84,6 +92,7 @@ async function answerOnce(baseUrl: string): Promise<void> {
     max_tokens: 16,
     temperature: 0,
   });
+  await setTimeout(SETTLE_MS);
 }
 
 /** The process's resident memory now; throws where there is no /proc. */

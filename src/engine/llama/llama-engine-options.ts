@@ -71,6 +71,12 @@ export interface LlamaEngineOptions {
    * path. Same tokens either way. Default: true.
    */
   nativeLoop?: boolean;
+  /**
+   * Milliseconds without a request in flight after which the engine gives back the memory it
+   * holds but no longer uses (V8's collection, then glibc's free pages; 60-90 ms of the main
+   * thread). Default: 2000.
+   */
+  releaseMemoryAfterIdleMs?: number;
   /** Called with load progress from 0 to 1. */
   onLoadProgress?: (fraction: number) => void;
 }

@@ -22,6 +22,7 @@ import { type RenderedPrompt, renderPrompt } from "./internal/chat-rendering.js"
 import { done } from "./internal/done-event.js";
 import { type DraftSetup, type LoadedEngine, loadEngine } from "./internal/engine-loading.js";
 import { GrammarCache } from "./internal/grammar-cache.js";
+import { IdleMemoryRelease, releaseUnusedMemory } from "./internal/memory-release.js";
 import { canGenerateNatively } from "./internal/native-decode.js";
 import { prefillPrompt } from "./internal/prompt-prefill.js";
 import { generateReply } from "./internal/reply-generation.js";
@@ -77,6 +78,7 @@ export class LlamaEngine implements Engine {
   private readonly predictors = new Map<LlamaContextSequence, SequencePredictors>();
   private readonly grammars: GrammarCache;
   private readonly warmLoop = new WarmEventLoop();
+  private readonly memoryRelease: IdleMemoryRelease;
   private readonly typeAhead: TypeAhead;
   private disposed = false;
 
@@ -134,10 +136,19 @@ export class LlamaEngine implements Engine {
     this.grammars = new GrammarCache(parts.llama, model);
     this.backend = backendInfoOf(parts.llama);
     this.callSyntax = callSyntaxOf(model, chatWrapper);
+    this.memoryRelease = new IdleMemoryRelease(
+      () => releaseUnusedMemory(context),
+      parts.releaseMemoryAfterIdleMs,
+    );
   }
 
   static async create(options: LlamaEngineOptions): Promise<LlamaEngine> {
     return new LlamaEngine(await loadEngine(options));
+  }
+
+  /** Resolves once the engine has next given back the memory it no longer uses (tests wait for it). */
+  memoryReleased(): Promise<void> {
+    return this.memoryRelease.next();
   }
 
   /** Native runs started so far, and how many of them verified drafts (tests read them). */
@@ -166,6 +177,7 @@ export class LlamaEngine implements Engine {
     options: GenerateOptions,
   ): AsyncGenerator<EngineEvent> {
     if (this.disposed) throw new SparkError("model_not_loaded", "The model has been unloaded.");
+    this.memoryRelease.busy();
     const started = performance.now();
     const signal = options.signal;
     const rendered = request.prefillOnly
@@ -210,6 +222,7 @@ export class LlamaEngine implements Engine {
       prefilling();
       this.warmLoop.release();
       this.pool.release(slot);
+      if (this.pool.idle) this.memoryRelease.idle();
     }
   }
 
@@ -280,6 +293,7 @@ export class LlamaEngine implements Engine {
   async dispose(): Promise<void> {
     if (this.disposed) return;
     this.disposed = true;
+    this.memoryRelease[Symbol.dispose]();
     await this.typeAhead.preempt();
     await this.context.dispose();
     await this.draftSetup?.context.dispose();

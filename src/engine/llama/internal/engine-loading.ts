@@ -11,6 +11,7 @@ import {
 import { SparkError } from "../../../protocol/errors.js";
 import { KvStateCache, kvStateKeyOf } from "../kv-state-cache.js";
 import type { LlamaEngineOptions } from "../llama-engine-options.js";
+import { releaseTokenizerTexts } from "./memory-release.js";
 import { physicalCoreCount } from "./physical-cores.js";
 import { withSparkCallSyntax } from "./tool-call-syntax.js";
 import { vocabularyMismatch } from "./vocabulary-match.js";
@@ -37,6 +38,7 @@ export interface LoadedEngine {
   kvStates: KvStateCache | undefined;
   draftChunk: number;
   nativeLoop: boolean;
+  releaseMemoryAfterIdleMs: number;
 }
 
 /**
@@ -116,6 +118,8 @@ export async function loadEngine(options: LlamaEngineOptions): Promise<LoadedEng
       ? new KvStateCache(options.kvStateCache, await kvStateKeyOf(llama, options.modelPath, context))
       : undefined;
     const wrapper = withSparkCallSyntax(resolveChatWrapper(model));
+    releaseTokenizerTexts(model);
+    if (draftModel) releaseTokenizerTexts(draftModel);
     const id = options.id ?? path.basename(options.modelPath).replace(/\.gguf$/i, "");
     return {
       llama,
@@ -130,6 +134,7 @@ export async function loadEngine(options: LlamaEngineOptions): Promise<LoadedEng
       kvStates,
       draftChunk: options.draftChunk ?? 32,
       nativeLoop: options.nativeLoop ?? true,
+      releaseMemoryAfterIdleMs: options.releaseMemoryAfterIdleMs ?? 2000,
     };
   } catch (error) {
     // Disposing a model disposes its contexts.

@@ -101,6 +101,11 @@ export class SequencePool {
     return choice && this.take(choice.slot, conversation);
   }
 
+  /** Whether no sequence is in use. */
+  get idle(): boolean {
+    return this.slots.every((slot) => !slot.busy);
+  }
+
   release(slot: Slot): void {
     slot.busy = false;
     this.waiters.shift()?.();
