@@ -22,7 +22,7 @@ export function releaseTokenizerTexts(model: LlamaModel): void {
  * V8 first, collecting as it does under memory pressure: it shrinks a young generation grown while
  * the model loaded (64 MiB) and frees the buffers of files read meanwhile (37 MiB on the default
  * model's shape). Then glibc, whose per-thread arenas keep the pages of freed allocations (those
- * buffers, and 70 MiB left by loading the model's vocabulary): `malloc_trim` returns them. A
+ * buffers, and 65 MiB left by loading a 151,936-token vocabulary): `malloc_trim` returns them. A
  * no-op step off glibc and on the prebuilt binaries, which lack it. Costs 60-90 ms of the main
  * thread: run it when nothing waits on the engine (see {@link IdleMemoryRelease}).
  */
