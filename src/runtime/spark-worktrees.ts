@@ -13,6 +13,9 @@ const GIT_MAX_OUTPUT = 16 * 1024 * 1024;
 /** Branches of Spark's worktrees: `spark/NAME`. */
 const BRANCH_PREFIX = "spark/";
 
+/** Opens in progress in this process, by repository (its git directory). */
+const opening = new Map<string, Promise<unknown>>();
+
 /** One of Spark's worktrees of a repository. */
 export interface SparkWorktree extends WorktreeRef {
   /** Its directory (a real path). */
@@ -111,6 +114,23 @@ export class SparkWorktrees {
   async open(
     name?: string,
     options: { base?: string } = {},
+  ): Promise<{ worktree: SparkWorktree; created: boolean }> {
+    // One at a time per repository in this process: two opens of one name would both run
+    // `git worktree add`, and the loser's `worktree prune` can race the winner's checkout. Other
+    // processes are met by the recovery below.
+    const previous = opening.get(this.commonDir) ?? Promise.resolve();
+    const current = previous.catch(() => {}).then(() => this.openNow(name, options));
+    opening.set(this.commonDir, current);
+    try {
+      return await current;
+    } finally {
+      if (opening.get(this.commonDir) === current) opening.delete(this.commonDir);
+    }
+  }
+
+  private async openNow(
+    name: string | undefined,
+    options: { base?: string },
   ): Promise<{ worktree: SparkWorktree; created: boolean }> {
     if (name !== undefined) {
       const problem = worktreeNameProblem(name);
