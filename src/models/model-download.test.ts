@@ -19,6 +19,7 @@ const part1 = fakeGguf(300_000);
 const part2 = fakeGguf(200_000);
 const plain = fakeGguf(4096);
 const corrupt = fakeGguf(4096);
+const flaky = fakeGguf(4096);
 const large = fakeGguf(40_000_000); // more than node-llama-cpp's downloader's 5 MB chunks
 const URI = "hf:test-org/tiny-GGUF/tiny-q8_0.gguf";
 const SPLIT_URI = "hf:test-org/split-GGUF/split-Q4_K_M-00001-of-00002.gguf";
@@ -32,6 +33,7 @@ beforeAll(async () => {
     { owner: "test-org", repo: "tiny-GGUF", file: "sub/unverified.gguf", content: plain, sha256: null },
     { owner: "test-org", repo: "tiny-GGUF", file: "corrupt.gguf", content: corrupt, sha256: "ab".repeat(32) },
     { owner: "test-org", repo: "tiny-GGUF", file: "large.gguf", content: large },
+    { owner: "test-org", repo: "tiny-GGUF", file: "flaky.gguf", content: flaky, corruptGets: 1 },
     { owner: "test-org", repo: "split-GGUF", file: "split-Q4_K_M-00001-of-00002.gguf", content: part1 },
     { owner: "test-org", repo: "split-GGUF", file: "split-Q4_K_M-00002-of-00002.gguf", content: part2 },
     { owner: "test-org", repo: "split-GGUF", file: "split-Q8_0.gguf", content: plain },
@@ -175,11 +177,28 @@ describe("downloadModel", () => {
     expect(hub.requests[0]?.authorization).toBe("Bearer hf_secret");
   });
 
-  it("rejects a checksum mismatch and leaves no file behind", async () => {
-    const error = await failure(downloadModel("hf:test-org/tiny-GGUF/corrupt.gguf", options()));
+  it("rejects a checksum mismatch, after downloading the file once more, and leaves no file behind", async () => {
+    const warnings: string[] = [];
+    const error = await failure(
+      downloadModel("hf:test-org/tiny-GGUF/corrupt.gguf", options({ onWarning: (w) => warnings.push(w) })),
+    );
     expect(error.code).toBe("checksum_mismatch");
     expect(error.message).toContain(sha256Hex(corrupt));
+    expect(warnings).toEqual([expect.stringContaining("downloading it again")]);
+    expect(cdnGets().filter((r) => r.range !== undefined)).toHaveLength(2);
     expect(await readdir(cacheDir)).toEqual([]);
+  });
+
+  it("a download that comes back corrupt once is downloaded again, with a warning, and verified", async () => {
+    const warnings: string[] = [];
+    const result = await downloadModel(
+      "hf:test-org/tiny-GGUF/flaky.gguf",
+      options({ onWarning: (w) => warnings.push(w) }),
+    );
+    expect(result.verified).toBe(true);
+    expect(await readFile(result.path)).toEqual(flaky);
+    expect(warnings).toEqual([expect.stringMatching(/flaky\.gguf .* is corrupt: .* downloading it again/)]);
+    expect(cdnGets().filter((r) => r.range !== undefined)).toHaveLength(2);
   });
 
   it("accepts a file without a published sha256, with a warning", async () => {

@@ -23,6 +23,8 @@ export interface FakeHubFile {
   sha256?: string | null;
   /** Answer the resolve URL with this status instead (e.g. 403 for a gated model). */
   status?: number;
+  /** Its first this many ranged CDN GETs (the downloader's reads) send the last byte changed. Default: 0. */
+  corruptGets?: number;
 }
 
 export interface RecordedRequest {
@@ -76,6 +78,14 @@ function serveBytes(req: IncomingMessage, res: ServerResponse, content: Buffer, 
   else res.write(content.subarray(start, Math.min(start + stallAfter, end + 1)));
 }
 
+/** The file's bytes with the last one changed, counting one of its corrupt GETs. */
+function corrupted(entry: FakeHubFile): Buffer {
+  entry.corruptGets = (entry.corruptGets ?? 0) - 1;
+  const bytes = Buffer.from(entry.content);
+  bytes[bytes.length - 1] = bytes[bytes.length - 1]! ^ 0xff;
+  return bytes;
+}
+
 export async function startFakeHub(files: FakeHubFile[]): Promise<FakeHub> {
   const requests: RecordedRequest[] = [];
   const stalls: number[] = [];
@@ -96,7 +106,9 @@ export async function startFakeHub(files: FakeHubFile[]): Promise<FakeHub> {
         serveBytes(
           req,
           res,
-          entry.content,
+          req.method === "GET" && req.headers.range && (entry.corruptGets ?? 0) > 0
+            ? corrupted(entry)
+            : entry.content,
           req.method === "GET" && req.headers.range ? stalls.shift() : undefined,
         );
       return;
