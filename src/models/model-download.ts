@@ -3,7 +3,7 @@ import { createReadStream } from "node:fs";
 import { stat, unlink } from "node:fs/promises";
 import { createModelDownloader, type ModelDownloader } from "node-llama-cpp";
 import { SparkError } from "../protocol/errors.js";
-import { type HubOptions, offlineHint, publishedFiles } from "./hub-files.js";
+import { type HubOptions, offlineHint, type PublishedFile, publishedFiles } from "./hub-files.js";
 import { envValue, findCachedModel, type ModelCacheOptions, modelCacheDir } from "./model-cache.js";
 import { type HfModelRef, parseHfUri } from "./model-uri.js";
 
@@ -186,7 +186,7 @@ async function download(
  */
 async function firstCorrupt(
   files: string[],
-  published: Awaited<ReturnType<typeof publishedFiles>>,
+  published: PublishedFile[],
   options: DownloadModelOptions,
 ): Promise<{ file: string; actual: string; expected: string } | undefined> {
   for (const [i, file] of files.entries()) {

@@ -1,10 +1,10 @@
-import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { writeSyntheticModel } from "../synthetic/synthetic-model.js";
 import { collect } from "../test-support/engine-conformance.js";
+import { residentAnon } from "../test-support/resident-memory.js";
 import { LlamaEngine } from "./llama-engine.js";
 
 /** A shape with a wide KV cache and small weights: 8 layers of 512 keys and 512 values a cell. */
@@ -13,12 +13,6 @@ const CELLS_PER_SEQUENCE = 16384;
 const SEQUENCES = 2;
 /** Two bytes (f16) a key and a value, in every layer, for every cell of both sequences: 512 MiB. */
 const KV_BYTES = SHAPE.layers * 2 * SHAPE.embedding * 2 * CELLS_PER_SEQUENCE * SEQUENCES;
-
-/** This process's anonymous resident memory, in bytes. */
-function residentAnon(): number {
-  const status = readFileSync("/proc/self/status", "utf8");
-  return Number(/^RssAnon:\s+(\d+) kB/m.exec(status)![1]) * 1024;
-}
 
 /**
  * The KV cache is sized for whole contexts, but a conversation holds what it has written: the

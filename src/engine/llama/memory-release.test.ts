@@ -1,4 +1,3 @@
-import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -6,6 +5,7 @@ import { LlamaContext } from "node-llama-cpp";
 import { afterAll, afterEach, beforeAll, describe, expect, test, vi } from "vitest";
 import { writeSyntheticModel } from "../synthetic/synthetic-model.js";
 import { collect } from "../test-support/engine-conformance.js";
+import { residentAnon } from "../test-support/resident-memory.js";
 import { IdleMemoryRelease } from "./internal/memory-release.js";
 import { LlamaEngine } from "./llama-engine.js";
 
@@ -20,11 +20,6 @@ const SHAPE = {
   contextLength: 4096,
 };
 const MiB = 1024 * 1024;
-
-function residentAnon(): number {
-  const status = readFileSync("/proc/self/status", "utf8");
-  return Number(/^RssAnon:\s+(\d+) kB/m.exec(status)![1]) * 1024;
-}
 
 /** glibc's step of a release (the patched addon's malloc_trim, through node-llama-cpp's context). */
 const trim = () =>
