@@ -1,6 +1,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
+import fc from "fast-check";
 import { LlamaContext } from "node-llama-cpp";
 import { afterAll, afterEach, beforeAll, describe, expect, test, vi } from "vitest";
 import { writeSyntheticModel } from "../synthetic/synthetic-model.js";
@@ -122,6 +123,43 @@ describe("IdleMemoryRelease", () => {
     expect(release).toHaveBeenCalledTimes(1);
     vi.advanceTimersByTime(10_000);
     expect(release).toHaveBeenCalledTimes(1);
+  });
+
+  test("any order of requests starting, ending and time passing: a release runs exactly when the engine has been idle for the delay since it last went idle", () => {
+    const step = fc.oneof(
+      fc.constant({ kind: "busy" as const }),
+      fc.constant({ kind: "idle" as const }),
+      fc.record({ kind: fc.constant("wait" as const), ms: fc.integer({ min: 0, max: 3000 }) }),
+    );
+    fc.assert(
+      fc.property(fc.array(step, { maxLength: 40 }), (steps) => {
+        vi.useFakeTimers();
+        try {
+          const release = vi.fn();
+          using idle = new IdleMemoryRelease(release, 2000);
+          // The model: when the pending release is due (ms from now), or none is pending.
+          let due: number | undefined;
+          let expected = 0;
+          for (const s of steps) {
+            if (s.kind === "busy") due = undefined;
+            else if (s.kind === "idle") due = 2000;
+            else {
+              if (due !== undefined && s.ms >= due) {
+                expected++;
+                due = undefined;
+              } else if (due !== undefined) due -= s.ms;
+            }
+            if (s.kind === "busy") idle.busy();
+            else if (s.kind === "idle") idle.idle();
+            else vi.advanceTimersByTime(s.ms);
+            expect(release).toHaveBeenCalledTimes(expected);
+          }
+        } finally {
+          vi.useRealTimers();
+        }
+      }),
+      { numRuns: 300 },
+    );
   });
 
   test("a pending release is dropped with the engine, and next() resolves after a release", async () => {
