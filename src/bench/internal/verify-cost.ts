@@ -15,8 +15,9 @@ const NATIVE_RUN_TOKENS = 96;
 
 /**
  * Milliseconds llama.cpp takes to evaluate `k` tokens in one forward pass with a token picked at
- * each (what verifying a draft of k - 1 costs), for each k in `counts`, after a 500-token context:
- * the cost model that says how long a draft pays off on this machine.
+ * each (what verifying a draft of k - 1 costs), for each k in `counts`, after `contextTokens` of
+ * context (a pass attends to all of them: the longer the context, the dearer each token of a
+ * pass): the cost model that says how long a draft pays off on this machine.
  *
  * Measured the way the engine decodes: with the patched addon, in its native loop, from the time
  * of its plain steps and of its passes with drafts of k - 1 (a pass costs the same whether its
@@ -27,7 +28,7 @@ export async function verifyCost(
   modelPath: string,
   counts: number[],
   runs: number,
-  threads = physicalCoreCount(),
+  { threads = physicalCoreCount(), contextTokens = 500 }: { threads?: number; contextTokens?: number } = {},
 ): Promise<PassCosts> {
   const llama = await getLlama({
     gpu: false,
@@ -37,19 +38,21 @@ export async function verifyCost(
   });
   try {
     const model = await llama.loadModel({ modelPath });
-    const context = await model.createContext({ contextSize: 2048, sequences: 1, threads });
+    const context = await model.createContext({
+      contextSize: contextTokens + NATIVE_RUN_TOKENS + Math.max(...counts) + 64,
+      sequences: 1,
+      threads,
+    });
     const sequence = context.getSequence();
-    const prompt = model.tokenize(
-      "const total = values.reduce((sum, value) => sum + value, 0);\n".repeat(40),
-      false,
-    );
-    await sequence.evaluateWithoutGeneratingNewTokens(prompt.slice(0, 500));
+    const line = model.tokenize("const total = values.reduce((sum, value) => sum + value, 0);\n", false);
+    const prompt = Array.from({ length: contextTokens + Math.max(...counts) + 1 }, (_, i) => line[i % line.length]!);
+    await sequence.evaluateWithoutGeneratingNewTokens(prompt.slice(0, contextTokens));
     const native = canGenerateNatively(sequence)
-      ? await nativePassCosts(sequence, prompt[500]!, counts, runs)
+      ? await nativePassCosts(sequence, prompt[contextTokens]!, counts, runs)
       : undefined;
     if (native) return { passMs: native, timedIn: "the native loop (the argmax at each position)" };
     return {
-      passMs: await sampledPassCosts(sequence, prompt.slice(500), counts, runs),
+      passMs: await sampledPassCosts(sequence, prompt.slice(contextTokens), counts, runs),
       timedIn: "controlledEvaluate (a token sampled in JavaScript at each position)",
     };
   } finally {

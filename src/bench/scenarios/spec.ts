@@ -45,6 +45,8 @@ interface LevelResult {
 
 interface Measured {
   plainTokensPerSecond: number;
+  /** The edit's prompt, in tokens. */
+  inputTokens: number;
   outputTokens: number;
   /** Rounds of plain and predicted runs, alternated; the rates are their medians. */
   rounds: number;
@@ -120,6 +122,7 @@ async function measure(
   );
   return {
     plainTokensPerSecond,
+    inputTokens: reference.result.usage.inputTokens,
     outputTokens: reference.result.usage.outputTokens,
     rounds,
     levels,
@@ -183,8 +186,9 @@ export interface SpecCeiling {
   ceiling: number;
   /** Memory-bound: a pass over 17 tokens costs at most 2 steps (a GPU, or a model larger than the caches). */
   memoryBound: boolean;
-  /** How the passes were timed, in words. */
+  /** How the passes were timed, in words, and after how many tokens of context. */
   timedIn?: string;
+  contextTokens?: number;
 }
 
 /** A pass over 17 tokens at most this many steps: the ≥3x target holds its ground. */
@@ -252,7 +256,7 @@ export async function specScenario(ctx: BenchContext): Promise<BenchRow[]> {
   ];
   const synthetic = await measure(ctx.engine, messages, specOutputTokens, [1, 0.9, 0.5, 0], budget, ctx.log);
   // The cost model behind the draft lengths: on a CPU, verifying k tokens is not free.
-  const syntheticCeiling = await measureCeiling(ctx, ctx.modelPath);
+  const syntheticCeiling = await measureCeiling(ctx, ctx.modelPath, synthetic);
   const result = rows(
     synthetic,
     "",
@@ -273,7 +277,7 @@ export async function specScenario(ctx: BenchContext): Promise<BenchRow[]> {
     const story: ChatMessage[] = [{ role: "user", content: "Once upon a time, there was a little girl" }];
     const tokens = Math.min(specOutputTokens, Math.floor(trained.info.contextSize / 2));
     const measured = await measure(trained, story, tokens, [1, 0.9, 0.5, 0], budget, ctx.log);
-    const ceiling = await measureCeiling(ctx, ctx.trainedModelPath, 1);
+    const ceiling = await measureCeiling(ctx, ctx.trainedModelPath, measured, 1);
     result.push(...ceilingRows(ceiling, ` (trained ${name})`));
     result.push(
       ...rows(
@@ -288,7 +292,7 @@ export async function specScenario(ctx: BenchContext): Promise<BenchRow[]> {
     // A trained chat model rewriting the bench's file: the edit Predicted Outputs is for.
     await using chat = await LlamaEngine.create({ modelPath: ctx.chatModelPath, sequences: 1 });
     const measured = await measure(chat, messages, specOutputTokens, [1, 0.9, 0.5, 0], budget, ctx.log);
-    const ceiling = await measureCeiling(ctx, ctx.chatModelPath, chat.threads);
+    const ceiling = await measureCeiling(ctx, ctx.chatModelPath, measured, chat.threads);
     result.push(...ceilingRows(ceiling, ` (trained ${chat.info.id})`));
     result.push(
       ...rows(
@@ -302,9 +306,19 @@ export async function specScenario(ctx: BenchContext): Promise<BenchRow[]> {
   return result;
 }
 
-async function measureCeiling(ctx: BenchContext, modelPath: string, threads?: number): Promise<SpecCeiling> {
-  const { passMs, timedIn } = await verifyCost(modelPath, [1, 9, 17], ctx.quick ? 3 : 5, threads);
-  return { ...specCeiling(passMs), timedIn };
+/**
+ * The ceiling of the edit `measured` ran: its passes timed after as much context as they had on
+ * average (the prompt and half the reply), since each token of a pass attends to all of it.
+ */
+async function measureCeiling(
+  ctx: BenchContext,
+  modelPath: string,
+  measured: Measured,
+  threads?: number,
+): Promise<SpecCeiling> {
+  const contextTokens = measured.inputTokens + Math.round(measured.outputTokens / 2);
+  const { passMs, timedIn } = await verifyCost(modelPath, [1, 9, 17], ctx.quick ? 3 : 5, { threads, contextTokens });
+  return { ...specCeiling(passMs), timedIn, contextTokens };
 }
 
 /**
@@ -321,7 +335,7 @@ function ceilingRows(ceiling: SpecCeiling, model: string): BenchRow[] {
       value: passMs.get(k)!,
       baseline: passMs.get(1)!,
       unit: "ms",
-      detail: `after 500 tokens of context, timed in ${ceiling.timedIn}; at best a pass yields ${k} tokens, so ${(k / (passMs.get(k)! / passMs.get(1)!)).toFixed(1)}x is the ceiling of drafts this long; ${ceilingCase(ceiling)}`,
+      detail: `after ${ceiling.contextTokens} tokens of context (the edit's prompt and half its reply), timed in ${ceiling.timedIn}; at best a pass yields ${k} tokens, so ${(k / (passMs.get(k)! / passMs.get(1)!)).toFixed(1)}x is the ceiling of drafts this long; ${ceilingCase(ceiling)}`,
     }),
   );
 }
