@@ -18,7 +18,10 @@ describe("what a pass over k tokens costs", () => {
   test.skipIf(trained === undefined)(
     "a trained model's passes are timed in the native loop where the engine has one",
     async () => {
-      const { passMs, timedIn } = await verifyCost(trained!, [1, 9, 17], 1, { threads: 1, contextTokens: 100 });
+      const { passMs, timedIn } = await verifyCost(trained!, [1, 9, 17], 1, {
+        threads: 1,
+        contextTokens: 100,
+      });
       expect([...passMs.keys()]).toEqual([1, 9, 17]);
       for (const ms of passMs.values()) expect(ms).toBeGreaterThan(0);
       expect(timedIn).toMatch(localBuild ? /^the native loop/ : /^controlledEvaluate/);

@@ -45,7 +45,10 @@ export async function verifyCost(
     });
     const sequence = context.getSequence();
     const line = model.tokenize("const total = values.reduce((sum, value) => sum + value, 0);\n", false);
-    const prompt = Array.from({ length: contextTokens + Math.max(...counts) + 1 }, (_, i) => line[i % line.length]!);
+    const prompt = Array.from(
+      { length: contextTokens + Math.max(...counts) + 1 },
+      (_, i) => line[i % line.length]!,
+    );
     await sequence.evaluateWithoutGeneratingNewTokens(prompt.slice(0, contextTokens));
     const native = canGenerateNatively(sequence)
       ? await nativePassCosts(sequence, prompt[contextTokens]!, counts, runs)
@@ -117,7 +120,9 @@ async function sampledPassCosts(
   for (let run = 0; run < runs; run++) {
     for (const k of counts) {
       const started = performance.now();
-      await sequence.controlledEvaluate(tokens.slice(0, k).map((token) => [token, { generateNext: { token: true } }]));
+      await sequence.controlledEvaluate(
+        tokens.slice(0, k).map((token) => [token, { generateNext: { token: true } }]),
+      );
       times.get(k)!.push(performance.now() - started);
       await sequence.eraseContextTokenRanges([{ start: base, end: sequence.nextTokenIndex }]);
     }

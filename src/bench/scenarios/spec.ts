@@ -317,7 +317,10 @@ async function measureCeiling(
   threads?: number,
 ): Promise<SpecCeiling> {
   const contextTokens = measured.inputTokens + Math.round(measured.outputTokens / 2);
-  const { passMs, timedIn } = await verifyCost(modelPath, [1, 9, 17], ctx.quick ? 3 : 5, { threads, contextTokens });
+  const { passMs, timedIn } = await verifyCost(modelPath, [1, 9, 17], ctx.quick ? 3 : 5, {
+    threads,
+    contextTokens,
+  });
   return { ...specCeiling(passMs), timedIn, contextTokens };
 }
 
