@@ -11,6 +11,7 @@ import {
 import { SparkError } from "../../../protocol/errors.js";
 import { KvStateCache, kvStateKeyOf } from "../kv-state-cache.js";
 import type { LlamaEngineOptions } from "../llama-engine-options.js";
+import { BatchArrivals } from "./batch-arrivals.js";
 import { releaseTokenizerTexts } from "./memory-release.js";
 import { physicalCoreCount } from "./physical-cores.js";
 import { withSparkCallSyntax } from "./tool-call-syntax.js";
@@ -39,6 +40,8 @@ export interface LoadedEngine {
   draftChunk: number;
   nativeLoop: boolean;
   releaseMemoryAfterIdleMs: number;
+  /** Requests on their way to the context's next batch, which waits for them. */
+  arrivals: BatchArrivals;
 }
 
 /**
@@ -95,7 +98,14 @@ export async function loadEngine(options: LlamaEngineOptions): Promise<LoadedEng
     const contextSize = options.contextSize ?? defaultContextSize(model.trainContextSize);
     const sequences = options.sequences ?? 2;
     const batchSize = Math.min(512, contextSize);
-    const context = await model.createContext({ contextSize, sequences, threads, batchSize });
+    const arrivals = new BatchArrivals();
+    const context = await model.createContext({
+      contextSize,
+      sequences,
+      threads,
+      batchSize,
+      batching: { dispatchSchedule: arrivals.schedule },
+    });
     let draft: DraftSetup | undefined;
     if (draftModel) {
       loading = options.draftModelPath!;
@@ -135,6 +145,7 @@ export async function loadEngine(options: LlamaEngineOptions): Promise<LoadedEng
       draftChunk: options.draftChunk ?? 32,
       nativeLoop: options.nativeLoop ?? true,
       releaseMemoryAfterIdleMs: options.releaseMemoryAfterIdleMs ?? 2000,
+      arrivals,
     };
   } catch (error) {
     // Disposing a model disposes its contexts.

@@ -16,6 +16,8 @@ export interface PromptPrefillOptions {
   signal?: AbortSignal;
   /** Called after each chunk with the tokens evaluated so far and in all. */
   onProgress?: (evaluated: number, total: number) => void;
+  /** Called once the first chunk's evaluation is queued (the batch it waits for may then go). */
+  onQueued?: () => void;
 }
 
 export interface PromptPrefill {
@@ -54,7 +56,9 @@ export async function prefillPrompt(
   for (let at = reused; at < prefillEnd; ) {
     if (signal?.aborted) return { reused, complete: false };
     const end = Math.min(prefillEnd, at + chunk, saveAt && at < saveAt ? saveAt : prefillEnd);
-    await sequence.evaluateWithoutGeneratingNewTokens(tokens.slice(at, end));
+    const evaluated = sequence.evaluateWithoutGeneratingNewTokens(tokens.slice(at, end));
+    options.onQueued?.();
+    await evaluated;
     if (end === saveAt) await kvStates?.save(sequence);
     // The draft model evaluates the prompt too, after the main model (never beside it: on a CPU
     // they would share the cores); it may be further behind, when earlier turns did not use it.
