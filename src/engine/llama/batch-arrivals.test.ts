@@ -95,7 +95,7 @@ describe("a batch waits for the requests on their way to it", () => {
   });
 });
 
-/** The sequence ids and token counts of each batch the context decodes through node-llama-cpp. */
+/** The sequence ids of each batch the context decodes through node-llama-cpp, in the batch's order. */
 function recordBatches(engine: LlamaEngine): { seqs: number[] }[] {
   const context = (engine as unknown as { context: { _ctx: Record<string, unknown> } }).context;
   const addon = context._ctx;
@@ -178,8 +178,12 @@ describe("requests that arrive together over WebSockets are evaluated together",
       for (let i = 0; i < hops; i++) await new Promise((resolve) => setImmediate(resolve));
       return erase.apply(this, args);
     });
-    const ends = await round("Second");
-    vi.restoreAllMocks();
+    let ends: Awaited<ReturnType<typeof round>>;
+    try {
+      ends = await round("Second");
+    } finally {
+      vi.restoreAllMocks();
+    }
     for (const end of ends) expect(end.type).not.toBe("response.failed");
     const first = batches[0]!.seqs;
     expect(new Set(first).size).toBe(4);

@@ -5,7 +5,7 @@ const MAX_WAIT_MS = 50;
  * Requests on their way to their prompt's first evaluation: a sequence taken, its old cells being
  * erased, copied or restored. node-llama-cpp's next batch (its `dispatchSchedule`) waits for them,
  * at most {@link MAX_WAIT_MS}, so that requests arriving together are evaluated in one batch, as
- * llama-server's slots are. Without it the first request's prompt left alone in a batch, and the
+ * llama-server's slots are. Without it the first request's prompt went alone into a batch, and the
  * others, whose erase waited for that batch's lock, missed the next one too: 8 streams arriving
  * over WebSockets on the 1.5B shape took four prompt batches instead of one.
  */
