@@ -46,14 +46,14 @@ async function stream(socket: BenchSocket, request: object, onFirst?: () => void
 const prompt = (label: string) =>
   `${label} ${randomUUID()}: write a TypeScript function that merges two sorted arrays, then test it.`;
 
-/** `n` responses started together: aggregate output tokens/s from the first send to the last token. */
-async function aggregate(sockets: BenchSocket[], n: number, maxOutputTokens: number): Promise<number> {
+/** `prompts.length` responses started together: aggregate output tokens/s from the first send to the last token. */
+async function aggregate(
+  sockets: BenchSocket[],
+  prompts: string[],
+  maxOutputTokens: number,
+): Promise<number> {
   const runs = await Promise.all(
-    sockets
-      .slice(0, n)
-      .map((socket, i) =>
-        stream(socket, { input: prompt(`Stream ${i}`), max_output_tokens: maxOutputTokens }),
-      ),
+    prompts.map((input, i) => stream(sockets[i]!, { input, max_output_tokens: maxOutputTokens })),
   );
   const start = Math.min(...runs.map((r) => r.sent));
   const end = Math.max(...runs.map((r) => r.end));
@@ -98,8 +98,8 @@ interface Measured {
   peer: Map<number, number> | undefined;
 }
 
-/** Runs `n` streams together on one side; returns their aggregate output tokens/s. */
-type Side = (n: number, maxOutputTokens: number) => Promise<number>;
+/** Runs one stream per prompt, together, on one side; returns their aggregate output tokens/s. */
+type Side = (prompts: string[], maxOutputTokens: number) => Promise<number>;
 
 /**
  * Continuous batching: aggregate decode tokens/s with 1, 2, 4 and 8 concurrent streams on an engine
@@ -143,18 +143,27 @@ async function measure(ctx: BenchContext, model: BatchModel, probe: boolean): Pr
   const sockets = await Promise.all(Array.from({ length: most }, () => BenchSocket.open(url)));
   try {
     const sides: [string, Side, Map<number, number>][] = [
-      ["Spark", (n, tokens) => aggregate(sockets, n, tokens), new Map()],
+      ["Spark", (prompts, tokens) => aggregate(sockets, prompts, tokens), new Map()],
     ];
-    if (peer) sides.push(["llama-server", (n, tokens) => peerAggregate(peer.baseUrl, n, tokens), new Map()]);
+    if (peer)
+      sides.push([
+        "llama-server",
+        (prompts, tokens) => peerAggregate(peer.baseUrl, prompts, tokens),
+        new Map(),
+      ]);
+    const prompts = (n: number) => Array.from({ length: n }, (_, i) => prompt(`Stream ${i}`));
     // Warm-up: every sequence and slot decodes once, unmeasured.
-    for (const [, run] of sides) await run(most, 4);
+    for (const [, run] of sides) await run(prompts(most), 4);
     // A count's runs are seconds long, so one run says little on a shared machine: each count runs
     // `batchRounds` times on each side, in rounds over all counts, and its median is kept.
     const samples = new Map(sides.map(([name]) => [name, new Map(counts.map((n) => [n, [] as number[]]))]));
     for (let round = 0; round < ctx.sizes.batchRounds; round++) {
       for (const [i, n] of counts.entries()) {
+        // Both sides get the same prompts (new ones each round, so neither finds them cached): a
+        // random-weight model's replies end at lengths that depend on the prompt.
+        const asked = prompts(n);
         for (const [name, run] of (round + i) % 2 === 0 ? sides : [...sides].reverse()) {
-          const rate = await run(n, model.outputTokens);
+          const rate = await run(asked, model.outputTokens);
           samples.get(name)!.get(n)!.push(rate);
           ctx.log(`batch ${model.label}, ${name}, ${n} stream(s): ${rate.toFixed(1)} tok/s aggregate`);
         }
@@ -185,12 +194,12 @@ async function measure(ctx: BenchContext, model: BatchModel, probe: boolean): Pr
   }
 }
 
-/** `n` streamed Chat Completions started together on llama-server: aggregate output tokens/s. */
-async function peerAggregate(baseUrl: string, n: number, maxTokens: number): Promise<number> {
+/** One streamed Chat Completion per prompt, started together on llama-server: aggregate output tokens/s. */
+async function peerAggregate(baseUrl: string, prompts: string[], maxTokens: number): Promise<number> {
   const runs = await Promise.all(
-    Array.from({ length: n }, (_, i) =>
+    prompts.map((content) =>
       streamChat(baseUrl, {
-        messages: [{ role: "user", content: prompt(`Stream ${i}`) }],
+        messages: [{ role: "user", content }],
         max_tokens: maxTokens,
         temperature: 0,
       }),
