@@ -1,6 +1,7 @@
 import { LlamaContextSequence } from "node-llama-cpp";
 import { ResponsesWS } from "openai/resources/responses/ws";
 import { afterAll, beforeAll, describe, expect, test, vi } from "vitest";
+import type { BatchArrivals } from "../engine/llama/internal/batch-arrivals.js";
 import { LlamaEngine } from "../engine/llama/llama-engine.js";
 import { testModelPath } from "../engine/test-support/test-model.js";
 import { startTestServer, type TestServer } from "./test-support/test-server.js";
@@ -102,5 +103,40 @@ describe("requests that arrive together over WebSockets are evaluated together",
     const first = batches[0]!.seqs;
     expect(new Set(first).size).toBe(4);
     expect(first).toEqual([...first].sort((a, b) => a - b));
+  });
+
+  // A dead peer: one client sends and goes away while its request is on its way (its erase held
+  // back), beside three that stay. Its request is cancelled and says it arrived, so the others'
+  // batch goes and all three answer; the sequences stay usable for the next round.
+  test("a client that disconnects on the way holds nobody back", async () => {
+    const [gone, ...staying] = sockets.splice(0, 4) as [(typeof sockets)[number], ...typeof sockets];
+    const erase = LlamaContextSequence.prototype.eraseContextTokenRanges;
+    vi.spyOn(LlamaContextSequence.prototype, "eraseContextTokenRanges").mockImplementation(async function (
+      this: LlamaContextSequence,
+      ...args: Parameters<typeof erase>
+    ) {
+      for (let i = 0; i < 4; i++) await new Promise((resolve) => setImmediate(resolve));
+      return erase.apply(this, args);
+    });
+    try {
+      gone.ws.send({
+        type: "response.create",
+        model: "",
+        input: "Gone: write a function that merges two sorted arrays.",
+        max_output_tokens: 4,
+        temperature: 0,
+        store: false,
+      });
+      gone.ws.close();
+      sockets.push(...staying);
+      const ends = await round("Third");
+      for (const end of ends) expect(end.type).not.toBe("response.failed");
+    } finally {
+      vi.restoreAllMocks();
+    }
+    const again = await round("Fourth");
+    for (const end of again) expect(end.type).not.toBe("response.failed");
+    // Every request that set out has said it arrived, the cancelled one too.
+    expect((engine as unknown as { arrivals: BatchArrivals }).arrivals.onTheWay).toBe(0);
   });
 });

@@ -14,6 +14,11 @@ export class BatchArrivals {
   private readonly waiting: (() => void)[] = [];
   private timer: NodeJS.Timeout | undefined;
 
+  /** Requests on their way now (tests read it). */
+  get onTheWay(): number {
+    return this.arriving;
+  }
+
   /**
    * One request is on its way; the returned function says its evaluation is queued (or that it
    * will have none). Calling it again does nothing.
