@@ -1,8 +1,10 @@
+import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type { ChatMessage } from "../../protocol/chat.js";
 import type { EngineEvent } from "../engine.js";
 import { collect } from "../test-support/engine-conformance.js";
 import { testModelPath } from "../test-support/test-model.js";
+import { recordBatches } from "./internal/test-support/batch-recorder.js";
 import { LlamaEngine } from "./llama-engine.js";
 
 const ask = (content: string): ChatMessage[] => [{ role: "user", content }];
@@ -67,5 +69,44 @@ describe("continuous batching on the llama engine", () => {
     for (const word of words) alone.push((await collect(engine, request(word))).text);
     const together = await Promise.all(words.map((word) => collect(engine, request(word))));
     expect(together.map(({ text }) => text)).toEqual(alone);
+  });
+
+  // The seam of continuous batching and the native loop. Prompts evaluated in one batch end their
+  // claims on the context one by one; the generations must still take their first step together
+  // (the last one used to take a step of its own after the others' batched step), whatever their
+  // number, prompts and lengths. (That each gives the tokens it has alone is a SmolLM2 test,
+  // src/real-model/batching-smollm2.test.ts: this random 64-wide model's logits move with a batch's size.)
+  test("streams started together take their first step together", async () => {
+    const batches = recordBatches(engine);
+    let run = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(
+          fc.record({
+            topic: fc.constantFrom("rivers", "closures", "sorting", "the moon", "tests"),
+            maxOutputTokens: fc.integer({ min: 1, max: 8 }),
+          }),
+          { minLength: 2, maxLength: 4 },
+        ),
+        async (streams) => {
+          run++;
+          const from = batches.length;
+          const ends = await Promise.all(
+            streams.map(({ topic, maxOutputTokens }, i) =>
+              collect(engine, {
+                messages: ask(`run ${run}, stream ${i}: tell me about ${topic}`),
+                maxOutputTokens,
+              }),
+            ),
+          );
+          for (const end of ends) expect(end.result.stopReason).not.toBe("cancelled");
+          const mine = batches.slice(from);
+          const prompts = mine.findIndex((batch) => new Set(batch.seqs).size === streams.length);
+          expect(prompts).toBeGreaterThanOrEqual(0);
+          expect(new Set(mine[prompts + 1]?.seqs).size).toBe(streams.length);
+        },
+      ),
+      { numRuns: 30 },
+    );
   });
 });

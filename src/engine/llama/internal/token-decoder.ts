@@ -91,39 +91,46 @@ export class TokenDecoder {
           sequence.eraseContextTokenRanges([{ start: eraseFrom, end: sequence.nextTokenIndex }]),
         );
       }
-      for (;;) {
-        while (unclaimed() && this.batched > 0) await this.change();
-        if (unclaimed() && hasLoadedPredictions(sequence)) {
-          // A batched step's unchecked draft: dropped (while no native run holds the context).
-          const index = sequence.nextTokenIndex;
-          await this.exclusively(release, () =>
-            sequence.eraseContextTokenRanges([{ start: index, end: index + 1 }]),
-          );
-        }
-        // Getting the drafts ready is asynchronous: a claim may come meanwhile.
-        const drafts = unclaimed() ? await nativeDrafts?.() : undefined;
-        if (unclaimed() && this.batched === 0) {
-          const run = new NativeDecodeRun(sequence, next, Math.min(nativeLeft, 2 ** 31 - 1), drafts);
-          this.nativeRunCounts.runs++;
-          if (drafts) this.nativeRunCounts.withDrafts++;
-          this.nativeRuns.add(run);
-          try {
-            for await (const token of run) {
-              next = token;
-              nativeLeft--;
-              yield token;
-            }
-          } finally {
-            this.nativeRuns.delete(run);
-            // Also when the consumer stopped early: the loop has stopped by now.
-            const result = await run.finished.catch(() => undefined);
-            if (result) onNativeDrafted?.(result);
+      for (let entering = true; ; entering = false) {
+        // Generations that a claim sent to the batched path may still wait there for a step when
+        // it ends: one entering now takes that step with them (one pass for all) instead of a step
+        // of its own after it. (Prompts evaluated in one batch end their claims one by one: all but
+        // the last generation go to the batched path.)
+        const joining = entering && unclaimed() && this.batched > 0;
+        if (!joining) {
+          while (unclaimed() && this.batched > 0) await this.change();
+          if (unclaimed() && hasLoadedPredictions(sequence)) {
+            // A batched step's unchecked draft: dropped (while no native run holds the context).
+            const index = sequence.nextTokenIndex;
+            await this.exclusively(release, () =>
+              sequence.eraseContextTokenRanges([{ start: index, end: index + 1 }]),
+            );
           }
-          if ((await run.finished).end !== "stopped") return;
-          // Stopped by a claim: on in the batched path until none is left.
-          continue;
+          // Getting the drafts ready is asynchronous: a claim may come meanwhile.
+          const drafts = unclaimed() ? await nativeDrafts?.() : undefined;
+          if (unclaimed() && this.batched === 0) {
+            const run = new NativeDecodeRun(sequence, next, Math.min(nativeLeft, 2 ** 31 - 1), drafts);
+            this.nativeRunCounts.runs++;
+            if (drafts) this.nativeRunCounts.withDrafts++;
+            this.nativeRuns.add(run);
+            try {
+              for await (const token of run) {
+                next = token;
+                nativeLeft--;
+                yield token;
+              }
+            } finally {
+              this.nativeRuns.delete(run);
+              // Also when the consumer stopped early: the loop has stopped by now.
+              const result = await run.finished.catch(() => undefined);
+              if (result) onNativeDrafted?.(result);
+            }
+            if ((await run.finished).end !== "stopped") return;
+            // Stopped by a claim: on in the batched path until none is left.
+            continue;
+          }
+          if (unclaimed()) continue;
         }
-        if (unclaimed()) continue;
         let backToNative = false;
         const counted = release === undefined;
         if (draftingPaused) {
