@@ -41,11 +41,15 @@ interface Choice {
  * Between sequences that are otherwise as good, a request takes one next to the busy ones. With a KV
  * stream per sequence, llama.cpp decodes a step's tokens in one micro-batch only while their
  * sequence ids run without a gap, so concurrent streams on sequences 2 and 4 cost two decodes a
- * step where 2 and 3 cost one.
+ * step where 2 and 3 cost one. Sequences that share nearly the longest prefix count as good
+ * ({@link NEARLY_AS_LONG}): new conversations with the same system prompt share it on every
+ * sequence, and differ by a few tokens of their own.
  */
 export class SequencePool {
   private readonly slots: Slot[];
   private readonly waiters: (() => void)[] = [];
+  /** Idle sequences held busy only while a prefix is copied out of them (for a moment). */
+  private readonly sources = new Set<Slot>();
   private clock = 0;
 
   /**
@@ -122,10 +126,12 @@ export class SequencePool {
   /** The source stays busy while its cells are copied, so its owner cannot change them meanwhile. */
   private async copyPrefix(target: Slot, source: Slot, prefix: readonly Token[]): Promise<void> {
     source.busy = true;
+    this.sources.add(source);
     try {
       const held = await copySequencePrefix(target.sequence, source.sequence, prefix.length);
       await this.copied(target, source, prefix.slice(0, held));
     } finally {
+      this.sources.delete(source);
       this.release(source);
     }
   }
@@ -140,56 +146,69 @@ export class SequencePool {
     const own =
       conversation === undefined ? undefined : idle.find((slot) => slot.conversation === conversation);
     if (own) return { slot: own };
-    const better = this.preference();
-    let best: Slot | undefined;
-    let bestShared = -1;
-    for (const slot of idle) {
-      const shared = sharedPrefix(slot, tokens);
-      if (shared > bestShared || (shared === bestShared && best && better(slot, best))) {
-        best = slot;
-        bestShared = shared;
-      }
-    }
-    if (!best) return undefined;
+    const { runsWith, better } = this.placement();
+    const shares = idle.map((slot) => ({ slot, shared: sharedPrefix(slot, tokens) }));
+    const longest = shares.reduce((a, b) =>
+      b.shared > a.shared || (b.shared === a.shared && better(b.slot, a.slot)) ? b : a,
+    );
+    // Sharing a few tokens less than the longest is as good: they are evaluated again.
+    const near = shares.filter(({ shared }) => shared >= longest.shared - NEARLY_AS_LONG);
     // A request without a conversation may be the same client's (chat completions resend their
-    // history): it takes the sequence over, as does anything when nothing is shared.
-    if (!copying || conversation === undefined || best.conversation === undefined || bestShared <= 0) {
-      return { slot: best };
+    // history): it takes the best placed of them over, as does anything when nothing is shared.
+    if (
+      !copying ||
+      conversation === undefined ||
+      longest.slot.conversation === undefined ||
+      longest.shared <= 0
+    ) {
+      const placed = near.reduce((a, b) => {
+        const runs = runsWith(b.slot) - runsWith(a.slot);
+        return runs < 0 || (runs === 0 && b.shared > a.shared) ? b : a;
+      }, longest);
+      return { slot: placed.slot };
     }
+    // Else the prefix is copied into the best placed sequence that leaves one of them to copy from.
     const target = idle
-      .filter((slot) => slot !== best)
+      .filter((slot) => near.some((source) => source.slot !== slot))
       .reduce<Slot | undefined>(
         (chosen, slot) => (!chosen || better(slot, chosen) ? slot : chosen),
         undefined,
       );
-    if (!target) return { slot: best };
-    if (sharedPrefix(target, tokens) >= bestShared) return { slot: target };
-    return { slot: target, copy: { from: best, tokens: bestShared } };
+    if (!target) return { slot: longest.slot };
+    // The worst placed of them, so that the places next to the busy ones stay free meanwhile.
+    const source = near
+      .filter(({ slot }) => slot !== target)
+      .reduce((a, b) => {
+        const runs = runsWith(target, b.slot) - runsWith(target, a.slot);
+        return runs > 0 || (runs === 0 && b.shared > a.shared) ? b : a;
+      });
+    if (sharedPrefix(target, tokens) >= source.shared) return { slot: target };
+    return { slot: target, copy: { from: source.slot, tokens: source.shared } };
   }
 
   /**
-   * Whether idle slot `a` is a better place than `b` for a new conversation's cells: one that leaves
-   * the busy sequences in fewer runs of consecutive ids, then a never-used one, then the least
-   * recently used.
+   * How many runs of consecutive ids the busy sequences make with idle `slots` taken too, and
+   * whether idle slot `a` is a better place than `b` for a new conversation's cells: one that leaves
+   * fewer runs, then a never-used one, then the least recently used.
    */
-  private preference(): (a: Slot, b: Slot) => boolean {
-    const busy = this.slots.map((slot) => slot.busy);
-    const runsWith = (slot: Slot) => {
-      const index = this.slots.indexOf(slot);
-      let runs = 0;
-      for (let i = 0; i < busy.length; i++) {
-        const taken = busy[i] || i === index;
-        if (taken && !(i > 0 && (busy[i - 1] || i - 1 === index))) runs++;
-      }
-      return runs;
+  private placement(): {
+    runsWith: (...slots: Slot[]) => number;
+    better: (a: Slot, b: Slot) => boolean;
+  } {
+    // A copy's source is free again in a moment: a place next to it would soon be apart.
+    const busy = this.slots.map((slot) => slot.busy && !this.sources.has(slot));
+    const runsWith = (...slots: Slot[]) => {
+      const taken = busy.map((isBusy, i) => isBusy || slots.includes(this.slots[i]!));
+      return taken.filter((isTaken, i) => isTaken && !taken[i - 1]).length;
     };
     const unused = (slot: Slot) => slot.conversation === undefined && slot.sequence.nextTokenIndex === 0;
-    return (a, b) => {
+    const better = (a: Slot, b: Slot) => {
       const runs = runsWith(a) - runsWith(b);
       if (runs !== 0) return runs < 0;
       if (unused(a) !== unused(b)) return unused(a);
       return a.lastUsed < b.lastUsed;
     };
+    return { runsWith, better };
   }
 
   private waitForRelease(signal: AbortSignal | undefined): Promise<void> {
@@ -212,6 +231,13 @@ export class SequencePool {
     });
   }
 }
+
+/**
+ * Prompt tokens a sequence may share less than the one sharing the most and still be taken for its
+ * place: evaluating them again (a prompt batch) costs less than a second micro-batch in each step
+ * of a reply (on the 1.5B shape, 2 cores: about 0.4 s against 60-70 ms a step).
+ */
+const NEARLY_AS_LONG = 32;
 
 function sharedPrefix(slot: Slot, tokens: readonly Token[]): number {
   return slot.sequence.compareContextTokens(tokens as Token[]).firstDifferentIndex;
