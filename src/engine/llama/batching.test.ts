@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type { ChatMessage } from "../../protocol/chat.js";
-import type { EngineEvent } from "../engine.js";
+import type { EngineEvent, GenerateRequest } from "../engine.js";
 import { collect } from "../test-support/engine-conformance.js";
 import { testModelPath } from "../test-support/test-model.js";
 import { recordBatches } from "./internal/test-support/batch-recorder.js";
@@ -74,9 +74,11 @@ describe("continuous batching on the llama engine", () => {
   // The seam of continuous batching and the native loop. Prompts evaluated in one batch end their
   // claims on the context one by one; the generations must still take their first step together
   // (the last one used to take a step of its own after the others' batched step), whatever their
-  // number, prompts and lengths. (That each gives the tokens it has alone is a SmolLM2 test,
-  // src/real-model/batching-smollm2.test.ts: this random 64-wide model's logits move with a batch's size.)
-  test("streams started together take their first step together", async () => {
+  // number, prompts and lengths, and a stream cancelled after its first tokens (a client gone)
+  // must leave the others to finish and the engine to serve the next round. (That each gives the
+  // tokens it has alone is a SmolLM2 test, src/real-model/batching-smollm2.test.ts: this random
+  // 64-wide model's logits move with a batch's size.)
+  test("streams started together take their first step together, also when some are cancelled", async () => {
     const batches = recordBatches(engine);
     let run = 0;
     await fc.assert(
@@ -85,6 +87,7 @@ describe("continuous batching on the llama engine", () => {
           fc.record({
             topic: fc.constantFrom("rivers", "closures", "sorting", "the moon", "tests"),
             maxOutputTokens: fc.integer({ min: 1, max: 8 }),
+            cancelAfter: fc.option(fc.integer({ min: 1, max: 3 }), { nil: undefined }),
           }),
           { minLength: 2, maxLength: 4 },
         ),
@@ -92,14 +95,16 @@ describe("continuous batching on the llama engine", () => {
           run++;
           const from = batches.length;
           const ends = await Promise.all(
-            streams.map(({ topic, maxOutputTokens }, i) =>
-              collect(engine, {
-                messages: ask(`run ${run}, stream ${i}: tell me about ${topic}`),
-                maxOutputTokens,
-              }),
+            streams.map(({ topic, maxOutputTokens, cancelAfter }, i) =>
+              generateUntil(
+                { messages: ask(`run ${run}, stream ${i}: tell me about ${topic}`), maxOutputTokens },
+                cancelAfter,
+              ),
             ),
           );
-          for (const end of ends) expect(end.result.stopReason).not.toBe("cancelled");
+          for (const [i, { cancelAfter }] of streams.entries()) {
+            if (cancelAfter === undefined) expect(ends[i]).not.toBe("cancelled");
+          }
           const mine = batches.slice(from);
           const prompts = mine.findIndex((batch) => new Set(batch.seqs).size === streams.length);
           expect(prompts).toBeGreaterThanOrEqual(0);
@@ -108,5 +113,21 @@ describe("continuous batching on the llama engine", () => {
       ),
       { numRuns: 30 },
     );
+    // Nothing is left waiting on the context: a lone request still answers.
+    expect(
+      (await collect(engine, { messages: ask("after"), maxOutputTokens: 2 })).result.stopReason,
+    ).not.toBe("cancelled");
   });
+
+  /** Runs a request to its end, cancelling it after `cancelAfter` text events; its stop reason. */
+  async function generateUntil(request: GenerateRequest, cancelAfter: number | undefined): Promise<string> {
+    const controller = new AbortController();
+    let texts = 0;
+    let stopReason = "";
+    for await (const event of engine.generate(request, { signal: controller.signal })) {
+      if (event.type === "text" && ++texts === cancelAfter) controller.abort();
+      if (event.type === "done") stopReason = event.result.stopReason;
+    }
+    return stopReason;
+  }
 });
